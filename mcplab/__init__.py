@@ -1,0 +1,42 @@
+"""mcplab: a teaching lab for the Model Context Protocol, with every message on the wire.
+
+The package is layered (see the README's map): ``jsonrpc`` and ``versions`` are the wire,
+``lifecycle`` the handshake and request stamping, ``server`` the toolkit the bundled servers
+are built on, ``transports`` and ``client`` the other side, ``trace`` what crossed the wire.
+
+``import mcplab`` loads nothing heavy: the names below are resolved on first use, so a
+notebook or a server process starts fast.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.1.0"
+
+# name → (module, attribute): resolved lazily by __getattr__ (PEP 562).
+_LAZY = {
+    "Client": ("mcplab.client", "Client"),
+    "Host": ("mcplab.host", "Host"),
+    "stdio": ("mcplab.transports.stdio", "stdio"),
+    "http": ("mcplab.transports.http", "http"),
+    "Trace": ("mcplab.trace", "Trace"),
+    "Server": ("mcplab.server.toolkit", "Server"),
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'mcplab' has no attribute {name!r}") from None
+    value = getattr(import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,18 @@
+"""Checks for the lab exercises.
+
+Every lab ends with a few exercises at the protocol level. A student writes an
+answer in a cell and calls ``check_<name>(answer)``; the check returns a
+:class:`Feedback` that says what is right, what is wrong and gives a hint,
+never a bare "wrong". Feedback prints the same way every time, so the lab
+notebooks can store it and nbval can compare it.
+
+One submodule per lab keeps each lab's checks next to each other; they are all
+re-exported here so a notebook writes ``from mcplab import exercises`` and
+``exercises.check_initialize_request(...)``.
+"""
+
+from __future__ import annotations
+
+from mcplab.exercises._feedback import Feedback
+from mcplab.exercises.lab01 import *  # noqa: F401,F403
+from mcplab.exercises.lab07 import *  # noqa: F401,F403

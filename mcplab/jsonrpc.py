@@ -1,0 +1,440 @@
+"""JSON-RPC 2.0, the wire format under MCP: messages, encode/decode, line framing. Sans-IO.
+
+Theory of operation
+-------------------
+Every MCP message is one JSON-RPC 2.0 object, recognised by its keys alone:
+
+    has "method" and "id"      → Request        {"jsonrpc":"2.0","id":1,"method":"tools/list"}
+    has "method", no "id"      → Notification   {"jsonrpc":"2.0","method":"notifications/initialized"}
+    has "result"               → Response       {"jsonrpc":"2.0","id":1,"result":{...}}
+    has "error"                → ErrorResponse  {"jsonrpc":"2.0","id":1,"error":{"code":-32601,...}}
+
+:func:`decode` checks the rules in a fixed order and raises a typed error carrying the code
+the peer should be answered with: text that is not JSON → :class:`ParseError` (-32700);
+JSON of the wrong shape → :class:`InvalidRequest` (-32600) whose message names the broken
+rule. :func:`decode_and_show_work` runs the same checks and returns every step, for the lab.
+
+MCP is stricter than JSON-RPC in one place: a request id is a string or an integer and
+never ``null`` (JSON-RPC merely discourages null ids, MCP forbids them because a null id
+cannot be told apart from the id of an error about an unreadable request). ``decode``
+enforces that unless called with ``mcp=False``.
+
+Batches (a JSON array of messages) are plain JSON-RPC 2.0. MCP 2025-03-26 allowed them and
+2025-06-18 removed them again, so :func:`decode` refuses arrays unless ``allow_batch=True``;
+:func:`answer_batch` then answers one the way JSON-RPC 2.0 §6 says.
+
+On stdio each message is one line of UTF-8 ending in ``\\n`` and no message may contain a
+raw newline. :class:`LineFramer` turns arbitrary byte chunks back into lines. It counts
+bytes, not characters, and only decodes complete lines, so a chunk boundary may fall
+anywhere, even inside a multi-byte character.
+
+Nothing here does I/O: the transports move bytes, this module only looks at them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Union
+
+from mcplab.errors import (  # re-exported: the codes belong to the wire format
+    HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY, PARSE_ERROR, RESOURCE_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
+    InvalidRequest, JSONRPCError, ParseError, RemoteProtocolError,
+)
+
+__all__ = [
+    "Request", "Notification", "Response", "ErrorResponse", "Message", "Batch",
+    "encode", "decode", "decode_and_show_work", "answer_batch", "error_response",
+    "LineFramer", "IdAllocator", "PendingRequests",
+    "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
+    "RESOURCE_NOT_FOUND", "HEADER_MISMATCH", "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+]
+
+JSONRPC = "2.0"
+RequestId = Union[str, int]
+Params = Union[dict, list, None]
+
+
+@dataclass(frozen=True)
+class Request:
+    """A call that expects exactly one response with the same ``id``."""
+    id: RequestId
+    method: str
+    params: Params = None
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A one-way message: no ``id``, so nobody answers it."""
+    method: str
+    params: Params = None
+
+
+@dataclass(frozen=True)
+class Response:
+    """A success: ``result`` may be any JSON value."""
+    id: RequestId
+    result: Any
+
+
+@dataclass(frozen=True)
+class ErrorResponse:
+    """A failure: ``id`` is ``None`` when the request's id could not be read."""
+    id: RequestId | None
+    code: int
+    message: str
+    data: Any = None
+
+    @property
+    def error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+Message = Union[Request, Notification, Response, ErrorResponse]
+Batch = list  # a decoded batch: list[Message | JSONRPCError], one entry per array element
+
+
+# --- encode ------------------------------------------------------------------------------------
+
+def to_dict(message: Message) -> dict[str, Any]:
+    """The JSON object for a message, keys in the order the spec writes them."""
+    if isinstance(message, Request):
+        obj: dict[str, Any] = {"jsonrpc": JSONRPC, "id": message.id, "method": message.method}
+    elif isinstance(message, Notification):
+        obj = {"jsonrpc": JSONRPC, "method": message.method}
+    elif isinstance(message, Response):
+        return {"jsonrpc": JSONRPC, "id": message.id, "result": message.result}
+    else:
+        return {"jsonrpc": JSONRPC, "id": message.id, "error": message.error}
+    if message.params is not None:
+        obj["params"] = message.params
+    return obj
+
+
+def encode(message: Message | list[Message]) -> str:
+    """One message (or a batch) as a single line of JSON, with no newline in it.
+
+    >>> encode(Notification("notifications/initialized"))
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    """
+    obj = [to_dict(m) for m in message] if isinstance(message, list) else to_dict(message)
+    return _dumps(obj)
+
+
+def _dumps(obj: Any) -> str:
+    # json escapes control characters inside strings, so the text never holds a raw newline.
+    # Non-ASCII stays readable (中文 on the wire, as the seeds show it) unless the data holds
+    # a lone surrogate, which UTF-8 cannot carry; then the whole line falls back to \\u escapes.
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
+    return text
+
+
+def error_response(error: JSONRPCError) -> ErrorResponse:
+    """The reply a peer should get for a refused message."""
+    return ErrorResponse(error.request_id, error.code, error.message, error.data)
+
+
+# --- decode ------------------------------------------------------------------------------------
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse(text: str | bytes, steps: list | None) -> Any:
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"expected UTF-8 text, got invalid byte {exc.object[exc.start]:#04x} "
+                             f"at offset {exc.start}", raw=bytes(text)) from None
+        if steps is not None:
+            steps.append(("bytes → text", "valid UTF-8"))
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers JSONDecodeError, NaN/Infinity, and integers too long to convert.
+        raise ParseError(f"expected JSON text, got something that does not parse: {exc}",
+                         raw=text) from None
+    if steps is not None:
+        steps.append(("text → JSON", f"a JSON {_kind(value)}"))
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    return {dict: "object", list: "array", str: "string", int: "number", float: "number",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _valid_id(value: Any, *, allow_null: bool) -> bool:
+    if value is None:
+        return allow_null
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
+    """Recognise one JSON value as a message, checking the JSON-RPC 2.0 rules in order."""
+    def refuse(reason: str, request_id: RequestId | None = None) -> InvalidRequest:
+        if steps is not None:
+            steps.append(("refused", reason))
+        return InvalidRequest(reason, request_id=request_id, raw=raw)
+
+    def step(check: str, outcome: str) -> None:
+        if steps is not None:
+            steps.append((check, outcome))
+
+    if not isinstance(obj, dict):
+        raise refuse(f"expected a JSON object, got a JSON {_kind(obj)}")
+    # Echo the id in the error reply when it is readable, as JSON-RPC 2.0 §5 asks.
+    echo = obj.get("id") if _valid_id(obj.get("id"), allow_null=False) else None
+    if obj.get("jsonrpc") != JSONRPC:
+        got = "no \"jsonrpc\" member" if "jsonrpc" not in obj else f"\"jsonrpc\": {json.dumps(obj['jsonrpc'])}"
+        raise refuse(f"expected \"jsonrpc\": \"2.0\", got {got}", echo)
+    step('"jsonrpc" is "2.0"', "yes")
+
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str):
+            raise refuse(f"expected \"method\" to be a string, got a JSON {_kind(method)}", echo)
+        if "result" in obj or "error" in obj:
+            raise refuse("a message with \"method\" cannot also carry \"result\" or \"error\"", echo)
+        params = obj.get("params")
+        if "params" in obj and not isinstance(params, (dict, list)):
+            raise refuse(f"expected \"params\" to be an object or an array, got a JSON {_kind(params)}", echo)
+        if "id" not in obj:
+            step("has \"method\" but no \"id\"", "a notification: nobody will answer it")
+            return Notification(method, params)
+        rid = obj["id"]
+        if rid is None and mcp:
+            raise refuse("expected \"id\" to be a string or an integer, got null "
+                         "(JSON-RPC tolerates a null id, MCP forbids it)")
+        if not _valid_id(rid, allow_null=not mcp):
+            raise refuse(f"expected \"id\" to be a string or an integer, got a JSON {_kind(rid)}")
+        step("has \"method\" and \"id\"", f"a request with id {json.dumps(rid)}: it expects a response")
+        return Request(rid, method, params)
+
+    has_result, has_error = "result" in obj, "error" in obj
+    if has_result and has_error:
+        raise refuse("a response carries \"result\" or \"error\", never both", echo)
+    if not has_result and not has_error:
+        raise refuse("expected \"method\" (request or notification) or \"result\"/\"error\" "
+                     "(response), got none of them", echo)
+    if "id" not in obj:
+        raise refuse("a response must carry the \"id\" of the request it answers")
+    rid = obj["id"]
+    if has_result:
+        if not _valid_id(rid, allow_null=False):
+            raise refuse(f"expected the response \"id\" to be a string or an integer, got a JSON {_kind(rid)}")
+        step("has \"result\"", f"a success response to request {json.dumps(rid)}")
+        return Response(rid, obj["result"])
+    if not _valid_id(rid, allow_null=True):
+        raise refuse(f"expected the error response \"id\" to be a string, an integer or null, "
+                     f"got a JSON {_kind(rid)}")
+    error = obj["error"]
+    if not (isinstance(error, dict) and isinstance(error.get("code"), int)
+            and not isinstance(error.get("code"), bool) and isinstance(error.get("message"), str)):
+        raise refuse("expected \"error\" to be an object with an integer \"code\" and a string \"message\"", echo)
+    step("has \"error\"", f"an error response (code {error['code']}) to request {json.dumps(rid)}")
+    return ErrorResponse(rid, error["code"], error["message"], error.get("data"))
+
+
+def decode(text: str | bytes, *, mcp: bool = True, allow_batch: bool = False) -> Message | Batch:
+    """Recognise one JSON-RPC message, or raise :class:`ParseError` / :class:`InvalidRequest`.
+
+    >>> decode('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    Request(id=1, method='ping', params=None)
+    """
+    value = _parse(text, None)
+    if isinstance(value, list):
+        if not allow_batch:
+            raise InvalidRequest("expected one JSON object, got an array: JSON-RPC batches were "
+                                 "allowed only in MCP 2025-03-26", raw=text)
+        if not value:
+            raise InvalidRequest("expected at least one message in the batch, got an empty array", raw=text)
+        batch: Batch = []
+        for item in value:
+            try:
+                batch.append(_classify(item, mcp=mcp, raw=text, steps=None))
+            except InvalidRequest as exc:
+                batch.append(exc)
+        return batch
+    return _classify(value, mcp=mcp, raw=text, steps=None)
+
+
+@dataclass(frozen=True)
+class Work:
+    """The steps :func:`decode_and_show_work` took, and what came out (a message or an error)."""
+    steps: tuple[tuple[str, str], ...]
+    outcome: Message | JSONRPCError
+
+    def __repr__(self) -> str:
+        width = max(len(check) for check, _ in self.steps) if self.steps else 0
+        lines = [f"{i}. {check.ljust(width)}  →  {outcome}" for i, (check, outcome) in enumerate(self.steps, 1)]
+        if isinstance(self.outcome, JSONRPCError):
+            lines.append(f"⇒ refused with {self.outcome.code}: {self.outcome.message}")
+        else:
+            lines.append(f"⇒ {self.outcome!r}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+def decode_and_show_work(text: str | bytes, *, mcp: bool = True) -> Work:
+    """Decode one message and return every check made on the way, in order."""
+    steps: list[tuple[str, str]] = []
+    try:
+        value = _parse(text, steps)
+        outcome: Message | JSONRPCError = _classify(value, mcp=mcp, raw=text, steps=steps)
+    except ParseError as exc:
+        steps.append(("refused", exc.message))
+        outcome = exc
+    except InvalidRequest as exc:
+        outcome = exc
+    return Work(tuple(steps), outcome)
+
+
+def answer_batch(batch: Batch, handle: Callable[[Message], Message | None]) -> list[Message] | None:
+    """Answer a decoded batch per JSON-RPC 2.0 §6: one reply per request (in any order is
+    allowed, here in order), an error reply per invalid element, and ``None`` (send
+    nothing at all) when every element was a notification."""
+    replies: list[Message] = []
+    for item in batch:
+        if isinstance(item, JSONRPCError):
+            replies.append(error_response(item))
+            continue
+        reply = handle(item)
+        if reply is not None:
+            replies.append(reply)
+    return replies or None
+
+
+# --- framing -------------------------------------------------------------------------------------
+
+DEFAULT_MAX_LINE = 4 * 1024 * 1024
+
+
+class LineFramer:
+    """Newline-delimited framing for stdio: bytes in, complete lines (or framing errors) out.
+
+    A line longer than ``max_line`` bytes is reported once, as a :class:`ParseError`, as
+    soon as it passes the limit; the rest of it is skipped and framing recovers at the
+    next newline. Blank lines are skipped; a trailing ``\\r`` is dropped.
+    """
+
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE, *, mcp: bool = True) -> None:
+        self.max_line = max_line
+        self.mcp = mcp
+        self._buffer = bytearray()
+        self._skipping = False  # inside an over-long line, waiting for its newline
+
+    def lines(self, data: bytes) -> list[bytes | ParseError]:
+        """Split off every complete line ``data`` finishes; keep the unfinished rest."""
+        out: list[bytes | ParseError] = []
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                break
+            if self._skipping:
+                self._skipping = False
+            else:
+                if self._buffer:
+                    self._buffer += data[start:end]
+                    line = bytes(self._buffer)
+                    self._buffer.clear()
+                else:
+                    line = data[start:end]
+                if len(line) > self.max_line:
+                    out.append(self._too_long(len(line)))
+                else:
+                    line = line.rstrip(b"\r")
+                    if line.strip():
+                        out.append(line)
+            start = end + 1
+        if not self._skipping:
+            self._buffer += data[start:]
+            if len(self._buffer) > self.max_line:
+                out.append(self._too_long(len(self._buffer)))
+                self._buffer.clear()
+                self._skipping = True
+        return out
+
+    def feed(self, data: bytes) -> list[Message | JSONRPCError]:
+        """Every message (or framing/decoding error) that ``data`` completes, in order."""
+        out: list[Message | JSONRPCError] = []
+        for line in self.lines(data):
+            if isinstance(line, ParseError):
+                out.append(line)
+                continue
+            try:
+                out.append(decode(line, mcp=self.mcp))  # type: ignore[arg-type]
+            except JSONRPCError as exc:
+                out.append(exc)
+        return out
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an unfinished line held back (a stream that ends here truncated a message)."""
+        return len(self._buffer)
+
+    def _too_long(self, size: int) -> ParseError:
+        return ParseError(f"expected a line of at most {self.max_line} bytes, got {size} bytes "
+                          f"and no newline yet; skipping to the next newline",
+                          data={"maxLineBytes": self.max_line})
+
+
+# --- correlation ---------------------------------------------------------------------------------
+
+class IdAllocator:
+    """Request ids 1, 2, 3, …: unique per connection, which is all JSON-RPC asks."""
+
+    def __init__(self, start: int = 1) -> None:
+        self._next = start
+
+    def __call__(self) -> int:
+        value, self._next = self._next, self._next + 1
+        return value
+
+
+class PendingRequests:
+    """Requests sent and not yet answered, keyed by id; a reply is matched by its id alone."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[RequestId, Any] = {}
+
+    def add(self, request_id: RequestId, waiter: Any = None) -> None:
+        if request_id in self._waiting:
+            raise ValueError(f"request id {request_id!r} is already waiting for a response; ids must be unique")
+        self._waiting[request_id] = waiter
+
+    def resolve(self, response: Response | ErrorResponse) -> Any:
+        """The waiter for ``response.id``; an id nobody is waiting for is the peer's mistake."""
+        try:
+            return self._waiting.pop(response.id)  # type: ignore[arg-type]
+        except KeyError:
+            raise RemoteProtocolError(f"got a response for id {response.id!r}, but no request with that "
+                                      f"id is waiting (waiting: {sorted(map(str, self._waiting)) or 'none'})") from None
+
+    def discard(self, request_id: RequestId) -> Any:
+        return self._waiting.pop(request_id, None)
+
+    def __contains__(self, request_id: object) -> bool:
+        return request_id in self._waiting
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def __iter__(self):
+        return iter(list(self._waiting))

@@ -1,0 +1,41 @@
+"""Shared test fixtures: where the repository and the official schemas are, and how a
+missing outside tool is handled (skip with a reason locally, fail under CI=true)."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC_DIR = ROOT.parent / "shared" / "mcp-spec"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip the calling test when ``condition`` is false, or fail it under CI=true."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"required under CI=true: {reason}")
+    pytest.skip(reason)
+
+
+@lru_cache(maxsize=None)
+def _load_schema(version: str) -> dict:
+    return json.loads((SPEC_DIR / version / "schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def spec_schema():
+    """``spec_schema(version)`` → the official schema dict, or skip (fail in CI) when absent."""
+
+    def load(version: str) -> dict:
+        need((SPEC_DIR / version / "schema.json").is_file(),
+             f"the official schemas are not at {SPEC_DIR.name}/ beside the checkout")
+        return _load_schema(version)
+
+    return load
