@@ -4,6 +4,8 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+NODE_DIR := .node
+LAB_ARGS ?=
 
 .PHONY: lab test notebooks bench clean
 
@@ -21,14 +23,21 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 lab: $(VENV)/.lab-installed
-	$(BIN)/mcplab lab
+	$(BIN)/mcplab lab $(LAB_ARGS)
 
-test: $(VENV)/.test-installed
+# The npm peers the interop tests talk to, kept inside the checkout (.node/, git-ignored).
+NODE_PACKAGES := @modelcontextprotocol/server-filesystem@2026.8.31 \
+                 @modelcontextprotocol/server-everything@2026.8.31
+$(NODE_DIR)/.installed: Makefile
+	npm install --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error $(NODE_PACKAGES)
+	touch $@
+
+test: $(VENV)/.test-installed $(NODE_DIR)/.installed
 	$(BIN)/python -m pytest
 
 # For authors: re-execute every notebook in place so its stored outputs are current.
 notebooks: $(VENV)/.lab-installed $(VENV)/.test-installed
-	$(BIN)/python -m mcplab.tools.run_notebooks labs/*.ipynb labs/solutions/*.ipynb
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace labs/*.ipynb labs/solutions/*.ipynb
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis test-output
+	rm -rf $(VENV) $(NODE_DIR) .pytest_cache .hypothesis test-output
