@@ -17,7 +17,8 @@ rule. :func:`decode_and_show_work` runs the same checks and returns every step, 
 MCP is stricter than JSON-RPC in one place: a request id is a string or an integer and
 never ``null`` (JSON-RPC merely discourages null ids, MCP forbids them because a null id
 cannot be told apart from the id of an error about an unreadable request). ``decode``
-enforces that unless called with ``mcp=False``.
+enforces that unless called with ``mcp=False``. In one place MCP is looser: since 2025-11-25
+an error response may leave ``id`` out instead of sending ``null``.
 
 Batches (a JSON array of messages) are plain JSON-RPC 2.0. MCP 2025-03-26 allowed them and
 2025-06-18 removed them again, so :func:`decode` refuses arrays unless ``allow_batch=True``;
@@ -34,18 +35,19 @@ Nothing here does I/O: the transports move bytes, this module only looks at them
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
 from mcplab.errors import (  # re-exported: the codes belong to the wire format
     HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY, PARSE_ERROR, RESOURCE_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
-    InvalidRequest, JSONRPCError, ParseError, RemoteProtocolError,
+    InvalidRequest, JSONRPCError, LocalProtocolError, ParseError, RemoteProtocolError,
 )
 
 __all__ = [
     "Request", "Notification", "Response", "ErrorResponse", "Message", "Batch",
-    "encode", "decode", "decode_and_show_work", "answer_batch", "error_response",
+    "encode", "decode", "to_dict", "decode_and_show_work", "Work", "answer_batch", "error_response",
     "LineFramer", "IdAllocator", "PendingRequests",
     "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
     "RESOURCE_NOT_FOUND", "HEADER_MISMATCH", "MISSING_REQUIRED_CLIENT_CAPABILITY",
@@ -150,6 +152,14 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    # 1e999 is JSON by the grammar but overflows to inf, which no JSON encoder can send back.
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError(f"the number {text} is too large for a double")
+    return value
+
+
 def _parse(text: str | bytes, steps: list | None) -> Any:
     if isinstance(text, (bytes, bytearray)):
         try:
@@ -160,9 +170,9 @@ def _parse(text: str | bytes, steps: list | None) -> Any:
         if steps is not None:
             steps.append(("bytes → text", "valid UTF-8"))
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
-        # ValueError covers JSONDecodeError, NaN/Infinity, and integers too long to convert.
+        # ValueError covers JSONDecodeError, NaN/Infinity, 1e999, and integers too long to convert.
         raise ParseError(f"expected JSON text, got something that does not parse: {exc}",
                          raw=text) from None
     if steps is not None:
@@ -230,11 +240,14 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
     if not has_result and not has_error:
         raise refuse("expected \"method\" (request or notification) or \"result\"/\"error\" "
                      "(response), got none of them", echo)
-    if "id" not in obj:
+    # JSON-RPC 2.0 §5 requires "id" in every response ("id": null when the request's id was
+    # unreadable). MCP's 2025-11-25 schema lets an error response leave it out instead.
+    if "id" not in obj and not (has_error and mcp):
         raise refuse("a response must carry the \"id\" of the request it answers")
-    rid = obj["id"]
+    rid = obj.get("id")
     if has_result:
-        if not _valid_id(rid, allow_null=False):
+        # A null id can only answer a null-id request, which MCP forbids and JSON-RPC tolerates.
+        if not _valid_id(rid, allow_null=not mcp):
             raise refuse(f"expected the response \"id\" to be a string or an integer, got a JSON {_kind(rid)}")
         step("has \"result\"", f"a success response to request {json.dumps(rid)}")
         return Response(rid, obj["result"])
@@ -308,13 +321,21 @@ def decode_and_show_work(text: str | bytes, *, mcp: bool = True) -> Work:
 def answer_batch(batch: Batch, handle: Callable[[Message], Message | None]) -> list[Message] | None:
     """Answer a decoded batch per JSON-RPC 2.0 §6: one reply per request (in any order is
     allowed, here in order), an error reply per invalid element, and ``None`` (send
-    nothing at all) when every element was a notification."""
+    nothing at all) when every element was a notification.
+
+    ``handle`` returns the reply to one message (``None`` for a notification) or raises a
+    :class:`JSONRPCError`, which becomes that request's error reply; a failing
+    notification still gets no reply, since nobody is waiting for one.
+    """
     replies: list[Message] = []
     for item in batch:
         if isinstance(item, JSONRPCError):
             replies.append(error_response(item))
             continue
-        reply = handle(item)
+        try:
+            reply = handle(item)
+        except JSONRPCError as exc:
+            reply = ErrorResponse(item.id, exc.code, exc.message, exc.data) if isinstance(item, Request) else None
         if reply is not None:
             replies.append(reply)
     return replies or None
@@ -415,8 +436,10 @@ class PendingRequests:
         self._waiting: dict[RequestId, Any] = {}
 
     def add(self, request_id: RequestId, waiter: Any = None) -> None:
+        """Remember a request about to be sent; reusing a waiting id is this side's mistake."""
         if request_id in self._waiting:
-            raise ValueError(f"request id {request_id!r} is already waiting for a response; ids must be unique")
+            raise LocalProtocolError(f"request id {request_id!r} is already waiting for a response; "
+                                     f"ids must be unique")
         self._waiting[request_id] = waiter
 
     def resolve(self, response: Response | ErrorResponse) -> Any:
@@ -424,8 +447,14 @@ class PendingRequests:
         try:
             return self._waiting.pop(response.id)  # type: ignore[arg-type]
         except KeyError:
+            waiting = ", ".join(sorted(map(repr, self._waiting))) or "none"
+            if response.id is None and isinstance(response, ErrorResponse):
+                # "id": null answers a message the peer could not read; no waiter can be told.
+                raise RemoteProtocolError(f"got an error response with a null id ({response.error['code']}: "
+                                          f"{response.error['message']}): the peer could not read one of our "
+                                          f"messages (waiting: {waiting})") from None
             raise RemoteProtocolError(f"got a response for id {response.id!r}, but no request with that "
-                                      f"id is waiting (waiting: {sorted(map(str, self._waiting)) or 'none'})") from None
+                                      f"id is waiting (waiting: {waiting})") from None
 
     def discard(self, request_id: RequestId) -> Any:
         return self._waiting.pop(request_id, None)

@@ -14,7 +14,8 @@ or ``"stderr"``), ``raw``, ``message`` and, for HTTP, ``http`` = ``{"method", "s
 "headers"}``. One frame per line in JSONL is the export format (see DESIGN.md).
 
 Rendered views (plain text, HTML sequence diagram) never show ``t``: stored notebook
-outputs must be the same on every run.
+outputs must be the same on every run. They live in :mod:`mcplab.trace_views`; the
+methods here only hand the frames over.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal, Union
 
-from mcplab import jsonrpc
-from mcplab.errors import JSONRPCError
+from mcplab import jsonrpc, trace_views
+from mcplab.errors import InvalidRequest, JSONRPCError, ParseError
 
 Direction = Literal["c2s", "s2c"]
 Channel = Literal["stdio", "http", "stderr"]
 Parsed = Union[jsonrpc.Message, JSONRPCError, None]
+_REFUSALS = {ParseError.code: ParseError, InvalidRequest.code: InvalidRequest}
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,20 @@ class Trace:
     def __iter__(self):
         return iter(self.frames)
 
+    # --- views (no times in any of them: notebooks store these) -------------------------------
+    def text(self, width: int = 100) -> str:
+        """One line per frame: ``  3 → stdio  {"jsonrpc":"2.0","id":2,"method":"tools/list"}``."""
+        return trace_views.render_text(self.frames, width)
+
+    __str__ = text
+
+    def __repr__(self) -> str:
+        return f"<Trace: {trace_views.summary(self.frames)}>"
+
+    def _repr_html_(self) -> str:
+        """A sequence diagram: client and server lifelines, requests paired with responses."""
+        return trace_views.render_html(self.frames)
+
     def messages(self) -> list[jsonrpc.Message]:
         """The decoded messages only (no stderr lines, no refused frames)."""
         return [f.message for f in self.frames
@@ -91,14 +107,23 @@ class Trace:
 
     @classmethod
     def from_jsonl(cls, lines: str | Iterable[str]) -> Trace:
-        """Rebuild a trace; messages are decoded again from ``raw``, the source of truth."""
+        """Rebuild a trace; messages are decoded again from ``raw``, the source of truth.
+
+        A frame recorded without a message (stderr, an empty HTTP body) comes back without
+        one, and a refused frame comes back refused with the error it was refused with.
+        """
         trace = cls()
         for line in lines.splitlines() if isinstance(lines, str) else lines:
             if not line.strip():
                 continue
             obj = json.loads(line)
-            message: Parsed = None
-            if obj["channel"] != "stderr":
+            stored, message = obj.get("message"), None
+            if obj["channel"] == "stderr" or stored is None:
+                pass
+            elif "jsonrpc" not in stored:  # written by Frame.to_json for a refused frame
+                refusal = _REFUSALS.get(stored["error"]["code"], JSONRPCError)
+                message = refusal(stored["error"]["message"], raw=obj["raw"])
+            else:
                 try:
                     message = jsonrpc.decode(obj["raw"], mcp=False)  # type: ignore[assignment]
                 except JSONRPCError as exc:
