@@ -1,0 +1,222 @@
+"""Views of a wire trace: one line per frame as text, a sequence diagram as HTML. Pure functions.
+
+Theory of operation
+-------------------
+:func:`describe` reads the frames once, in order, and says what each one is (request,
+notification, response, error response, refused frame, stderr line), gives it a short label
+(``tools/call get_weather (id 3)``) and pairs every response with the request it answers:
+the request that went the other way with the same id. Requests can travel either way
+(a server may ask the client for sampling), so a pair is keyed by direction *and* id.
+
+:func:`render_text` prints the raw frames, one line each; :func:`render_html` draws the
+sequence diagram a notebook shows: the client's lifeline on the left, the server's on the
+right, stderr in a third lane, arrows between the lifelines, a request and its response in
+the same colour, responses dashed, notifications dotted, error responses and refused frames
+on a tinted background. Clicking a frame opens its raw JSON, pretty-printed, with the HTTP
+method, status and headers when the frame came over HTTP.
+
+Both views are deterministic (no times, no generated ids, no JavaScript, no network), so a
+notebook can store them and nbval can compare them. Every piece of text goes through
+:func:`html.escape`: the wire is untrusted input.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable
+
+from mcplab import jsonrpc
+from mcplab.errors import JSONRPCError, error_name
+
+if TYPE_CHECKING:
+    from mcplab.trace import Frame
+
+ARROWS = {"c2s": "→", "s2c": "←"}
+OTHER_SIDE = {"c2s": "s2c", "s2c": "c2s"}
+
+# Pair colours avoid red and orange, which mean "error" and "refused" here.
+PAIR_COLOURS = ("#1565c0", "#2e7d32", "#6a1b9a", "#00838f", "#5d4037", "#827717")
+NOTIFICATION_COLOUR = "#757575"
+ERROR_COLOUR, ERROR_TINT = "#c62828", "#fdecea"
+REFUSED_COLOUR, REFUSED_TINT = "#e65100", "#fff3e0"
+MAX_PRETTY = 20_000  # characters of one frame's raw JSON shown in the HTML before it is cut
+
+# kind → how the one-line summary counts it (singular, plural).
+KINDS = {"request": ("request", "requests"), "notification": ("notification", "notifications"),
+         "response": ("response", "responses"), "error": ("error response", "error responses"),
+         "batch": ("batch", "batches"), "refused": ("refused frame", "refused frames"),
+         "stderr": ("stderr line", "stderr lines"), "raw": ("other frame", "other frames")}
+
+
+@dataclass(frozen=True)
+class View:
+    """How one frame reads: its kind, a short label, and its request/response pairing."""
+    frame: Frame
+    kind: str
+    label: str
+    pair: int | None = None       # index of the request/response pair (picks the colour)
+    answers: int | None = None    # seq of the request this response answers
+
+
+def describe(frames: Iterable[Frame]) -> list[View]:
+    """One :class:`View` per frame, with every response paired to its request by id."""
+    waiting: dict[tuple[str, Any], tuple[int, int, str]] = {}  # (direction, id) → (seq, pair, method)
+    views: list[View] = []
+    pairs = 0
+    for frame in frames:
+        message = _parsed(frame)
+        if frame.channel == "stderr":
+            views.append(View(frame, "stderr", frame.raw.rstrip("\r\n")))
+        elif isinstance(message, JSONRPCError):
+            views.append(View(frame, "refused", f"refused: {message.code} {error_name(message.code)}"))
+        elif isinstance(message, jsonrpc.Request):
+            waiting[(frame.direction, message.id)] = (frame.seq, pairs, message.method)
+            views.append(View(frame, "request", f"{message.method}{_subject(message.params)} "
+                                                f"(id {json.dumps(message.id, ensure_ascii=False)})", pairs))
+            pairs += 1
+        elif isinstance(message, jsonrpc.Notification):
+            views.append(View(frame, "notification", f"{message.method} (no id)"))
+        elif isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+            seq, pair, method = waiting.pop((OTHER_SIDE[frame.direction], message.id), (None, None, None))
+            rid = json.dumps(message.id, ensure_ascii=False)
+            if isinstance(message, jsonrpc.Response):
+                of = f" of {method}" if method else ""
+                views.append(View(frame, "response", f"result{of} (id {rid})", pair, seq))
+            else:
+                to = f" for {method}" if method else ""
+                views.append(View(frame, "error", f"error{to}: {message.code} {message.message} (id {rid})",
+                                  pair, seq))
+        elif isinstance(message, list):
+            views.append(View(frame, "batch", f"batch of {len(message)}"))
+        else:
+            views.append(View(frame, "raw", "(empty body)" if not frame.raw.strip() else "(not JSON-RPC)"))
+    return views
+
+
+def _parsed(frame: Frame) -> Any:
+    """The frame's message; one recorded without it is decoded here, for display only."""
+    if frame.message is not None or frame.channel == "stderr" or not frame.raw.strip():
+        return frame.message
+    try:
+        return jsonrpc.decode(frame.raw, mcp=False, allow_batch=True)
+    except JSONRPCError:
+        return None  # the recorder did not call it refused, so the view does not either
+
+
+def _subject(params: Any) -> str:
+    # tools/call and prompts/get name what they call, resources/read a URI: worth a glance.
+    if isinstance(params, dict):
+        for key in ("name", "uri"):
+            if isinstance(params.get(key), str):
+                return f" {params[key]}"
+    return ""
+
+
+def summary(frames: list[Frame]) -> str:
+    """``"9 frames: 4 requests, 3 responses, 1 notification, 1 stderr line"``."""
+    counts = {kind: 0 for kind in KINDS}
+    for view in describe(frames):
+        counts[view.kind] += 1
+    parts = [f"{n} {KINDS[kind][n != 1]}" for kind, n in counts.items() if n]
+    head = f"{len(frames)} frame{'s' if len(frames) != 1 else ''}"
+    return f"{head}: {', '.join(parts)}" if parts else head
+
+
+# --- text ----------------------------------------------------------------------------------------
+
+def _channel(frame: Frame) -> str:
+    if not frame.http:
+        return frame.channel
+    return " ".join([frame.channel] + [str(frame.http[k]) for k in ("method", "status") if frame.http.get(k)])
+
+
+def render_text(frames: list[Frame], width: int = 100) -> str:
+    """One line per frame: seq, arrow, channel, raw text cut to ``width`` characters."""
+    if not frames:
+        return "(empty trace)"
+    channels = [_channel(f) for f in frames]
+    pad = max(map(len, channels))
+    lines = []
+    for frame, channel in zip(frames, channels):
+        raw = " ⏎ ".join(part for part in frame.raw.splitlines() if part)  # an SSE body spans lines
+        if len(raw) > width:
+            raw = raw[: width - 1] + "…"
+        lines.append(f"{frame.seq:>3} {ARROWS[frame.direction]} {channel.ljust(pad)}  {raw}")
+    return "\n".join(lines)
+
+
+# --- HTML ----------------------------------------------------------------------------------------
+
+# Short inline styles only: a stored notebook keeps one copy per frame, and sanitizers keep them.
+_TABLE = "border-collapse:collapse;width:100%;font:12px/1.4 sans-serif"
+_HEAD = "color:#555;border-bottom:1px solid #ccc;padding:2px 6px"
+_SEQ = "color:#888;vertical-align:top;text-align:right;padding:2px 6px"
+_LANES = "border:solid #bbb;border-width:0 3px;padding:2px 10px;vertical-align:top"
+_STDERR = "font-family:monospace;color:#555;white-space:pre-wrap;vertical-align:top;padding:2px 6px"
+_PRE = "margin:2px 0;padding:4px;background:#f6f8fa;font-size:11px;white-space:pre-wrap;text-align:left"
+
+
+def _text(value: str) -> str:
+    # Wire text only ever lands in element content, never in an attribute: <, > and & are what matter.
+    return html.escape(value, quote=False)
+
+
+def _look(view: View) -> tuple[str, str, str, str]:
+    """(line colour, line style, label colour, background) for one frame's arrow."""
+    if view.kind == "refused":
+        return REFUSED_COLOUR, "solid", REFUSED_COLOUR, REFUSED_TINT
+    if view.kind == "notification":
+        return NOTIFICATION_COLOUR, "dotted", NOTIFICATION_COLOUR, ""
+    colour = PAIR_COLOURS[view.pair % len(PAIR_COLOURS)] if view.pair is not None else "#444"
+    if view.kind == "error":
+        return colour, "dashed", ERROR_COLOUR, ERROR_TINT
+    return colour, "dashed" if view.kind == "response" else "solid", colour, ""
+
+
+def _pretty(frame: Frame) -> str:
+    try:
+        text = json.dumps(json.loads(frame.raw), indent=2, ensure_ascii=False)
+    except ValueError:
+        text = frame.raw
+    if len(text) > MAX_PRETTY:
+        text = text[:MAX_PRETTY] + f"\n… ({len(text) - MAX_PRETTY} more characters)"
+    if frame.http:
+        head = [" ".join(str(frame.http[k]) for k in ("method", "status") if frame.http.get(k))]
+        head += [f"{name}: {value}" for name, value in (frame.http.get("headers") or {}).items()]
+        text = "HTTP " + "\n".join(head) + "\n\n" + text
+    return text
+
+
+def _row(view: View) -> str:
+    frame = view.frame
+    seq = f'<td style="{_SEQ}">#{frame.seq}</td>'
+    if view.kind == "stderr":
+        return f'<tr>{seq}<td style="{_LANES}"></td><td style="{_STDERR}">{_text(view.label)}</td></tr>'
+    line, style, ink, tint = _look(view)
+    label = {"error": "✗ ", "refused": "⊘ "}.get(view.kind, "") + view.label
+    if view.answers is not None:
+        label += f" ↩ #{view.answers}"
+    if frame.http:
+        label += f" · {_channel(frame)}"
+    to_server = frame.direction == "c2s"
+    italic = ";font-style:italic" if view.kind == "notification" else ""
+    summary = (f'<details style="text-align:{"left" if to_server else "right"}">'
+               f'<summary style="cursor:pointer;color:{ink}{italic}">{_text(label)}</summary>'
+               f'<pre style="{_PRE}">{_text(_pretty(frame))}</pre></details>')
+    arrow = (f'<div style="border-bottom:2px {style} {line};color:{line};font-size:9px;line-height:7px;'
+             f'text-align:{"right" if to_server else "left"}">{"▶" if to_server else "◀"}</div>')
+    background = f";background:{tint}" if tint else ""
+    return f'<tr>{seq}<td style="{_LANES}{background}">{summary}{arrow}</td><td></td></tr>'
+
+
+def render_html(frames: list[Frame]) -> str:
+    """The trace as a self-contained HTML sequence diagram (inline styles only)."""
+    if not frames:
+        return '<div style="color:#777"><em>empty trace</em></div>'
+    head = (f'<tr><th style="{_HEAD}"></th><th style="{_HEAD}"><span style="float:left">client</span>'
+            f'<span style="float:right">server</span></th>'
+            f'<th style="{_HEAD};text-align:left;width:28%">stderr</th></tr>')
+    rows = "".join(_row(view) for view in describe(frames))
+    return f'<table style="{_TABLE}">{head}{rows}</table>'
