@@ -1,0 +1,42 @@
+"""The wire, lifecycle, toolkit and trace layers do no I/O: importing them, in a fresh
+interpreter, loads no networking, process or async library (DESIGN.md, "Layers")."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+IO_LIBRARIES = ("anyio", "asyncio", "httpx", "subprocess", "socket", "starlette", "uvicorn", "trio")
+SANS_IO = ["mcplab", "mcplab.jsonrpc", "mcplab.versions", "mcplab.errors", "mcplab.trace", "mcplab.trace_views"]
+LATER = ["mcplab.lifecycle", "mcplab.server.toolkit"]  # checked as soon as they exist
+
+PROBE = """
+import importlib, json, sys
+importlib.import_module(sys.argv[1])
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in sys.argv[2:])))
+"""
+
+
+def exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("module", SANS_IO + LATER)
+def test_importing_a_sans_io_module_loads_no_io_library(module):
+    if not exists(module):
+        pytest.skip(f"{module} is not written yet")
+    # A fresh process: this one has long since imported pytest and everything it pulls in.
+    done = subprocess.run([sys.executable, "-c", PROBE, module, *IO_LIBRARIES],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [], f"importing {module} loaded an I/O library"
