@@ -1,0 +1,33 @@
+"""The server toolkit the bundled servers are built on.
+
+    from mcplab.server import Server, Context, run
+
+    server = Server("weather")
+
+    @server.tool
+    def get_weather(city: str) -> str:
+        '''查询指定城市的当前天气'''
+        return "Beijing 晴，12 摄氏度"
+
+    if __name__ == "__main__":
+        run(server)
+
+Modules, one idea each: ``schema`` (a function's signature → JSON Schema; argument checking),
+``catalogue`` (tool/resource/prompt records, URI templates, completion, pagination), ``content``
+(return values → MCP results, per revision), ``context`` (per-connection state, the per-request
+``Context``), ``toolkit`` (``Server``: registration and the sans-IO ``handle``), ``handlers`` (one
+function per request method), ``stdio`` (the stdio runner), ``runner`` (command-line flags → runner).
+"""
+
+from mcplab.server.content import (
+    Contents, ToolError, ToolResult, assistant, audio, embedded, image, resource_link, text, user,
+)
+from mcplab.server.context import Connection, Context, Peer
+from mcplab.server.runner import arguments, run
+from mcplab.server.toolkit import Server
+
+__all__ = [
+    "Server", "Context", "Connection", "Peer", "run", "arguments",
+    "ToolError", "ToolResult", "Contents",
+    "text", "image", "audio", "embedded", "resource_link", "user", "assistant",
+]

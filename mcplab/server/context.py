@@ -1,0 +1,183 @@
+"""Who is on the other end: per-connection state, and the per-request context a tool receives.
+
+Theory of operation
+-------------------
+Three objects, from the outside in:
+
+* :class:`Peer` is what a runner (``stdio.py``, later ``http.py``) hands the toolkit: the way back to
+  the client. ``post`` queues a message (notification) to the client, ``request`` sends a
+  server→client request and waits for its response, ``cancel`` stops work on a request the client
+  cancelled. The toolkit never touches a pipe or a socket; only the runner does.
+* :class:`Connection` is what the server knows about one client: the era, the negotiated protocol
+  version, the client's capabilities and identity, the log level it chose, its resource
+  subscriptions. In the legacy era ``initialize`` fills it once per connection. In the modern era
+  (2026-07-28) every request carries the same facts in ``params._meta``, so a runner can build a
+  fresh Connection per request: the handlers read the same fields either way.
+* :class:`Context` is one request seen from inside a tool: its id, its ``_meta``, and the things a tool
+  may do while it runs: report progress (only if the request carried a ``progressToken``), log to the
+  client (only at or above the client's level), and ask the client for something (sampling,
+  elicitation, roots; only if the client declared that capability, and only in a revision that has it).
+
+The legacy way to ask the client is a JSON-RPC request on the same connection; 2026-07-28 replaces it
+with "input required" results. Tools call ``ctx.sample(...)``/``ctx.elicit(...)`` either way: only
+:meth:`Context.request` knows how the question travels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from mcplab.errors import LocalProtocolError
+from mcplab.jsonrpc import Message, Notification, RequestId
+from mcplab.server.content import for_version, text
+from mcplab.versions import Era, at_least
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+"""Syslog severities (RFC 5424), lowest first, as ``logging/setLevel`` and ``notifications/message`` use them."""
+
+DEFAULT_LOG_LEVEL = "info"  # before logging/setLevel the server MAY choose what to send (MCP "logging")
+
+Phase = Literal["new", "initializing", "ready"]
+"""Legacy lifecycle: ``new`` → (initialize answered) → ``initializing`` → (notifications/initialized) → ``ready``."""
+
+
+class Peer(Protocol):
+    """The runner's side of a connection."""
+
+    def post(self, message: Message, *, related_to: RequestId | None = None) -> None:
+        """Send a notification to the client soon (``related_to`` names the request it belongs to)."""
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      related_to: RequestId | None = None) -> Any:
+        """Send a request to the client and return its result (raise RemoteError on an error response)."""
+
+    def cancel(self, request_id: RequestId) -> None:
+        """Stop working on the client's request ``request_id``; no response will be sent for it."""
+
+
+@dataclass(eq=False)
+class Connection:
+    """Everything the server knows about one client."""
+    peer: Peer
+    era: Era = "legacy"
+    phase: Phase = "new"
+    version: str | None = None
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    client_info: dict[str, Any] = field(default_factory=dict)
+    log_level: str = DEFAULT_LOG_LEVEL
+    server_capabilities: dict[str, Any] = field(default_factory=dict)
+    subscriptions: set[str] = field(default_factory=set)
+
+    def wants_log(self, level: str) -> bool:
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+
+
+class Context:
+    """One request, as a tool (or resource or prompt function) sees it.
+
+    Declare a parameter annotated ``Context`` and the toolkit passes it in::
+
+        @server.tool
+        async def slow_sum(n: int, ctx: Context) -> str:
+            for i in range(n):
+                await ctx.report_progress(i + 1, total=n)
+    """
+
+    def __init__(self, connection: Connection, request_id: RequestId, meta: dict[str, Any] | None = None) -> None:
+        self.connection = connection
+        self.request_id = request_id
+        self.meta = meta or {}
+        self._last_progress: float | None = None
+
+    @property
+    def version(self) -> str:
+        return self.connection.version or ""
+
+    @property
+    def progress_token(self) -> str | int | None:
+        return self.meta.get("progressToken")
+
+    # --- notifications ---------------------------------------------------------------------------
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """``notifications/progress``, if the request asked for it; ``progress`` must increase each time."""
+        if self.progress_token is None:
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            raise ValueError(f"progress must increase with each notification (MCP 'progress'): "
+                             f"{progress} after {self._last_progress}")
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._post("notifications/progress", for_version("progress", params, self.version))
+
+    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """``notifications/message`` at ``level``, sent only if the client's level lets it through."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        if "logging" not in self.connection.server_capabilities or not self.connection.wants_log(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger:
+            params["logger"] = logger
+        self._post("notifications/message", params)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("error", data, logger=logger)
+
+    def _post(self, method: str, params: dict[str, Any]) -> None:
+        self.connection.peer.post(Notification(method, params), related_to=self.request_id)
+
+    # --- asking the client -----------------------------------------------------------------------
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      capability: str | None = None, since: str = "2024-11-05") -> Any:
+        """Send a server→client request and return its result.
+
+        Refuses (LocalProtocolError, nothing sent) when the session's revision predates ``since``, the
+        client did not declare ``capability``, or the client has not finished initializing.
+        """
+        conn = self.connection
+        if not at_least(self.version, since):
+            raise LocalProtocolError(f"{method} needs MCP {since} or later; this session negotiated {self.version}")
+        if capability and capability not in conn.client_capabilities:
+            declared = ", ".join(conn.client_capabilities) or "none"
+            raise LocalProtocolError(f"{method} needs the client's {capability!r} capability, which this client "
+                                     f"did not declare (it declared: {declared})")
+        if conn.era == "legacy" and conn.phase != "ready":
+            # The server SHOULD NOT send requests other than ping before notifications/initialized.
+            raise LocalProtocolError(f"{method} must wait until the client sends notifications/initialized")
+        return await conn.peer.request(method, params, related_to=self.request_id)
+
+    async def sample(self, prompt: str | list[dict[str, Any]], *, max_tokens: int = 100,
+                     **params: Any) -> dict[str, Any]:
+        """``sampling/createMessage``: ask the client's model; returns ``{"role", "content", "model", ...}``."""
+        messages = [{"role": "user", "content": text(prompt)}] if isinstance(prompt, str) else prompt
+        return await self.request("sampling/createMessage", {"messages": messages, "maxTokens": max_tokens, **params},
+                                  capability="sampling")
+
+    async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """``elicitation/create`` (form mode): ask the user; returns ``{"action", "content"?}``."""
+        form = self.connection.client_capabilities.get("elicitation")
+        if isinstance(form, dict) and form and "form" not in form:
+            raise LocalProtocolError("this client declared only URL-mode elicitation, not form mode")
+        return await self.request("elicitation/create", {"message": message, "requestedSchema": schema},
+                                  capability="elicitation", since="2025-06-18")
+
+    async def list_roots(self) -> list[dict[str, Any]]:
+        """``roots/list``: the directories the client lets this server work in."""
+        result = await self.request("roots/list", capability="roots")
+        return list(result.get("roots", []))

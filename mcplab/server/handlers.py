@@ -1,0 +1,245 @@
+"""One function per MCP request method: what the server answers once the request has passed the checks.
+
+Theory of operation
+-------------------
+``Server.handle`` (toolkit.py) looks a method up in :data:`REQUESTS`, checks the lifecycle and the
+capability, and calls the function here with ``(server, params, connection, request)``. Each function
+returns the ``result`` object, or raises the JSON-RPC error the client should get (``InvalidParams``
+with a sentence saying what was expected). Nothing here reads or writes bytes.
+
+    initialize                 negotiate the version, remember the client, announce capabilities
+    ping, logging/setLevel     utilities
+    tools/list, tools/call     model-controlled: argument checking, then the tool; failures → isError
+    resources/list, …/read     application-controlled: fixed URIs first, then templates in order
+    resources/templates/list, resources/subscribe, resources/unsubscribe
+    prompts/list, prompts/get  user-controlled: string arguments checked, messages shaped per revision
+    completion/complete        choices for a prompt's or a template's argument
+
+Every list is cut into pages (``catalogue.page``); every description passes through
+``content.for_version`` so a client only sees fields its revision defines.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any, Callable
+
+from mcplab.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, ResourceNotFound
+from mcplab.jsonrpc import Request
+from mcplab.server import catalogue, content, schema
+from mcplab.server.catalogue import Resource, ResourceTemplate
+from mcplab.server.context import LOG_LEVELS, Connection, Context
+from mcplab.versions import LATEST_LEGACY, LEGACY_VERSIONS, at_least
+
+if TYPE_CHECKING:
+    from mcplab.server.toolkit import Server
+
+log = logging.getLogger("mcplab.server")
+Result = dict[str, Any]
+
+
+# --- lifecycle and utilities -----------------------------------------------------------------------
+
+async def initialize(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise InvalidParams("expected params.protocolVersion, a revision string such as \"2025-06-18\"")
+    for key in ("capabilities", "clientInfo"):
+        if not isinstance(params.get(key, {}), dict):
+            raise InvalidParams(f"expected params.{key} to be an object")
+    # Version negotiation: echo the client's version if we speak it, else offer our latest.
+    conn.version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY
+    conn.client_capabilities = params.get("capabilities", {})
+    conn.client_info = params.get("clientInfo", {})
+    conn.server_capabilities = server.capabilities(conn.version)
+    conn.phase = "initializing"
+    result: Result = {"protocolVersion": conn.version, "capabilities": conn.server_capabilities,
+                      "serverInfo": content.for_version("implementation", server.info, conn.version)}
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def ping(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    return {}
+
+
+async def set_level(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    if params.get("level") not in LOG_LEVELS:
+        raise InvalidParams(f"expected params.level to be one of {', '.join(LOG_LEVELS)}, got {params.get('level')!r}")
+    conn.log_level = params["level"]
+    return {}
+
+
+# --- tools -------------------------------------------------------------------------------------------
+
+async def list_tools(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    return _page(server, [t.descriptor(conn.version) for t in server.tools.values()], params, "tools")
+
+
+async def call_tool(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    name, arguments = params.get("name"), params.get("arguments") or {}
+    if not isinstance(name, str):
+        raise InvalidParams("expected params.name, the name of a tool (a string)")
+    if name not in server.tools:
+        raise InvalidParams(f"Unknown tool: {name!r}; this server has: {', '.join(server.tools)}")
+    if not isinstance(arguments, dict):
+        raise InvalidParams(f"expected params.arguments to be an object, got {type(arguments).__name__}")
+    tool = server.tools[name]
+    tool.check = tool.check or schema.compile_validator(tool.input_schema)
+    problem = tool.check(arguments)
+    if problem:
+        message = f"Invalid arguments for tool {name}: {problem}"
+        if at_least(conn.version, "2025-11-25"):  # SEP-1303: the model should see it and retry
+            return content.error_result(message)
+        raise InvalidParams(message)
+    try:
+        value = await call(tool.fn, tool.arguments(arguments), tool.context_param, conn, request)
+        if tool.output_schema is not None and not isinstance(value, content.ToolResult):
+            tool.check_output = tool.check_output or schema.compile_validator(tool.output_schema)
+            if wrong := tool.check_output(value):
+                raise content.ToolError(f"{name} returned output that does not match its outputSchema: {wrong}")
+        return content.tool_result(value, conn.version, structured_output=tool.output_schema is not None)
+    except JSONRPCError:
+        raise
+    except (content.ToolError, LocalProtocolError) as exc:  # a business error, or a client that can't help
+        return content.error_result(str(exc))
+    except RemoteError as exc:
+        return content.error_result(f"{name}: the client answered {exc.method} with error {exc.code}: {exc.message}")
+    except Exception as exc:
+        log.exception("tool %s failed", name)
+        return content.error_result(f"{name} failed: {type(exc).__name__}: {exc}")
+
+
+# --- resources ---------------------------------------------------------------------------------------
+
+async def list_resources(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    listed = [r.descriptor(conn.version) for r in server.resources.values()]
+    for template in server.templates:
+        if template.lister is not None:
+            listed += [content.for_version("resource", item, conn.version) for item in template.lister()]
+    return _page(server, listed, params, "resources")
+
+
+async def list_templates(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    return _page(server, [t.descriptor(conn.version) for t in server.templates], params, "resourceTemplates")
+
+
+async def read_resource(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    uri = _uri(params)
+    target, variables = find_resource(server, uri, conn)
+    try:
+        value = await call(target.fn, variables, target.context_param, conn, request)
+    except (LookupError, FileNotFoundError):
+        raise not_found(uri, conn) from None
+    return {"contents": content.resource_contents(value, uri, target.mime_type)}
+
+
+async def subscribe(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    uri = _uri(params)
+    find_resource(server, uri, conn)
+    conn.subscriptions.add(uri)
+    return {}
+
+
+async def unsubscribe(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    conn.subscriptions.discard(_uri(params))
+    return {}
+
+
+def find_resource(server: Server, uri: str, conn: Connection) -> tuple[Resource | ResourceTemplate, dict[str, str]]:
+    """The resource with this exact URI, else the first template that matches it (with its variables)."""
+    if uri in server.resources:
+        return server.resources[uri], {}
+    for template in server.templates:
+        variables = template.match(uri)
+        if variables is not None:
+            return template, variables
+    raise not_found(uri, conn)
+
+
+def not_found(uri: str, conn: Connection) -> JSONRPCError:
+    # Legacy revisions answer a missing resource with -32002; 2026-07-28 (SEP-2164) with -32602.
+    error = ResourceNotFound if conn.era == "legacy" else InvalidParams
+    return error(f"Resource not found: {uri}", data={"uri": uri})
+
+
+# --- prompts and completion ----------------------------------------------------------------------------
+
+async def list_prompts(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    return _page(server, [p.descriptor(conn.version) for p in server.prompts.values()], params, "prompts")
+
+
+async def get_prompt(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    name, arguments = params.get("name"), params.get("arguments") or {}
+    if name not in server.prompts:
+        raise InvalidParams(f"Unknown prompt: {name!r}; this server has: {', '.join(server.prompts)}")
+    if not isinstance(arguments, dict):
+        raise InvalidParams("expected params.arguments to be an object of strings")
+    prompt = server.prompts[name]
+    prompt.check_arguments(arguments)
+    value = await call(prompt.fn, arguments, prompt.context_param, conn, request)
+    result: Result = {"messages": content.prompt_messages(value, conn.version)}
+    if prompt.description:
+        result = {"description": prompt.description, **result}
+    return result
+
+
+async def complete(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+    ref, argument = params.get("ref"), params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
+        raise InvalidParams("expected params.ref ({type, name|uri}) and params.argument ({name, value})")
+    if ref.get("type") == "ref/prompt" and ref.get("name") in server.prompts:
+        completers = server.prompts[ref["name"]].completers
+    elif ref.get("type") == "ref/resource" and ref.get("uri") in [t.uri_template for t in server.templates]:
+        completers = next(t.completers for t in server.templates if t.uri_template == ref["uri"])
+    else:
+        raise InvalidParams(f"expected a ref to one of this server's prompts or resource templates, got {ref}")
+    return {"completion": catalogue.complete(completers.get(argument["name"]), str(argument.get("value", "")))}
+
+
+# --- the table and helpers ---------------------------------------------------------------------------
+
+Handler = Callable[["Server", dict, Connection, Request], Any]
+
+REQUESTS: dict[str, tuple[Handler, str | None]] = {
+    "initialize": (initialize, None),
+    "ping": (ping, None),
+    "tools/list": (list_tools, "tools"),
+    "tools/call": (call_tool, "tools"),
+    "resources/list": (list_resources, "resources"),
+    "resources/templates/list": (list_templates, "resources"),
+    "resources/read": (read_resource, "resources"),
+    "resources/subscribe": (subscribe, "resources"),
+    "resources/unsubscribe": (unsubscribe, "resources"),
+    "prompts/list": (list_prompts, "prompts"),
+    "prompts/get": (get_prompt, "prompts"),
+    "completion/complete": (complete, "completions"),
+    "logging/setLevel": (set_level, "logging"),
+}
+"""Every request method the server answers → (its function, the server capability it belongs to)."""
+
+
+def _page(server: Server, items: list[Any], params: dict, what: str) -> Result:
+    chunk, next_cursor = catalogue.page(items, params.get("cursor"), what, server.page_size)
+    result: Result = {what: chunk}
+    if next_cursor:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+def _uri(params: dict) -> str:
+    if not isinstance(params.get("uri"), str):
+        raise InvalidParams("expected params.uri, a resource URI (a string)")
+    return params["uri"]
+
+
+async def call(fn: Callable, kwargs: dict[str, Any], context_param: str | None, conn: Connection,
+               request: Request) -> Any:
+    """Call a sync or async function of the server's author, passing the request Context if it asks."""
+    if context_param:
+        meta = request.params.get("_meta") if isinstance(request.params, dict) else None
+        kwargs = {**kwargs, context_param: Context(conn, request.id, meta if isinstance(meta, dict) else None)}
+    value = fn(**kwargs)
+    return await value if inspect.isawaitable(value) else value

@@ -1,0 +1,190 @@
+"""Reflection: a Python function becomes a tool's ``inputSchema``; arguments are checked against it.
+
+Theory of operation
+-------------------
+A tool is described to the model by JSON Schema, the same shape ``tools/list`` returns::
+
+    def get_weather(city: str, units: Literal["metric", "imperial"] = "metric") -> str:
+        '''Current weather.
+
+        Args:
+            city: A city name, e.g. "Beijing".
+        '''
+    →  {"type": "object",
+        "properties": {"city": {"type": "string", "description": "A city name, e.g. \\"Beijing\\"."},
+                       "units": {"type": "string", "enum": ["metric", "imperial"], "default": "metric"}},
+        "required": ["city"]}
+
+:func:`reflect` reads three things and nothing else: the parameters (a parameter without a default is
+``required``), their type hints (:func:`type_schema`: ``str int float bool``, ``list[T]``,
+``dict[str, T]``, ``Literal[...]`` → ``enum``, ``T | None`` → nullable), and the docstring's ``Args:``
+section (one ``name: description`` per parameter; the text above it describes the tool). A hint it
+cannot express raises ``TypeError`` telling the author to pass an explicit schema instead.
+A parameter annotated with the toolkit's ``Context`` class is not an argument: the toolkit passes the
+request context there (``skip=``).
+
+:func:`compile_validator` checks arguments with ``jsonschema``. Importing jsonschema is slow (its
+optional format checkers pull in a grammar compiler), so it happens on the first ``tools/call``, not
+at server start, and the optional format-checker packages are hidden while it loads: mcplab never
+asks for format checking, so they would only cost start-up time.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import re
+import sys
+import types
+import typing
+from typing import Any, Callable, Literal, Union
+
+JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def type_schema(hint: Any) -> dict[str, Any]:
+    """The JSON Schema for one Python type hint: ``list[int]`` → ``{"type":"array","items":{"type":"integer"}}``."""
+    if hint is inspect.Parameter.empty or hint is Any:
+        return {}
+    if hint in JSON_TYPES:
+        return {"type": JSON_TYPES[hint]}
+    if hint is list:
+        return {"type": "array"}
+    if hint is dict:
+        return {"type": "object"}
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Annotated:  # Annotated[T, "description"]
+        schema = type_schema(args[0])
+        notes = [a for a in args[1:] if isinstance(a, str)]
+        return {**schema, "description": notes[0]} if notes else schema
+    if origin is Literal:
+        schema: dict[str, Any] = {"enum": list(args)}
+        kinds = {JSON_TYPES.get(type(a)) for a in args}
+        if len(kinds) == 1 and None not in kinds:
+            schema = {"type": kinds.pop(), **schema}
+        return schema
+    if origin in (Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        inner = type_schema(members[0]) if len(members) == 1 else {"anyOf": [type_schema(m) for m in members]}
+        if len(members) == len(args):
+            return inner
+        if isinstance(inner.get("type"), str):  # Optional[int] → {"type": ["integer", "null"]}
+            return {**inner, "type": [inner["type"], "null"]}
+        return {"anyOf": [inner, {"type": "null"}]}
+    if origin in (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Iterable):
+        return {"type": "array", "items": type_schema(args[0])} if args else {"type": "array"}
+    if origin in (dict, collections.abc.Mapping):
+        return {"type": "object", "additionalProperties": type_schema(args[1])} if args else {"type": "object"}
+    raise TypeError(f"cannot express {hint!r} as JSON Schema; pass schema={{...}} to the decorator instead")
+
+
+_ARGS_SECTION = re.compile(r"^(?:Args|Arguments|Parameters):[ \t]*$", re.M)
+_ARG_LINE = re.compile(r"(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)")  # "city: ..." or "city (str): ..."
+
+
+def parse_docstring(fn: Callable) -> tuple[str, dict[str, str]]:
+    """``(description, {parameter: description})`` from a docstring with a Google-style ``Args:`` section."""
+    doc = inspect.cleandoc(fn.__doc__ or "")
+    section = _ARGS_SECTION.search(doc)
+    if section is None:
+        return doc, {}
+    params: dict[str, str] = {}
+    name, indent = None, None
+    for line in doc[section.end():].splitlines():
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if depth == 0:
+            break  # the next section ("Returns:", ...) ends the argument list
+        indent = depth if indent is None else indent
+        match = _ARG_LINE.fullmatch(line.strip())
+        if depth == indent and match:
+            name = match.group(1)
+            params[name] = match.group(2)
+        elif name:  # a deeper line continues the description above it
+            params[name] = f"{params[name]} {line.strip()}".strip()
+    return doc[:section.start()].strip(), params
+
+
+def reflect(fn: Callable, *, skip: type | None = None,
+            types: bool = True) -> tuple[dict[str, Any], str, str | None]:
+    """``(inputSchema, description, context parameter name)`` for a function, from hints and docstring.
+
+    ``types=False`` skips the hints (for a caller that brings its own schema).
+    """
+    description, notes = parse_docstring(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    context_param = None
+    for name, param in inspect.signature(fn).parameters.items():
+        hint = hints.get(name, param.annotation)
+        if skip is not None and hint is skip:
+            context_param = name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        schema = type_schema(hint) if types else {}
+        if name in notes and "description" not in schema:
+            schema["description"] = notes[name]
+        if param.default is param.empty:
+            required.append(name)
+        elif param.default is not None and _is_json(param.default):
+            schema["default"] = param.default
+        properties[name] = schema
+    input_schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        input_schema["required"] = required
+    return input_schema, description, context_param
+
+
+def _is_json(value: Any) -> bool:
+    if isinstance(value, (str, int, float, bool)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+# --- validation (jsonschema, loaded on first use) -------------------------------------------------
+
+# Optional packages jsonschema imports only to check "format" keywords (iri, duration, color, ...).
+# In a Jupyter venv they are installed and cost seconds (rfc3987_syntax compiles a grammar at import).
+_FORMAT_CHECKER_PACKAGES = ("rfc3987_syntax", "rfc3987", "rfc3986_validator", "rfc3339_validator", "fqdn",
+                            "idna", "webcolors", "jsonpointer", "uri_template", "isoduration")
+
+
+def _import_jsonschema() -> Any:
+    if "jsonschema" in sys.modules:
+        return sys.modules["jsonschema"]
+    hidden = [name for name in _FORMAT_CHECKER_PACKAGES if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` raise ImportError
+    try:
+        import jsonschema
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, ...) is None:
+                del sys.modules[name]
+    return jsonschema
+
+
+def compile_validator(schema: dict[str, Any]) -> Callable[[Any], str | None]:
+    """A checker for one schema: ``check(value)`` → ``None`` when valid, else one readable sentence.
+
+    The dialect is the schema's ``$schema`` if it names one, else JSON Schema 2020-12 (the MCP default).
+    """
+    jsonschema = _import_jsonschema()
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    validator = cls(schema)
+
+    def check(value: Any) -> str | None:
+        if validator.is_valid(value):
+            return None
+        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+        return f"{where}: {error.message}" if where else error.message
+
+    return check

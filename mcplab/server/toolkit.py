@@ -1,0 +1,254 @@
+"""The server toolkit: register tools, resources and prompts; answer MCP messages. Sans-IO.
+
+Theory of operation
+-------------------
+A :class:`Server` is a catalogue plus one pure-ish function, :meth:`Server.handle`::
+
+    reply = await server.handle(decoded_message, connection)   # a Response, an ErrorResponse, or None
+
+``handle`` never reads or writes bytes. A runner (``stdio.py``, ``http.py``) decodes a frame,
+calls ``handle``, encodes the reply; the :class:`~mcplab.server.context.Connection` it passes in holds
+the negotiated version and the way back to the client. ``handle`` is ``async`` only because tools may
+be: a tool that reports progress or asks the client something awaits the runner.
+
+Requests are dispatched through one table, ``handlers.REQUESTS``: method → (function, the server
+capability it belongs to). Before the function runs, four checks decide the error, in this order:
+
+1. unknown method, or a capability this server does not offer → -32601 Method not found;
+2. legacy lifecycle: only ``initialize`` and ``ping`` before ``initialize`` → -32600 Invalid Request,
+   and ``initialize`` only once per connection → -32600;
+3. ``params`` must be an object → -32602 Invalid params;
+4. the function's own checks (unknown tool, bad cursor, missing argument ...) → -32602, or -32002 for
+   a resource that is not there (the legacy revisions' code).
+
+A failing *tool* is not a protocol error: it returns a result with ``isError: true`` whose text the
+model can read. Invalid tool arguments are a protocol error up to 2025-06-18 and a tool execution error
+from 2025-11-25 (SEP-1303), so the model can correct itself.
+
+Notifications never get a reply (JSON-RPC 2.0 §4.1): an unknown or early one is ignored and logged.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import weakref
+from typing import Any, Callable, Iterable
+
+from mcplab.errors import InternalError, InvalidParams, InvalidRequest, JSONRPCError, MethodNotFound
+from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, Response
+from mcplab.server import catalogue
+from mcplab.server.catalogue import Completer, Prompt, Resource, ResourceTemplate, Tool
+from mcplab.server.context import Connection, Context, Peer
+from mcplab.server.handlers import REQUESTS
+from mcplab.server.schema import parse_docstring, reflect
+from mcplab.versions import LATEST_LEGACY, Era, at_least
+
+log = logging.getLogger("mcplab.server")
+
+USER_CODE = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete", "resources/list"})
+"""Methods that run the server author's functions: a runner should not let them block other requests."""
+
+BEFORE_INITIALIZE = frozenset({"initialize", "ping"})  # MCP lifecycle: nothing else before initialize
+
+
+class Server:
+    """A catalogue of tools, resources and prompts, and :meth:`handle` to answer MCP messages."""
+
+    def __init__(self, name: str, version: str = "0.1.0", *, title: str | None = None,
+                 instructions: str | None = None, page_size: int = 50, logging: bool = True) -> None:
+        self.info = {k: v for k, v in {"name": name, "title": title, "version": version}.items() if v}
+        self.instructions = instructions
+        self.page_size = page_size
+        self.logging = logging
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: list[ResourceTemplate] = []
+        self.prompts: dict[str, Prompt] = {}
+        self.connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+
+    # --- registration --------------------------------------------------------------------------------
+
+    def tool(self, fn: Callable | None = None, /, *, name: str | None = None, description: str | None = None,
+             schema: dict[str, Any] | None = None, output_schema: dict[str, Any] | None = None,
+             title: str | None = None, annotations: dict[str, Any] | None = None) -> Any:
+        """Register a tool; ``@server.tool`` or ``@server.tool(name=..., schema=...)``.
+
+        Without ``schema`` the inputSchema is reflected from the signature and docstring (schema.py).
+        """
+        def register(f: Callable) -> Callable:
+            reflected, doc, context_param = reflect(f, skip=Context, types=schema is None)
+            params = inspect.signature(f).parameters
+            self.add(Tool(name or f.__name__, f, description if description is not None else doc,
+                          schema or reflected, output_schema, title, annotations, context_param,
+                          frozenset(params) - {context_param},
+                          any(p.kind is p.VAR_KEYWORD for p in params.values())))
+            return f
+        return register(fn) if fn is not None else register
+
+    def resource(self, uri: str, *, name: str | None = None, description: str | None = None,
+                 mime_type: str | None = None, title: str | None = None,
+                 list: Callable[[], Iterable[dict[str, Any]]] | None = None,
+                 complete: dict[str, Completer] | None = None) -> Callable:
+        """Register a resource (a fixed URI) or a resource template (a URI with ``{variables}``)."""
+        def register(f: Callable) -> Callable:
+            _, doc, context_param = reflect(f, skip=Context, types=False)
+            args = dict(name=name or f.__name__, description=description if description is not None else doc,
+                        mime_type=mime_type, title=title, context_param=context_param)
+            if "{" in uri:
+                self.add(ResourceTemplate(uri, f, **args, lister=list, completers=dict(complete or {})))
+            else:
+                self.add(Resource(uri, f, **args))
+            return f
+        return register
+
+    def prompt(self, fn: Callable | None = None, /, *, name: str | None = None, description: str | None = None,
+               title: str | None = None, complete: dict[str, Completer] | None = None) -> Any:
+        """Register a prompt; its parameters become the prompt's (string) arguments."""
+        def register(f: Callable) -> Callable:
+            doc, notes = parse_docstring(f)
+            arguments, choices, context_param = catalogue.prompt_arguments(f, notes, Context)
+            self.add(Prompt(name or f.__name__, f, description if description is not None else doc, arguments,
+                            title, context_param, choices, {**choices, **(complete or {})}))
+            return f
+        return register(fn) if fn is not None else register
+
+    def add(self, item: Tool | Resource | ResourceTemplate | Prompt) -> None:
+        """Add (or replace) one catalogue entry; connected clients hear ``list_changed``."""
+        if isinstance(item, Tool):
+            self.tools[item.name] = item
+        elif isinstance(item, Resource):
+            self.resources[item.uri] = item
+        elif isinstance(item, ResourceTemplate):
+            self.templates = [t for t in self.templates if t.uri_template != item.uri_template] + [item]
+        else:
+            self.prompts[item.name] = item
+        self.changed(_kind(item))
+
+    def remove(self, kind: str, key: str) -> None:
+        """Remove a tool, prompt (by name) or resource (by URI); connected clients hear ``list_changed``."""
+        {"tools": self.tools, "prompts": self.prompts, "resources": self.resources}[kind].pop(key, None)
+        self.changed(kind)
+
+    # --- talking to connected clients ---------------------------------------------------------------
+
+    def connect(self, peer: Peer, era: Era = "legacy") -> Connection:
+        """A new connection; the runner keeps it for as long as the client is there."""
+        connection = Connection(peer, era)
+        self.connections.add(connection)
+        return connection
+
+    def changed(self, kind: str) -> None:
+        """Tell every ready client that the tools, resources or prompts list changed."""
+        for conn in list(self.connections):
+            if conn.phase == "ready" and kind in conn.server_capabilities:
+                conn.peer.post(Notification(f"notifications/{kind}/list_changed"))
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell clients subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
+        for conn in list(self.connections):
+            if uri in conn.subscriptions:
+                conn.peer.post(Notification("notifications/resources/updated", {"uri": uri}))
+
+    def capabilities(self, version: str) -> dict[str, Any]:
+        """The server capabilities: only what this server really offers, in ``version``'s vocabulary."""
+        caps: dict[str, Any] = {}
+        if self.completions_offered() and at_least(version, "2025-03-26"):
+            caps["completions"] = {}
+        if self.logging:
+            caps["logging"] = {}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        return caps
+
+    def completions_offered(self) -> bool:
+        return any(p.completers for p in self.prompts.values()) or any(t.completers for t in self.templates)
+
+    # --- handle --------------------------------------------------------------------------------------
+
+    async def handle(self, message: Message, conn: Connection) -> Response | ErrorResponse | None:
+        """Answer one decoded message: a reply for a request, ``None`` for anything else.
+
+        >>> await server.handle(Request(1, "ping"), conn)
+        Response(id=1, result={})
+        """
+        if isinstance(message, Notification):
+            self._notification(message, conn)
+            return None
+        if not isinstance(message, Request):
+            return None  # a response to one of our requests: the runner matches those by id
+        try:
+            return Response(message.id, await self._request(message, conn))
+        except JSONRPCError as exc:
+            return ErrorResponse(message.id, exc.code, exc.message, exc.data)
+        except Exception as exc:  # a bug in a handler must not kill the connection
+            log.exception("%s failed", message.method)
+            return ErrorResponse(message.id, InternalError.code, f"{message.method} failed: {type(exc).__name__}: {exc}")
+
+    async def handle_batch(self, batch: list, conn: Connection) -> list[Response | ErrorResponse] | None:
+        """Answer a JSON-RPC batch (allowed only in MCP 2025-03-26): the replies, in order, or None.
+
+        Elements are decoded messages or the errors decoding them (``jsonrpc.decode(allow_batch=True)``).
+        """
+        replies: list[Response | ErrorResponse] = []
+        for item in batch:
+            if isinstance(item, JSONRPCError):
+                replies.append(ErrorResponse(item.request_id, item.code, item.message, item.data))
+            elif isinstance(item, Request) and item.method == "initialize":
+                replies.append(ErrorResponse(item.id, InvalidRequest.code,
+                                             "initialize must not be part of a JSON-RPC batch (MCP 2025-03-26)"))
+            elif (reply := await self.handle(item, conn)) is not None:
+                replies.append(reply)
+        return replies or None
+
+    async def _request(self, request: Request, conn: Connection) -> Any:
+        method = request.method
+        # A message with an "id" is a request, whatever its method is called (JSON-RPC 2.0 §4). So
+        # "notifications/initialized" sent with an id asks for a method no server has: -32601, and the
+        # handshake stays incomplete. Treating it as the notification would hide the client's bug.
+        if method not in REQUESTS:
+            hint = " (it is a notification: send it without an \"id\")" if method.startswith("notifications/") else ""
+            raise MethodNotFound(f"no method {method!r}{hint}; this server answers: {', '.join(self._methods())}")
+        handler, capability = REQUESTS[method]
+        if capability and not self._offers(capability):
+            raise MethodNotFound(f"{method} belongs to the {capability!r} capability, which this server does not "
+                                 f"offer (it offers: {', '.join(self.capabilities(LATEST_LEGACY)) or 'nothing'})")
+        if conn.phase == "new" and method not in BEFORE_INITIALIZE:
+            raise InvalidRequest(f"expected initialize first: {method} is not allowed before the initialize "
+                                 f"handshake (only ping is)")
+        if method == "initialize" and conn.phase != "new":
+            raise InvalidRequest(f"initialize was already answered on this connection (version {conn.version}); "
+                                 f"a connection is initialized once")
+        params = request.params if request.params is not None else {}
+        if not isinstance(params, dict):
+            raise InvalidParams(f"expected \"params\" to be an object for {method}, got an array")
+        return await handler(self, params, conn, request)
+
+    def _methods(self) -> list[str]:
+        return [m for m, (_, cap) in REQUESTS.items() if cap is None or self._offers(cap)]
+
+    def _offers(self, capability: str) -> bool:
+        return capability in self.capabilities(LATEST_LEGACY)
+
+    def _notification(self, note: Notification, conn: Connection) -> None:
+        # Nobody answers a notification, so a wrong one can only be ignored (and logged on stderr):
+        # an "initialized" before initialize was answered, a second one, one we do not know.
+        params = note.params if isinstance(note.params, dict) else {}
+        if note.method == "notifications/initialized":
+            if conn.phase == "initializing":
+                conn.phase = "ready"
+            else:
+                log.warning("ignored notifications/initialized in phase %r", conn.phase)
+        elif note.method == "notifications/cancelled":
+            if "requestId" in params:  # a malformed cancellation SHOULD be ignored (MCP "cancellation")
+                conn.peer.cancel(params["requestId"])
+        elif note.method not in ("notifications/roots/list_changed", "notifications/progress"):
+            log.info("ignored notification %s", note.method)
+
+
+def _kind(item: Any) -> str:
+    return {Tool: "tools", Prompt: "prompts"}.get(type(item), "resources")
