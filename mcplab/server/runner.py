@@ -1,0 +1,83 @@
+"""Start a server from the command line: the flags every bundled server shares, then the right runner.
+
+Theory of operation
+-------------------
+Every bundled server ends with ``run(server)``; this module turns the command line into a transport::
+
+    python servers/weather.py                      stdio (the default): one client, on stdin/stdout
+    python servers/weather.py --http --port 8000   Streamable HTTP at http://127.0.0.1:8000/mcp
+    ... --era dual|legacy|modern                   which protocol generations to speak (default dual)
+
+A server with flags of its own (``files.py --root DIR``) builds on :func:`arguments` and passes the
+parsed namespace to :func:`run`.
+
+Before serving stdio, :func:`run` moves file descriptor 1: MCP messages keep a private duplicate of
+the real stdout, and fd 1 itself is pointed at stderr. A stray ``print()`` in a tool, or a child
+process writing to its stdout, then lands in the log instead of corrupting the message stream.
+
+``--http`` hands over to ``server/http.py``, imported only then (Starlette and uvicorn cost start-up
+time a stdio server should not pay); it calls the same ``Server.handle``. Not here yet: the modern
+era. ``--era modern`` exits with status 2 and says so; ``dual`` serves the legacy handshake for now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Sequence
+
+from mcplab.server.toolkit import Server
+
+NOT_IMPLEMENTED = 2
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    # A fixed width: the default asks shutil for the terminal's, an import that costs every start-up
+    # a few milliseconds only to print --help.
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=100)
+
+
+def arguments(description: str | None = None) -> argparse.ArgumentParser:
+    """The flags every bundled server takes; add your own and pass the result to :func:`run`."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=_HelpFormatter)
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000; 0 picks a free one)")
+    parser.add_argument("--era", choices=("dual", "legacy", "modern"), default="dual",
+                        help="protocol generations to speak (default dual)")
+    parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
+                        help="level of the log on stderr (default warning)")
+    return parser
+
+
+def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None) -> None:
+    """Parse the shared flags (unless given a namespace) and serve until the client goes away."""
+    if not isinstance(args, argparse.Namespace):
+        args = arguments(server.info.get("title") or server.info["name"]).parse_args(args)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format=f"{server.info['name']}: %(levelname)s %(name)s: %(message)s")
+    if args.era == "modern":
+        _not_yet("--era modern (the 2026-07-28 revision)")
+    if args.http:
+        from mcplab.server.http import serve_http  # URL on stderr; exits when a piped stdin closes
+
+        serve_http(server, host=args.host, port=args.port, era=args.era)
+        return
+    import asyncio
+
+    from mcplab.server.stdio import serve_stdio
+
+    wire = os.dup(1)
+    os.dup2(2, 1)  # from now on fd 1 is stderr: only `wire` reaches the client
+    try:
+        asyncio.run(serve_stdio(server, stdout=wire))
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+
+
+def _not_yet(what: str) -> None:
+    print(f"mcplab: {what} is not implemented yet", file=sys.stderr)
+    raise SystemExit(NOT_IMPLEMENTED)

@@ -1,0 +1,212 @@
+"""The stdio runner: serve one client over stdin/stdout, one JSON-RPC message per line.
+
+Theory of operation
+-------------------
+MCP's stdio transport: the client starts the server as a child process, writes messages to its
+stdin and reads messages from its stdout, one message per line; the server logs on stderr and MUST NOT
+write anything to stdout that is not an MCP message. This module only moves bytes; every decision is
+``Server.handle``'s.
+
+    stdin ──(reader thread)──▶ LineFramer.lines ──▶ decode ──▶ Server.handle ──▶ reply ──▶ stdout
+                                                      │ a response ──▶ wakes the tool that asked the client
+                                                      └ a framing/decoding error ──▶ its error reply
+                                                        (-32700 with "id": null for a line that is not JSON)
+
+* Order: notifications and ``initialize`` are handled inline, in arrival order: they change the
+  connection's state, and everything after them must see that change. Every other request runs as
+  its own task, so a slow tool does not hold up ``ping``; ``notifications/cancelled`` cancels the
+  task, and no response is sent for it.
+* Server→client requests (sampling, elicitation, roots) get ids 1, 2, 3 … and wait for the matching
+  response line (``PendingRequests``).
+* Batches (a JSON array on one line) are decoded only in a session that negotiated 2025-03-26, the one
+  revision that has them; elsewhere an array is refused with -32600.
+* End: when stdin reaches EOF the client is gone (or killed: a SIGKILLed notebook kernel closes its end
+  of the pipe too). Requests still running get :data:`EOF_GRACE` seconds to answer, so that
+  ``printf ... | python servers/weather.py`` prints its replies; then the rest are cancelled and the
+  process exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from typing import Any
+
+from mcplab import jsonrpc
+from mcplab.errors import JSONRPCError, ParseError, RemoteError, RemoteProtocolError, TransportError
+from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
+from mcplab.server.toolkit import Server
+from mcplab.versions import allows_batches
+
+log = logging.getLogger("mcplab.server.stdio")
+
+EOF_GRACE = 0.5  # seconds running requests get to finish after stdin closes
+CHUNK = 1 << 16
+
+
+class StdioSession:
+    """One client on a pair of file descriptors; implements the toolkit's ``Peer``."""
+
+    def __init__(self, server: Server, out_fd: int) -> None:
+        self.server = server
+        self.out_fd = out_fd
+        self.tasks: dict[RequestId, asyncio.Task] = {}
+        self.pending = jsonrpc.PendingRequests()
+        self.next_id = jsonrpc.IdAllocator()
+        self.closing = False
+        self.broken = False  # stdout is gone: nobody reads our replies any more
+        self.connection = server.connect(self)
+
+    # --- Peer: the way back to the client -----------------------------------------------------------
+
+    def post(self, message: Message, *, related_to: RequestId | None = None) -> None:
+        self._write(message)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      related_to: RequestId | None = None) -> Any:
+        if self.closing:
+            raise TransportError(f"cannot send {method}: the client closed stdin")
+        request_id = self.next_id()
+        waiter = asyncio.get_running_loop().create_future()
+        self.pending.add(request_id, waiter)
+        self._write(Request(request_id, method, params))
+        try:
+            reply = await waiter
+        finally:
+            self.pending.discard(request_id)
+        if isinstance(reply, ErrorResponse):
+            raise RemoteError(reply.code, reply.message, reply.data, method=method)
+        return reply.result
+
+    def cancel(self, request_id: RequestId) -> None:
+        task = self.tasks.get(request_id)
+        if task is not None:
+            task.cancel()
+
+    # --- incoming ------------------------------------------------------------------------------------
+
+    def decode(self, line: bytes | ParseError) -> Message | JSONRPCError | list:
+        """One framed line → a message, a batch (only once 2025-03-26 is negotiated), or the error."""
+        if isinstance(line, ParseError):
+            return line
+        try:
+            return jsonrpc.decode(line, allow_batch=allows_batches(self.connection.version or "2024-11-05"))
+        except JSONRPCError as exc:
+            return exc
+
+    async def receive(self, item: Message | JSONRPCError | list) -> None:
+        """Act on one decoded line (or the error decoding it)."""
+        if isinstance(item, list):
+            self._receive_batch(item)
+        elif isinstance(item, JSONRPCError):
+            self._write(jsonrpc.error_response(item))
+        elif isinstance(item, (Response, ErrorResponse)):
+            self._resolve(item)
+        elif isinstance(item, Notification) or item.method == "initialize":
+            reply = await self.server.handle(item, self.connection)
+            if reply is not None:
+                self._write(reply)
+        elif item.id in self.tasks:
+            self._write(ErrorResponse(item.id, jsonrpc.INVALID_REQUEST,
+                                      f"expected a fresh request id: {item.id!r} belongs to a request still running"))
+        else:
+            self.tasks[item.id] = asyncio.get_running_loop().create_task(self._answer(item))
+
+    def _resolve(self, response: Response | ErrorResponse) -> None:
+        """Wake the tool waiting for this response to one of our requests."""
+        try:
+            waiter = self.pending.resolve(response)
+        except RemoteProtocolError as exc:
+            log.warning("%s", exc)
+            return
+        if not waiter.done():
+            waiter.set_result(response)
+
+    def _receive_batch(self, batch: list) -> None:
+        for response in [m for m in batch if isinstance(m, (Response, ErrorResponse))]:
+            self._resolve(response)
+        rest = [m for m in batch if not isinstance(m, (Response, ErrorResponse))]
+        if rest:  # a batch is answered as one line, so it runs as one task (its members are not cancellable)
+            key = ("batch", id(batch))
+            self.tasks[key] = asyncio.get_running_loop().create_task(self._answer_batch(key, rest))
+
+    async def _answer_batch(self, key: Any, batch: list) -> None:
+        try:
+            replies = await self.server.handle_batch(batch, self.connection)
+        except asyncio.CancelledError:
+            return
+        finally:
+            self.tasks.pop(key, None)
+        if replies:
+            self._write(replies)
+
+    async def _answer(self, request: Request) -> None:
+        try:
+            reply = await self.server.handle(request, self.connection)
+        except asyncio.CancelledError:
+            return  # the client cancelled it (it expects no response), or we are shutting down
+        finally:
+            self.tasks.pop(request.id, None)
+        if reply is not None:
+            self._write(reply)
+
+    # --- outgoing ------------------------------------------------------------------------------------
+
+    def _write(self, message: Message | list[Message]) -> None:
+        if self.broken:
+            return
+        data = memoryview((jsonrpc.encode(message) + "\n").encode("utf-8"))
+        try:
+            while data:
+                data = data[os.write(self.out_fd, data):]
+        except OSError as exc:  # BrokenPipeError: the client closed our stdout
+            log.warning("stdout closed (%s); dropping further replies", exc)
+            self.broken = True
+
+    async def close(self) -> None:
+        """stdin ended: let running requests finish briefly, then cancel the rest."""
+        self.closing = True
+        for request_id in list(self.pending):
+            waiter = self.pending.discard(request_id)
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(TransportError("the client closed stdin before answering"))
+        running = list(self.tasks.values())
+        if running:
+            _, late = await asyncio.wait(running, timeout=EOF_GRACE)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
+
+def _read_stdin(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
+    # Why a thread: asyncio can watch stdin only after making it non-blocking, and that flag is shared
+    # with whoever else holds the same file (the shell, when a student runs the server in a terminal).
+    # A plain blocking read in a thread works for a pipe, a file or a terminal alike.
+    while True:
+        try:
+            data = os.read(fd, CHUNK)
+        except OSError:
+            data = b""
+        try:
+            loop.call_soon_threadsafe(chunks.put_nowait, data)
+        except RuntimeError:  # the event loop is gone: the server already stopped
+            return
+        if not data:
+            return
+
+
+async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1) -> None:
+    """Serve one client on file descriptors ``stdin``/``stdout`` until stdin reaches EOF."""
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+    threading.Thread(target=_read_stdin, args=(stdin, loop, chunks), name="mcplab-stdin", daemon=True).start()
+    session = StdioSession(server, stdout)
+    framer = jsonrpc.LineFramer()
+    while data := await chunks.get():
+        for line in framer.lines(data):
+            await session.receive(session.decode(line))
+    if framer.pending:
+        log.warning("stdin ended inside a message (%d bytes without a newline); ignored", framer.pending)
+    await session.close()

@@ -1,0 +1,356 @@
+"""The bundled servers over a real stdio pipe, spoken to in raw framed JSON (no client library).
+
+Every line a server writes is validated against the official schema of the negotiated revision
+(tests/server_helpers.RawServer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mcplab.versions import LEGACY_VERSIONS
+
+from server_helpers import ROOT, RawServer, server_argv
+
+pytestmark = pytest.mark.subprocess
+
+SAMPLING_ANSWER = {"role": "assistant", "content": {"type": "text", "text": "a test reply"}, "model": "test-model",
+                   "stopReason": "endTurn"}
+ANSWERS = {"sampling/createMessage": lambda params: SAMPLING_ANSWER,
+           "elicitation/create": lambda params: {"action": "accept",
+                                                 "content": {"username": "ada", "email": "ada@example.org"}},
+           "roots/list": lambda params: {"roots": []}}
+CLIENT_CAPABILITIES = {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
+
+# What to call each tool and prompt with; a tool or prompt missing here fails the test.
+ARGUMENTS = {
+    "weather": {"get_weather": {"city": "Beijing", "units": "imperial"}, "get_forecast": {"city": "Seattle", "days": 7},
+                "weather_report": {"city": "Tokyo", "style": "detailed"}},
+    "files": {"read_file": {"path": "logo.png"}, "list_directory": {"path": "src"}, "search_files": {"pattern": "*.md"},
+              "get_file_info": {"path": "data.json"}, "summarize_file": {"path": "notes.md"},
+              "review_code": {"path": "src/greet.py", "focus": "bugs"}},
+    "conformance": {"test_simple_text": {}, "test_image_content": {}, "test_audio_content": {},
+                    "test_embedded_resource": {}, "test_multiple_content_types": {}, "test_error_handling": {},
+                    "test_tool_with_progress": {}, "test_tool_with_logging": {},
+                    "test_sampling": {"prompt": "Say hi"}, "test_elicitation": {"message": "Who are you?"},
+                    "test_elicitation_sep1034_defaults": {}, "test_elicitation_sep1330_enums": {},
+                    "json_schema_2020_12_tool": {"name": "Ada", "contactMethod": "email", "email": "ada@example.org"},
+                    "test_simple_prompt": {}, "test_prompt_with_arguments": {"arg1": "hello", "arg2": "world"},
+                    "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
+                    "test_prompt_with_image": {}},
+}
+TEMPLATE_URI = {"weather": "weather://city/Tokyo", "files": "file:///src/greet.py",
+                "conformance": "test://template/123/data"}
+EXPECTED_TOOL_ERRORS = {  # (server, tool) → the first revision where the call succeeds
+    ("conformance", "test_error_handling"): None,
+    ("conformance", "test_audio_content"): "2025-03-26",
+    ("conformance", "test_elicitation"): "2025-06-18",
+    ("conformance", "test_elicitation_sep1034_defaults"): "2025-11-25",
+    ("conformance", "test_elicitation_sep1330_enums"): "2025-11-25",
+}
+
+
+def walk(server: RawServer, method: str, key: str) -> list:
+    items, cursor = [], None
+    while True:
+        page = server.result(method, {"cursor": cursor} if cursor else {})
+        items += page[key]
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return items
+
+
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
+@pytest.mark.parametrize("name", ["weather", "files", "conformance"])
+def test_every_method_at_every_version(name: str, version: str) -> None:
+    from mcplab.versions import at_least
+
+    with RawServer(server_argv(name), version=version, answers=ANSWERS) as server:
+        assert server.result("ping") == {}  # allowed before initialize
+        info = server.initialize(version, CLIENT_CAPABILITIES)
+        assert info["protocolVersion"] == version
+        assert server.result("ping") == {}
+        assert server.result("logging/setLevel", {"level": "debug"}) == {}
+
+        for tool in walk(server, "tools/list", "tools"):
+            arguments = ARGUMENTS[name][tool["name"]]
+            result = server.result("tools/call", {"name": tool["name"], "arguments": arguments,
+                                                  "_meta": {"progressToken": f"p-{tool['name']}"}})
+            since = EXPECTED_TOOL_ERRORS.get((name, tool["name"]), "2024-11-05")
+            assert result["isError"] is (since is None or not at_least(version, since)), result
+
+        resources = walk(server, "resources/list", "resources")
+        assert resources
+        for resource in resources:
+            assert server.result("resources/read", {"uri": resource["uri"]})["contents"]
+        templates = walk(server, "resources/templates/list", "resourceTemplates")
+        assert [t for t in templates if "{" in t["uriTemplate"]]
+        contents = server.result("resources/read", {"uri": TEMPLATE_URI[name]})["contents"]
+        assert contents[0]["uri"] == TEMPLATE_URI[name]
+        missing = server.request("resources/read", {"uri": TEMPLATE_URI[name].split(":")[0] + "://no/such/thing"})
+        assert missing["error"]["code"] in (-32002, -32602)
+        assert server.result("resources/subscribe", {"uri": resources[0]["uri"]}) == {}
+        assert server.result("resources/unsubscribe", {"uri": resources[0]["uri"]}) == {}
+
+        prompts = walk(server, "prompts/list", "prompts")
+        for prompt in prompts:
+            result = server.result("prompts/get", {"name": prompt["name"], "arguments": ARGUMENTS[name][prompt["name"]]})
+            assert result["messages"]
+        with_arguments = next(p for p in prompts if p.get("arguments"))
+        completion = server.result("completion/complete", {
+            "ref": {"type": "ref/prompt", "name": with_arguments["name"]},
+            "argument": {"name": with_arguments["arguments"][0]["name"], "value": ""}})
+        assert completion["completion"]["values"]
+
+        server.notify("notifications/cancelled", {"requestId": 123456, "reason": "nothing to cancel"})
+        assert server.result("ping") == {}
+        assert server.close() == 0
+        assert not [line for line in server.stderr if line and b"Traceback" in line]
+
+
+def test_conformance_tools_send_progress_logs_and_client_requests() -> None:
+    with RawServer(server_argv("conformance"), version="2025-11-25", answers=ANSWERS) as server:
+        server.initialize("2025-11-25", CLIENT_CAPABILITIES)
+        server.result("logging/setLevel", {"level": "debug"})
+        server.result("tools/call", {"name": "test_tool_with_progress", "_meta": {"progressToken": "progress-test-1"}})
+        progress = [n["params"] for n in server.notifications if n["method"] == "notifications/progress"]
+        assert [(p["progressToken"], p["progress"], p["total"]) for p in progress] == [
+            ("progress-test-1", 0, 100), ("progress-test-1", 50, 100), ("progress-test-1", 100, 100)]
+        server.result("tools/call", {"name": "test_tool_with_logging", "arguments": {}})
+        logs = [n["params"] for n in server.notifications if n["method"] == "notifications/message"]
+        assert [(log["level"], log["data"]) for log in logs] == [
+            ("info", "Tool execution started"), ("info", "Tool processing data"), ("info", "Tool execution completed")]
+        answer = server.result("tools/call", {"name": "test_sampling", "arguments": {"prompt": "Test prompt"}})
+        assert answer["content"][0]["text"] == "LLM response: a test reply"
+        sampling = server.server_requests[-1]
+        assert sampling["method"] == "sampling/createMessage"
+        assert sampling["params"] == {"messages": [{"role": "user", "content": {"type": "text", "text": "Test prompt"}}],
+                                      "maxTokens": 100}
+        server.result("tools/call", {"name": "test_elicitation_sep1330_enums"})
+        schema = server.server_requests[-1]["params"]["requestedSchema"]["properties"]
+        assert set(schema) == {"untitledSingle", "titledSingle", "legacyEnum", "untitledMulti", "titledMulti"}
+
+
+# --- bad input: each gets its error, and the server still answers ping afterwards -----------------------
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def line(obj: object) -> bytes:
+    return json.dumps(obj, ensure_ascii=False).encode() + b"\n"
+
+
+BAD_INPUT = [  # (case, initialize first?, bytes to send, expected error code, expected id, words in the message)
+    ("malformed JSON", True, b'{"jsonrpc": "2.0", "id": 7, "method": \n', -32700, None, "does not parse"),
+    ("random bytes", True, bytes(range(128, 256)) + b"\x00\xff\xfe" + b"\n", -32700, None, "UTF-8"),
+    ("a 5 MiB line", True, b'{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"' + b"x" * (5 << 20) + b'"}}\n',
+     -32700, None, "at most"),
+    ("an unknown method", True, line({"jsonrpc": "2.0", "id": 9, "method": "tools/execute"}), -32601, 9, "tools/call"),
+    ("wrong argument types", True, line({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+                                         "params": {"name": "get_forecast", "arguments": {"city": 7, "days": "two"}}}),
+     -32602, 10, "is not of type"),
+    ("arguments that are not an object", True, line({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+                                                      "params": {"name": "get_weather", "arguments": ["Beijing"]}}),
+     -32602, 11, "params.arguments"),
+    ("an unknown tool", True, line({"jsonrpc": "2.0", "id": 12, "method": "tools/call",
+                                    "params": {"name": "get_rain", "arguments": {}}}), -32602, 12, "Unknown tool"),
+    ("a request before initialize", False, line({"jsonrpc": "2.0", "id": 13, "method": "tools/list"}),
+     -32600, 13, "initialize first"),
+    ("a second initialize", True, line({**INIT, "id": 14}), -32600, 14, "already"),
+    ("a notification sent with an id", True, line({"jsonrpc": "2.0", "id": 15, "method": "notifications/initialized"}),
+     -32601, 15, "without an \"id\""),
+    ("a null id", True, line({"jsonrpc": "2.0", "id": None, "method": "ping"}), -32600, None, "null"),
+    ("the wrong jsonrpc version", True, line({"jsonrpc": "1.0", "id": 16, "method": "ping"}), -32600, 16, "2.0"),
+    ("a JSON array", True, line([{"jsonrpc": "2.0", "id": 17, "method": "ping"}]), -32600, None, "array"),
+    ("params that are a string", True, b'{"jsonrpc":"2.0","id":18,"method":"ping","params":"x"}\n', -32600, 18, "params"),
+]
+
+
+@pytest.mark.parametrize("case, initialize, data, code, error_id, words", BAD_INPUT, ids=[c[0] for c in BAD_INPUT])
+def test_bad_input_gets_its_error_and_the_server_keeps_serving(case: str, initialize: bool, data: bytes, code: int,
+                                                               error_id: object, words: str) -> None:
+    with RawServer(server_argv("weather"), version="2025-06-18") as server:
+        if initialize:
+            server.send(INIT)
+            server.response(1)
+            server.notify("notifications/initialized")
+        server.send_raw(data)
+        reply = server.recv()
+        assert reply["id"] == error_id and reply["error"]["code"] == code, reply
+        assert words in reply["error"]["message"], reply["error"]["message"]
+        assert server.result("ping") == {}
+        assert server.close() == 0
+
+
+def test_batches_are_answered_in_a_2025_03_26_session_only() -> None:
+    ping = {"jsonrpc": "2.0", "method": "ping"}
+    with RawServer(server_argv("weather"), version="2025-03-26") as server:
+        server.initialize("2025-03-26")
+        batch = [{**ping, "id": "a"}, {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+                 {"jsonrpc": "2.0", "id": "b", "method": "tools/list"}, {"jsonrpc": "2.0", "id": "c"},
+                 {**INIT, "id": "d"}]
+        for element in batch:
+            if "method" in element and "id" in element:
+                server.sent_methods[element["id"]] = element["method"]
+        server.send_raw(line(batch))
+        replies = server.recv()
+        assert [(r["id"], "result" in r) for r in replies] == [("a", True), ("b", True), ("c", False), ("d", False)]
+        assert "batch" in replies[3]["error"]["message"]
+        server.send_raw(line([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]))
+        assert server.result("ping") == {}  # an all-notification batch gets no reply at all
+        server.send_raw(b"[]\n")
+        assert server.recv()["error"]["code"] == -32600
+    with RawServer(server_argv("weather"), version="2025-06-18") as server:
+        server.initialize("2025-06-18")
+        server.send_raw(line([{**ping, "id": 1}]))
+        assert server.recv()["error"]["code"] == -32600
+
+
+def test_a_line_ending_mid_message_at_eof_is_dropped_quietly() -> None:
+    with RawServer(server_argv("weather")) as server:
+        server.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"pi')
+        assert server.close() == 0
+        assert b"inside a message" in b"".join(l for l in server.stderr if l)
+
+
+# --- concurrency, cancellation, output discipline -------------------------------------------------------
+
+def test_a_slow_tool_does_not_block_ping() -> None:
+    with RawServer(server_argv("conformance"), version="2025-06-18") as server:
+        server.initialize("2025-06-18")
+        server.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": {"name": "test_tool_with_logging"}})
+        server.send({"jsonrpc": "2.0", "id": "quick", "method": "ping"})
+        order = [m["id"] for m in (server.recv(), server.recv(), server.recv(), server.recv(), server.recv())
+                 if "id" in m]
+        assert order[0] == "quick"
+
+
+def test_a_cancelled_request_gets_no_response() -> None:
+    with RawServer(server_argv("conformance"), version="2025-06-18") as server:
+        server.initialize("2025-06-18")
+        server.send({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": "test_tool_with_logging"}})
+        server.notify("notifications/cancelled", {"requestId": 50, "reason": "changed my mind"})
+        assert server.result("ping") == {}
+        time.sleep(0.3)  # the tool would have finished by now
+        assert server.result("ping") == {}
+        server.close()
+        leftovers = []
+        while not server.lines.empty():
+            item = server.lines.get()
+            if item:
+                leftovers.append(json.loads(item))
+        assert not [m for m in leftovers if m.get("id") == 50]
+
+
+def test_print_in_a_tool_goes_to_stderr_not_to_the_client(tmp_path) -> None:
+    script = tmp_path / "noisy.py"
+    script.write_text("from mcplab.server import Server, run\n"
+                      "server = Server('noisy')\n"
+                      "@server.tool\n"
+                      "def shout() -> str:\n"
+                      "    print('this is not an MCP message')\n"
+                      "    return 'done'\n"
+                      "run(server)\n")
+    with RawServer([sys.executable, str(script)], version="2025-06-18") as server:
+        server.initialize("2025-06-18")
+        assert server.result("tools/call", {"name": "shout"})["content"][0]["text"] == "done"
+        server.close()
+        assert b"this is not an MCP message" in b"".join(l for l in server.stderr if l)
+
+
+# --- starting and stopping ---------------------------------------------------------------------------
+
+def test_piped_requests_are_all_answered_before_the_server_exits() -> None:
+    data = line(INIT) + line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + \
+        line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get_weather",
+                                                                           "arguments": {"city": "北京"}}})
+    done = subprocess.run(server_argv("weather"), input=data, capture_output=True, timeout=10, cwd=ROOT)
+    replies = [json.loads(l) for l in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[1]["result"]["content"][0]["text"].startswith("Beijing: sunny (晴), 12 °C")
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_the_server_exits_within_a_second_of_stdin_closing(busy: bool) -> None:
+    with RawServer(server_argv("conformance")) as server:
+        server.initialize("2025-06-18")
+        if busy:
+            server.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "test_tool_with_logging"}})
+        started = time.monotonic()
+        assert server.close(timeout=2) == 0
+        assert time.monotonic() - started < 1.0
+
+
+def test_twenty_starts_and_stops_leave_no_process_behind() -> None:
+    pids = []
+    for _ in range(20):
+        server = RawServer(server_argv("weather"))
+        server.initialize("2025-06-18")
+        pids.append(server.process.pid)
+        assert server.close(timeout=2) == 0
+    assert not [pid for pid in pids if alive(pid)]
+
+
+def test_a_server_whose_parent_is_killed_exits_by_itself() -> None:
+    # The parent starts the server with a pipe it holds, prints the server's pid, and waits forever;
+    # SIGKILL (what nbval does to a kernel) closes the pipe, and the server sees EOF.
+    parent_code = ("import subprocess, sys, time\n"
+                   f"p = subprocess.Popen({server_argv('weather')!r}, stdin=subprocess.PIPE, "
+                   "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+                   "print(p.pid, flush=True)\n"
+                   "time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", parent_code], stdout=subprocess.PIPE, cwd=ROOT)
+    child = int(parent.stdout.readline())
+    time.sleep(0.3)  # let the server start reading
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        if not alive(child):
+            return
+        time.sleep(0.02)
+    os.kill(child, signal.SIGKILL)
+    pytest.fail("the server outlived its parent by 3 s")
+
+
+def alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie waiting for an orphan-reaping init to collect it."""
+    if not os.path.isdir("/proc"):
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("name", ["weather", "files", "conformance"])
+def test_mcplab_serve_starts_each_bundled_server(name: str) -> None:
+    with RawServer([sys.executable, "-m", "mcplab.cli", "serve", name], version="2025-11-25") as server:
+        assert server.initialize("2025-11-25")["serverInfo"]["name"] in (name, "mcplab-conformance")
+        assert server.result("tools/list")["tools"]
+        assert server.close() == 0
+
+
+def test_the_modern_era_is_not_built_yet_and_says_so() -> None:
+    done = subprocess.run(server_argv("weather", "--era", "modern"), capture_output=True, text=True, timeout=10,
+                          cwd=ROOT)
+    assert done.returncode == 2 and "--era modern" in done.stderr and "not implemented yet" in done.stderr
+
+
+def test_importing_a_server_stays_light_no_jsonschema_until_a_tool_call() -> None:
+    code = ("import sys; sys.path.insert(0, 'servers'); import weather, files, conformance; "
+            "print(sorted({'jsonschema', 'anyio', 'httpx'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out.strip() == "[]"
