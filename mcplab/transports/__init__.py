@@ -1,0 +1,6 @@
+"""Transports: how whole JSON-RPC messages reach one server and come back.
+
+``base.Transport`` is the shape every transport has; ``stdio`` spawns the server as a child
+process; ``http`` speaks Streamable HTTP; ``memory`` connects to a function in the same process
+(for tests and labs). Each module is imported only when used, so ``import mcplab`` stays fast.
+"""

@@ -1,0 +1,257 @@
+"""The legacy lifecycle, client side: the ``initialize`` handshake as a small state table. Sans-IO.
+
+Theory of operation
+-------------------
+A legacy connection (revisions 2024-11-05 … 2025-11-25, spec "basic/lifecycle") opens in three steps:
+
+    client → {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",
+              "capabilities":{},"clientInfo":{"name":"mcplab","version":"0.1.0"}}}
+    server → {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25",
+              "capabilities":{"tools":{}},"serverInfo":{"name":"weather","version":"1.0"}}}
+    client → {"jsonrpc":"2.0","method":"notifications/initialized"}
+
+after which the negotiated version and both sides' capabilities hold for the whole session.
+:class:`LegacyLifecycle` keeps that session. Like h11's ``_state.py`` it never touches a pipe:
+the client asks it for the messages to send (:meth:`~LegacyLifecycle.initialize_request`,
+:meth:`~LegacyLifecycle.initialized_notification`), hands it the server's answer
+(:meth:`~LegacyLifecycle.accept_initialize`), and asks it to :meth:`~LegacyLifecycle.prepare`
+every later request. Every legal move is one row of :data:`TRANSITIONS`; any other move raises
+:class:`~mcplab.errors.LocalProtocolError` naming the role, the state and the event.
+
+Checks made on the server's answer: the version must be one this client speaks (the spec says a
+client that cannot speak the answered version SHOULD disconnect: :class:`UnsupportedVersion`
+names both), and the declared capabilities are kept so that a request for a feature the server
+never declared fails here, before anything is sent (:func:`required_capability`).
+
+The seam for the modern era (2026-07-28, a later issue): a lifecycle object decides how each
+request is *stamped*. Legacy stamping adds nothing, because the session remembers what
+``initialize`` agreed; a modern lifecycle will put the version, client info and capabilities
+into every request's ``params._meta`` in :meth:`prepare` and open with ``server/discover``
+instead of ``initialize``. The client only ever calls the methods below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcplab.errors import LocalProtocolError, RemoteError, RemoteProtocolError
+from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
+from mcplab.versions import LATEST_LEGACY, LEGACY_VERSIONS, at_least
+
+__all__ = [
+    "INITIALIZE", "INITIALIZED", "PING", "CANCELLED", "TRANSITIONS", "CLIENT_INFO",
+    "LegacyLifecycle", "UnsupportedVersion", "initialize_request", "check_initialize_result",
+    "required_capability", "client_capabilities",
+]
+
+INITIALIZE = "initialize"
+INITIALIZED = "notifications/initialized"
+PING = "ping"
+CANCELLED = "notifications/cancelled"
+CLIENT_INFO = {"name": "mcplab", "version": "0.1.0"}
+
+# --- states and events -------------------------------------------------------------------------
+IDLE = "idle"                              # nothing sent yet
+AWAITING_RESULT = "awaiting-result"        # initialize sent, no answer yet
+ACCEPTED = "accepted"                      # the answer checked out; initialized not sent yet
+OPERATING = "operating"                    # the session is open
+CLOSED = "closed"
+
+SEND_INITIALIZE = "send initialize"
+RECEIVE_RESULT = "receive initialize result"
+RECEIVE_ERROR = "receive initialize error"
+SEND_INITIALIZED = "send notifications/initialized"
+SEND_PING = "send ping"
+SEND_REQUEST = "send request"
+SEND_NOTIFICATION = "send notification"
+SEND_RESPONSE = "send response"
+CLOSE = "close"
+
+#: (state, event) → next state: every legal move of the client, and nothing else.
+TRANSITIONS: dict[tuple[str, str], str] = {
+    (IDLE, SEND_INITIALIZE): AWAITING_RESULT,
+    # "The client SHOULD NOT send requests other than pings before the server has
+    # responded to the initialize request"; a ping from the server must be answered.
+    (AWAITING_RESULT, SEND_PING): AWAITING_RESULT,
+    (AWAITING_RESULT, SEND_RESPONSE): AWAITING_RESULT,
+    (AWAITING_RESULT, RECEIVE_RESULT): ACCEPTED,
+    (AWAITING_RESULT, RECEIVE_ERROR): CLOSED,
+    (ACCEPTED, SEND_INITIALIZED): OPERATING,
+    (ACCEPTED, SEND_RESPONSE): ACCEPTED,
+    (OPERATING, SEND_PING): OPERATING,
+    (OPERATING, SEND_REQUEST): OPERATING,
+    (OPERATING, SEND_NOTIFICATION): OPERATING,
+    (OPERATING, SEND_RESPONSE): OPERATING,
+    **{(state, CLOSE): CLOSED for state in (IDLE, AWAITING_RESULT, ACCEPTED, OPERATING, CLOSED)},
+}
+
+#: The server capability each client request needs: (capability, sub-capability or None).
+#: completion/complete has a capability from 2025-03-26 on; 2024-11-05 declared none for it.
+REQUIRED_CAPABILITY: dict[str, tuple[str, str | None]] = {
+    "tools/list": ("tools", None), "tools/call": ("tools", None),
+    "resources/list": ("resources", None), "resources/templates/list": ("resources", None),
+    "resources/read": ("resources", None),
+    "resources/subscribe": ("resources", "subscribe"), "resources/unsubscribe": ("resources", "subscribe"),
+    "prompts/list": ("prompts", None), "prompts/get": ("prompts", None),
+    "completion/complete": ("completions", None),
+    "logging/setLevel": ("logging", None),
+}
+
+
+class UnsupportedVersion(RemoteProtocolError):
+    """The server answered ``initialize`` with a protocol version this client does not speak."""
+
+    def __init__(self, requested: str, answered: Any, supported: tuple[str, ...] = LEGACY_VERSIONS) -> None:
+        super().__init__(f"asked the server for protocol version {requested}, it answered {answered!r}, "
+                         f"which this client does not speak (it speaks {', '.join(supported)}); "
+                         f"the spec says to disconnect")
+        self.requested, self.answered, self.supported = requested, answered, supported
+
+
+def client_capabilities(*, sampling: bool = False, elicitation: bool = False, roots: bool = False,
+                        version: str = LATEST_LEGACY) -> dict[str, Any]:
+    """The ``capabilities`` object a client declares: only what it has a handler for."""
+    capabilities: dict[str, Any] = {}
+    if roots:
+        capabilities["roots"] = {"listChanged": True}
+    if sampling:
+        capabilities["sampling"] = {}
+    if elicitation and at_least(version, "2025-06-18"):  # elicitation arrived in 2025-06-18
+        capabilities["elicitation"] = {}
+    return capabilities
+
+
+def initialize_request(request_id: RequestId, version: str = LATEST_LEGACY, *,
+                       capabilities: dict[str, Any] | None = None,
+                       client_info: dict[str, Any] | None = None) -> Request:
+    """The first message of a legacy connection.
+
+    >>> initialize_request(1, "2024-11-05").params["protocolVersion"]
+    '2024-11-05'
+    """
+    return Request(request_id, INITIALIZE, {
+        "protocolVersion": version,
+        "capabilities": capabilities or {},
+        "clientInfo": client_info or CLIENT_INFO,
+    })
+
+
+def check_initialize_result(result: Any, requested: str,
+                            supported: tuple[str, ...] = LEGACY_VERSIONS) -> dict[str, Any]:
+    """Check the server's ``initialize`` result; return it, or raise naming what is wrong."""
+    if not isinstance(result, dict):
+        raise RemoteProtocolError(f"expected the initialize result to be a JSON object, got {result!r}")
+    for key in ("protocolVersion", "capabilities", "serverInfo"):
+        if key not in result:
+            raise RemoteProtocolError(f"the initialize result has no {key!r}; the spec requires "
+                                      f"protocolVersion, capabilities and serverInfo")
+    if not isinstance(result["capabilities"], dict):
+        raise RemoteProtocolError(f"expected \"capabilities\" to be an object, got {result['capabilities']!r}")
+    if result["protocolVersion"] not in supported:
+        raise UnsupportedVersion(requested, result["protocolVersion"], supported)
+    return result
+
+
+def required_capability(method: str, version: str) -> tuple[str, str | None] | None:
+    """The server capability ``method`` needs under ``version``, or None when it needs none."""
+    if method == "completion/complete" and not at_least(version, "2025-03-26"):
+        return None
+    return REQUIRED_CAPABILITY.get(method)
+
+
+class LegacyLifecycle:
+    """One legacy session, client side: what was asked, what was agreed, what may be sent now."""
+
+    role = "client"
+
+    def __init__(self, version: str = LATEST_LEGACY, *, capabilities: dict[str, Any] | None = None,
+                 client_info: dict[str, Any] | None = None) -> None:
+        if version not in LEGACY_VERSIONS:
+            raise LocalProtocolError(f"this client does not speak protocol version {version!r} with "
+                                     f"initialize; legacy versions are {', '.join(LEGACY_VERSIONS)}")
+        self.requested_version = version
+        self.capabilities = dict(capabilities or {})
+        self.client_info = dict(client_info or CLIENT_INFO)
+        self.state = IDLE
+        self.result: dict[str, Any] | None = None  # the server's initialize result, once accepted
+
+    # --- the state table ---------------------------------------------------------------------
+    def move(self, event: str) -> str:
+        """Take one step of :data:`TRANSITIONS`, or raise naming the role, the state and the event."""
+        try:
+            self.state = TRANSITIONS[(self.state, event)]
+        except KeyError:
+            legal = sorted(e for (s, e) in TRANSITIONS if s == self.state)
+            raise LocalProtocolError(f"{self.role} in state {self.state!r} cannot {event!r}; legal "
+                                     f"here: {', '.join(legal) or 'nothing'}") from None
+        return self.state
+
+    # --- opening -------------------------------------------------------------------------------
+    def initialize_request(self, request_id: RequestId) -> Request:
+        self.move(SEND_INITIALIZE)
+        return initialize_request(request_id, self.requested_version,
+                                  capabilities=self.capabilities, client_info=self.client_info)
+
+    def accept_initialize(self, response: Response | ErrorResponse) -> dict[str, Any]:
+        """Take the server's answer to ``initialize``; raise if it refused or answered wrongly."""
+        if isinstance(response, ErrorResponse):
+            self.move(RECEIVE_ERROR)
+            raise RemoteError(response.code, response.message, response.data, method=INITIALIZE)
+        try:
+            result = check_initialize_result(response.result, self.requested_version)
+        except RemoteProtocolError:
+            self.move(CLOSE)
+            raise
+        self.move(RECEIVE_RESULT)
+        self.result = result
+        return result
+
+    def initialized_notification(self) -> Notification:
+        self.move(SEND_INITIALIZED)
+        return Notification(INITIALIZED)
+
+    # --- operating -----------------------------------------------------------------------------
+    @property
+    def version(self) -> str | None:
+        """The negotiated protocol version (None before the server answered)."""
+        return self.result["protocolVersion"] if self.result else None
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return self.result["capabilities"] if self.result else {}
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        return self.result["serverInfo"] if self.result else {}
+
+    @property
+    def instructions(self) -> str | None:
+        return self.result.get("instructions") if self.result else None
+
+    def prepare(self, method: str, params: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Check that ``method`` may be sent now and stamp its params (legacy: nothing to add)."""
+        if method == PING:
+            self.move(SEND_PING)
+            return params
+        self.move(SEND_REQUEST)
+        need = required_capability(method, self.version or self.requested_version)
+        if need is not None:
+            name, sub = need
+            declared = self.server_capabilities.get(name)
+            if not isinstance(declared, dict):
+                raise LocalProtocolError(f"{method} needs the server capability {name!r}, which this server "
+                                         f"did not declare (it declared: "
+                                         f"{', '.join(self.server_capabilities) or 'nothing'})")
+            if sub is not None and not declared.get(sub):
+                raise LocalProtocolError(f"{method} needs the server capability {name}.{sub}, which this "
+                                         f"server did not declare")
+        return params
+
+    def prepare_notification(self, method: str) -> None:
+        self.move(SEND_NOTIFICATION)
+
+    def prepare_response(self) -> None:
+        self.move(SEND_RESPONSE)
+
+    def close(self) -> None:
+        self.move(CLOSE)

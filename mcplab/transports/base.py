@@ -1,0 +1,50 @@
+"""What the client needs from a transport, as a ``typing.Protocol``.
+
+Theory of operation
+-------------------
+A transport moves whole JSON-RPC messages between the client and one server and records
+every frame, in both directions, in its :class:`~mcplab.trace.Trace` before anything else
+looks at it. It knows nothing about MCP methods, ids or the handshake: that is the client's
+and the lifecycle's business.
+
+The client *pulls*: whoever is waiting for a response calls :meth:`Transport.receive` (see
+``client.py`` for who reads when). So a transport needs no task of its own for the main
+channel, and a connection is not tied to one task group, which is what lets a notebook open
+it in one cell and use it in the next.
+
+``receive`` returns a decoded message, or the :class:`~mcplab.errors.JSONRPCError` that a
+frame which did not decode turned into (the client decides what a bad frame means), and
+raises :class:`~mcplab.errors.TransportError` (for stdio, :class:`~mcplab.errors.ServerExited`)
+once nothing more can arrive. The stdio transport (``stdio.py``) and the Streamable HTTP one
+(a later issue) both fit this shape; ``memory.py`` is an in-process pair for unit tests.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from mcplab.errors import JSONRPCError
+from mcplab.jsonrpc import Message
+from mcplab.trace import Trace
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """A connection to one server that moves whole messages and records every frame."""
+
+    trace: Trace
+
+    async def open(self) -> None:
+        """Connect (for stdio: spawn the server). Called once, before anything is sent."""
+
+    async def send(self, message: Message) -> None:
+        """Encode one message and send it as one frame."""
+
+    async def send_raw(self, line: str) -> None:
+        """Send text exactly as given, as one frame (the labs use it to show raw bytes)."""
+
+    async def receive(self) -> Message | JSONRPCError:
+        """The next message from the server; raises TransportError once the connection is gone."""
+
+    async def close(self) -> None:
+        """Disconnect the way the transport's spec section says; safe to call twice."""

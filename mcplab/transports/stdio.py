@@ -1,0 +1,293 @@
+"""The stdio transport: the server is a child process, one JSON-RPC message per line.
+
+Theory of operation
+-------------------
+Spec "basic/transports", stdio: the client launches the server; the server reads messages from
+its stdin and writes messages to its stdout, one per line, UTF-8, no embedded newline; it MAY
+write logs to stderr, and nothing but MCP messages to stdout.
+
+    client ──stdin──▶ {"jsonrpc":"2.0","id":1,"method":"ping"}\\n      ──▶ server
+    client ◀─stdout── {"jsonrpc":"2.0","id":1,"result":{}}\\n          ◀── server
+    client ◀─stderr── weather server ready\\n                          ◀── (a log line)
+
+We make the three pipes ourselves and keep our ends as raw non-blocking file descriptors, so
+reading is a plain ``os.read`` plus ``anyio.wait_readable`` on asyncio and trio alike, with no
+task running in the background. ``jsonrpc.LineFramer`` cuts stdout into lines; every line, and
+every line the server writes to stderr, is recorded in :attr:`StdioTransport.trace` first.
+
+stderr is drained whenever stdout is read, before the stdout lines are recorded (so a log line
+the server wrote before its reply appears before the reply), and at least every
+:data:`STDERR_POLL` seconds while a reader waits, so a chatty server never blocks on a full pipe.
+
+When stdout ends, :meth:`~StdioTransport.receive` waits briefly for the process and raises
+:class:`~mcplab.errors.ServerExited` with the exit code and the last stderr lines. Shutdown
+follows "basic/lifecycle": close stdin, wait, then SIGTERM, then SIGKILL, within
+:data:`SHUTDOWN_BUDGET` seconds. The server gets its own session (process group): an interrupt
+aimed at the notebook kernel does not reach it, and the whole group is ended at close. If the
+kernel dies, the server sees end-of-file on stdin and exits by itself; it inherits no other fd.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shlex
+import signal
+import sys
+from collections import deque
+from typing import Any, Mapping, Sequence
+
+import anyio
+
+from mcplab import jsonrpc
+from mcplab.errors import JSONRPCError, ServerExited, TransportError
+from mcplab.trace import Trace
+
+__all__ = ["StdioTransport", "stdio"]
+
+SHUTDOWN_BUDGET = 2.0      # seconds, from closing stdin to a reaped process
+STDERR_POLL = 0.05         # seconds a reader waits on stdout before draining stderr again
+EXIT_GRACE = 1.0           # seconds to wait for the exit code once stdout has ended
+WRITE_STALL = 5.0          # seconds a half-written line may wait for the server to read on
+STDERR_TAIL = 12           # stderr lines an error carries
+CHUNK = 1 << 16
+F_SETPIPE_SZ = 1031        # Linux: grow a pipe's buffer (fcntl.F_SETPIPE_SZ on Python 3.10+)
+
+
+def stdio(argv: str | Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
+          inherit_env: bool = True) -> StdioTransport:
+    """A transport that will spawn ``argv`` as an MCP server over stdio.
+
+    ``argv`` is a list, or one string split like a shell would. A leading ``python`` or
+    ``python3`` means this interpreter (``sys.executable``), so the server runs in the same
+    environment as the client. ``env`` is added to this process's environment (or used
+    alone when ``inherit_env=False``).
+
+    >>> stdio(["python", "servers/weather.py"]).argv[1]
+    'servers/weather.py'
+    """
+    return StdioTransport(argv, env=env, cwd=cwd, inherit_env=inherit_env)
+
+
+class StdioTransport:
+    """One server child process; implements :class:`mcplab.transports.base.Transport`."""
+
+    channel = "stdio"
+
+    def __init__(self, argv: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+                 cwd: str | None = None, inherit_env: bool = True,
+                 max_line: int = jsonrpc.DEFAULT_MAX_LINE) -> None:
+        argv = shlex.split(argv) if isinstance(argv, str) else [os.fspath(a) for a in argv]
+        if not argv:
+            raise ValueError("expected a command to start the server, got an empty argv")
+        if argv[0] in ("python", "python3"):
+            argv[0] = sys.executable
+        self.argv = argv
+        self.env = ({**os.environ, **(env or {})} if inherit_env else dict(env or {}))
+        self.cwd = cwd
+        self.trace = Trace()
+        self.stderr_lines: deque[str] = deque(maxlen=STDERR_TAIL)
+        self._framer = jsonrpc.LineFramer(max_line)
+        self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
+        self._stderr_buffer = b""
+        self._process: Any = None
+        self._stdin = self._stdout = self._stderr = -1  # our ends of the three pipes
+        self._stdout_eof = self._stderr_eof = False
+        self._write_lock = anyio.Lock(fast_acquire=True)  # uncontended: no extra trip through the loop
+        self._closed = False
+
+    # --- opening -----------------------------------------------------------------------------
+    async def open(self) -> None:
+        if self._process is not None:
+            raise TransportError("this stdio transport is already open; make a new one per connection")
+        pipes = [os.pipe() for _ in range(3)]  # (read, write) each, close-on-exec by default
+        child = (pipes[0][0], pipes[1][1], pipes[2][1])
+        self._stdin, self._stdout, self._stderr = pipes[0][1], pipes[1][0], pipes[2][0]
+        try:
+            self._process = await anyio.open_process(
+                self.argv, stdin=child[0], stdout=child[1], stderr=child[2], cwd=self.cwd,
+                env=self.env, start_new_session=True)
+        except OSError as exc:
+            for fd in (self._stdin, self._stdout, self._stderr):
+                os.close(fd)
+            self._closed = True
+            raise TransportError(f"could not start the server {shlex.join(self.argv)!r}: {exc}") from exc
+        finally:
+            for fd in child:
+                os.close(fd)  # the child has its copies; ours would hide its end-of-file
+        for fd in (self._stdin, self._stdout, self._stderr):
+            os.set_blocking(fd, False)
+        try:
+            fcntl.fcntl(self._stderr, F_SETPIPE_SZ, 1 << 20)  # room for logs while nobody reads
+        except OSError:
+            pass
+
+    async def __aenter__(self) -> StdioTransport:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode if self._process is not None else None
+
+    # --- sending -----------------------------------------------------------------------------
+    async def send(self, message: jsonrpc.Message) -> None:
+        raw = jsonrpc.encode(message)
+        self.trace.record("c2s", "stdio", raw, message)
+        await self._write(raw.encode("utf-8") + b"\n")
+
+    async def send_raw(self, line: str) -> None:
+        """Write ``line`` and a newline exactly as given (it may be invalid: that is the point)."""
+        try:
+            parsed: Any = jsonrpc.decode(line, mcp=False)
+        except JSONRPCError as exc:
+            parsed = exc
+        self.trace.record("c2s", "stdio", line, parsed)
+        await self._write(line.encode("utf-8") + b"\n")
+
+    async def _write(self, data: bytes) -> None:
+        if self._process is None or self._closed:
+            raise TransportError("the stdio transport is not open")
+        # One writer at a time: a partial write must finish before the next line starts.
+        async with self._write_lock:
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[os.write(self._stdin, view):]
+                except BlockingIOError:
+                    if len(view) == len(data):
+                        await anyio.wait_writable(self._stdin)  # nothing sent yet: fine to cancel here
+                        continue
+                    # Half a line is out: finish it even if the caller is cancelled, or every
+                    # later line would be glued to the fragment and the framing is lost.
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(WRITE_STALL) as stall:
+                        await anyio.wait_writable(self._stdin)
+                    if stall.cancelled_caught:
+                        raise TransportError(f"the server stopped reading its stdin for {WRITE_STALL:g} s "
+                                             f"in the middle of a message") from None
+                except anyio.ClosedResourceError:
+                    raise TransportError("the stdio transport was closed while writing") from None
+                except OSError as exc:  # BrokenPipeError: the server is gone
+                    raise await self._gone(f"could not write to the server's stdin ({exc})") from None
+
+    # --- receiving ---------------------------------------------------------------------------
+    async def receive(self) -> jsonrpc.Message | JSONRPCError:
+        while not self._inbox:
+            if self._process is None or self._closed:
+                raise TransportError("the stdio transport is closed")
+            if self._stdout_eof:
+                raise await self._gone("the server closed its stdout")
+            try:
+                data = os.read(self._stdout, CHUNK)
+            except BlockingIOError:
+                self._drain_stderr()
+                with anyio.move_on_after(STDERR_POLL):
+                    try:
+                        await anyio.wait_readable(self._stdout)
+                    except anyio.ClosedResourceError:
+                        raise TransportError("the stdio transport was closed while reading") from None
+                continue
+            self._drain_stderr()
+            if not data:
+                self._stdout_eof = True
+                continue
+            for line in self._framer.lines(data):
+                self._inbox.append(self._record_line(line))
+        return self._inbox.popleft()
+
+    def _record_line(self, line: bytes | JSONRPCError) -> jsonrpc.Message | JSONRPCError:
+        if isinstance(line, JSONRPCError):  # a line over the size limit
+            self.trace.record("s2c", "stdio", "", line)
+            return line
+        try:
+            message: Any = jsonrpc.decode(line)
+        except JSONRPCError as exc:
+            message = exc
+        self.trace.record("s2c", "stdio", line, message)
+        return message
+
+    def _drain_stderr(self) -> None:
+        """Record every complete stderr line available now, without waiting."""
+        while not self._stderr_eof:
+            try:
+                data = os.read(self._stderr, CHUNK)
+            except (BlockingIOError, OSError):
+                return
+            if not data:
+                self._stderr_eof = True
+                data = b"\n" if self._stderr_buffer else b""
+            *lines, self._stderr_buffer = (self._stderr_buffer + data).split(b"\n")
+            for raw in lines:
+                text = raw.rstrip(b"\r").decode("utf-8", errors="replace")
+                self.trace.record("s2c", "stderr", text)
+                self.stderr_lines.append(text)
+
+    async def _gone(self, what: str) -> TransportError:
+        """The error for a server that stopped talking: exit code and stderr tail if it exited."""
+        with anyio.move_on_after(EXIT_GRACE):
+            await self._process.wait()
+        with anyio.move_on_after(0.2):  # the rest of its stderr, now that it has exited
+            while not self._stderr_eof and self._process.returncode is not None:
+                self._drain_stderr()
+                if not self._stderr_eof:
+                    await anyio.wait_readable(self._stderr)
+        code = self._process.returncode
+        tail = list(self.stderr_lines)
+        if code is None:
+            return TransportError(f"{what}, but the server is still running", stderr_tail=tail)
+        # Once it has exited, how we noticed (a broken pipe, the end of stdout) is a race; say only what happened.
+        how = f"was killed by signal {-code} ({_signal_name(-code)})" if code < 0 else f"exited with code {code}"
+        return ServerExited(f"the server {how}", returncode=code, stderr_tail=tail)
+
+    # --- closing -----------------------------------------------------------------------------
+    async def close(self) -> None:
+        """Close stdin, wait, SIGTERM, wait, SIGKILL: the spec's order, within SHUTDOWN_BUDGET."""
+        if self._closed or self._process is None:
+            self._closed = True
+            return
+        self._closed = True
+        # Shielded: a child must be reaped even when the task closing it is being cancelled.
+        with anyio.CancelScope(shield=True):
+            _close_fd(self._stdin)
+            for signum, wait in ((None, 1.0), (signal.SIGTERM, 0.5), (signal.SIGKILL, 0.5)):
+                if signum is not None:
+                    _signal_group(self._process.pid, signum)
+                with anyio.move_on_after(wait):
+                    await self._process.wait()
+                if self._process.returncode is not None:
+                    break
+            _signal_group(self._process.pid, signal.SIGKILL)  # anything the server left behind
+            self._drain_stderr()
+            _close_fd(self._stdout)
+            _close_fd(self._stderr)
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return "unknown signal"
+
+
+def _close_fd(fd: int) -> None:
+    anyio.notify_closing(fd)  # wakes a task waiting on it, with ClosedResourceError
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    # start_new_session made the server the leader of its own group, so pgid == its pid; the
+    # group outlives the leader only while other members (a server's children) remain.
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
