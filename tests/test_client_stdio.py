@@ -1,0 +1,223 @@
+"""The stdio transport and the client over real child processes: frames, stderr, faults, shutdown.
+
+Every fault ends in its typed error within the timeout and leaves no process behind.
+Every test runs on asyncio and on trio.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+
+from client_helpers import command, process_alive
+from mcplab import jsonrpc
+from mcplab.client import Client
+from mcplab.errors import RemoteProtocolError, RequestTimeout, ServerExited, TransportError
+from mcplab.transports.stdio import SHUTDOWN_BUDGET, StdioTransport, stdio
+
+pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request):
+    return request.param
+
+
+def mini(*flags: str) -> StdioTransport:
+    return stdio(command("mini", *flags))
+
+
+async def gone(pid: int, within: float = 1.0) -> bool:
+    deadline = time.monotonic() + within
+    while process_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        await anyio.sleep(0.02)
+    return True
+
+
+async def test_every_frame_and_every_stderr_line_is_in_the_trace():
+    async with Client(mini(), timeout=5) as client:
+        tools = await client.list_tools()  # two pages
+        assert [t.name for t in tools] == ["echo", "slow", "progress", "fail"]
+        result = await client.call_tool("echo", {"city": "北京"})
+    assert json.loads(result.text) == {"city": "北京"}
+    stdio_frames = [f for f in client.trace if f.channel == "stdio"]
+    assert [(f.direction, getattr(f.message, "method", None)) for f in stdio_frames] == [
+        ("c2s", "initialize"), ("s2c", None), ("c2s", "notifications/initialized"),
+        ("c2s", "tools/list"), ("s2c", None), ("c2s", "tools/list"), ("s2c", None),
+        ("c2s", "tools/call"), ("s2c", None)]
+    assert all(jsonrpc.decode(f.raw) == f.message for f in stdio_frames)
+    assert '"city":"北京"' in stdio_frames[7].raw  # the wire carries UTF-8, not \\u escapes
+    assert [f.raw for f in client.trace if f.channel == "stderr"] == ["mini server ready"]
+
+
+async def test_the_server_is_killed_mid_call():
+    transport = mini()
+    async with Client(transport, timeout=5) as client:
+        async def kill_soon():
+            await anyio.sleep(0.1)
+            os.kill(transport.pid, signal.SIGKILL)
+
+        with anyio.fail_after(3):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(kill_soon)
+                with pytest.raises(ServerExited) as caught:
+                    await client.call_tool("slow")
+    assert caught.value.returncode == -signal.SIGKILL
+    assert "killed by signal 9" in str(caught.value)
+    assert await gone(transport.pid)
+
+
+async def test_a_server_that_never_answers_initialize_times_out():
+    transport = mini("--silent")
+    started = time.monotonic()
+    with pytest.raises(RequestTimeout, match="initialize"):
+        async with Client(transport, timeout=0.5):
+            pass
+    assert time.monotonic() - started < 0.5 + SHUTDOWN_BUDGET
+    assert await gone(transport.pid)
+
+
+async def test_a_server_that_prints_junk_on_stdout_is_a_protocol_error():
+    transport = mini("--junk")
+    with anyio.fail_after(3):
+        with pytest.raises(RemoteProtocolError) as caught:
+            async with Client(transport, timeout=2):
+                pass
+    assert caught.value.raw == "Hello! I am a server that prints to stdout."
+    assert await gone(transport.pid)
+
+
+async def test_a_server_that_answers_with_the_wrong_id_is_a_protocol_error():
+    transport = mini("--wrong-id")
+    with anyio.fail_after(3):
+        with pytest.raises(RemoteProtocolError, match="id 101"):
+            async with Client(transport, timeout=2):
+                pass
+    assert await gone(transport.pid)
+
+
+async def test_a_crash_carries_the_exit_code_and_the_last_stderr_lines():
+    transport = mini("--exit-on-call", "3")
+    async with Client(transport, timeout=5) as client:
+        with anyio.fail_after(3):
+            with pytest.raises(ServerExited) as caught:
+                await client.call_tool("echo")
+        with pytest.raises(ServerExited):  # and so does every later request
+            await client.ping()
+    assert caught.value.returncode == 3
+    assert caught.value.stderr_tail[-1] == "mini server: crashing on purpose"
+    assert "crashing on purpose" in str(caught.value)
+
+
+async def test_shutdown_escalates_to_kill_within_the_budget():
+    transport = mini("--ignore-eof")
+    async with Client(transport, timeout=5) as client:
+        await client.ping()
+        started = time.monotonic()
+    assert time.monotonic() - started < SHUTDOWN_BUDGET + 0.5  # the budget, plus scheduling slack
+    assert transport.returncode == -signal.SIGKILL
+    assert await gone(transport.pid)
+
+
+async def test_a_polite_server_exits_on_end_of_file_with_code_zero():
+    transport = mini()
+    async with Client(transport, timeout=5) as client:
+        await client.ping()
+    assert transport.returncode == 0
+
+
+async def test_a_flood_on_stderr_does_not_block_the_call():
+    async with Client(mini("--stderr-flood", str(3 * 1024 * 1024)), timeout=5) as client:
+        with anyio.fail_after(5):
+            assert (await client.call_tool("echo", {"n": 1})).text == '{"n": 1}'
+    assert len(client.trace.frames[-1].raw) == 3 * 1024 * 1024 or any(
+        len(f.raw) == 3 * 1024 * 1024 for f in client.trace if f.channel == "stderr")
+
+
+async def test_progress_and_log_notifications_reach_their_callbacks():
+    logs, steps = [], []
+    async with Client(mini(), timeout=5, on_log=logs.append) as client:
+        result = await client.call_tool("progress", on_progress=lambda p: steps.append(p["progress"]))
+    assert steps == [1, 2] and logs == [{"level": "info", "data": "progress done"}]
+    assert result.text == "{}"
+
+
+async def test_argv_env_and_cwd_reach_the_child(tmp_path):
+    script = ("import json, os, sys; print(json.dumps({'jsonrpc': '2.0', 'method': 'hello', 'params': "
+              "{'env': os.environ.get('MCPLAB_TEST'), 'cwd': os.getcwd(), 'argv': sys.argv[1:], "
+              "'fds': sorted(int(fd) for fd in os.listdir('/proc/self/fd'))}}))")
+    async with stdio(["python", "-c", script, "a b"], env={"MCPLAB_TEST": "yes"}, cwd=str(tmp_path)) as t:
+        hello = await t.receive()
+        with pytest.raises(ServerExited) as caught:
+            await t.receive()
+    assert hello.params["env"] == "yes" and hello.params["cwd"] == str(tmp_path)
+    assert hello.params["argv"] == ["a b"]
+    assert set(hello.params["fds"]) <= {0, 1, 2, 3}  # 3 is listdir's own; nothing of ours leaked
+    assert caught.value.returncode == 0
+
+
+async def test_the_server_gets_its_own_process_group():
+    async with mini() as transport:
+        assert os.getpgid(transport.pid) == transport.pid
+
+
+async def test_a_command_that_does_not_exist_is_a_transport_error():
+    with pytest.raises(TransportError, match="could not start"):
+        async with stdio(["/nonexistent/mcp-server"]):
+            pass
+
+
+async def test_a_half_written_line_then_exit_is_server_exited():
+    script = "import sys; sys.stdout.write('{\"jsonrpc\": \"2.0\", '); sys.stdout.flush(); sys.exit(5)"
+    async with stdio(["python", "-c", script]) as transport:
+        with pytest.raises(ServerExited) as caught:
+            await transport.receive()
+    assert caught.value.returncode == 5
+
+
+async def test_send_raw_writes_exactly_the_given_line():
+    script = "import sys; line = sys.stdin.readline(); sys.stderr.write('got ' + line); sys.stderr.flush()"
+    async with stdio(["python", "-c", script]) as transport:
+        await transport.send_raw("not json at all")
+        with pytest.raises(ServerExited):
+            await transport.receive()
+    frames = [(f.direction, f.channel, f.raw) for f in transport.trace]
+    assert frames == [("c2s", "stdio", "not json at all"), ("s2c", "stderr", "got not json at all")]
+    assert isinstance(transport.trace.frames[0].message, jsonrpc.ParseError)
+
+
+def test_the_server_exits_when_the_client_process_is_killed(tmp_path):
+    """nbval kills the kernel with SIGKILL: the server must see end-of-file and go."""
+    parent = (
+        "import anyio, sys\n"
+        f"sys.path.insert(0, {str(os.path.dirname(__file__))!r})\n"
+        "from client_helpers import command\n"
+        "from mcplab import Client, stdio\n"
+        "async def main():\n"
+        "    transport = stdio(command('mini'))\n"
+        "    client = await Client(transport).connect()\n"
+        "    print(transport.pid, flush=True)\n"
+        "    await anyio.sleep(60)\n"
+        "anyio.run(main)\n")
+    process = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
+    try:
+        server_pid = int(process.stdout.readline())
+        assert process_alive(server_pid)
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 3
+        while process_alive(server_pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not process_alive(server_pid)
+    finally:
+        process.kill()
+        process.wait()
