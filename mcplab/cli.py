@@ -7,15 +7,25 @@
     mcplab demo                         the whole tour in the terminal
 
 Each subcommand imports what it needs only when it runs, so ``mcplab --help`` is instant.
+
+``inspect`` and ``call`` are a terminal view of the client: the handshake, the server's
+capabilities and its tools, resources and prompts as tables, or one request's result, and then
+the wire trace, every frame as it crossed the pipe (``--no-trace`` hides it, ``--trace-jsonl``
+saves it). Exit status: 0 on success, 1 when the server answered with an error (or a tool
+reported ``isError``), the connection failed or the command was refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import runpy
+import shutil
 import sys
+import unicodedata
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 SERVERS = ("weather", "files", "conformance")
@@ -53,6 +63,138 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- inspect and call ------------------------------------------------------------------------------
+
+def _width(text: str) -> int:
+    """Columns a string takes in a terminal: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def table(rows: list[tuple[str, ...]], limit: int = 60) -> str:
+    """Rows of text as aligned columns; the first row is the header; long cells are cut."""
+    def cut(cell: str) -> str:
+        cell = " ".join(cell.split())
+        while _width(cell) > limit:
+            cell = cell[:-2] + "…"
+        return cell
+
+    rows = [tuple(cut(str(cell)) for cell in row) for row in rows]
+    widths = [max(_width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  " + "  ".join(cell + " " * (w - _width(cell)) for cell, w in zip(row, widths)).rstrip()
+                     for row in rows)
+
+
+def _transport(args: argparse.Namespace) -> Any:
+    if args.stdio:
+        from mcplab.transports.stdio import stdio
+        return stdio(args.stdio)
+    try:
+        from mcplab.transports.http import http  # type: ignore[import-not-found]
+    except ImportError:
+        raise SystemExit("mcplab: --url needs the Streamable HTTP transport, which this version does not "
+                         "have yet; use --stdio") from None
+    return http(args.url)
+
+
+def _capabilities(capabilities: dict) -> str:
+    parts = []
+    for name, value in sorted(capabilities.items()):
+        flags = [key for key, on in value.items() if on is True] if isinstance(value, dict) else []
+        parts.append(f"{name} ({', '.join(flags)})" if flags else name)
+    return ", ".join(parts) or "none"
+
+
+async def _inspect_server(client: Any) -> int:
+    info = client.server_info
+    title = f" ({info['title']})" if info.get("title") else ""
+    print(f"server        {info.get('name', '?')} {info.get('version', '')}{title}")
+    asked = client.requested_version
+    print(f"protocol      {client.protocol_version}" + ("" if asked == client.protocol_version else
+                                                         f" (asked for {asked})"))
+    print(f"capabilities  {_capabilities(client.server_capabilities)}")
+    if client.instructions:
+        print(f"instructions  {' '.join(client.instructions.split())}")
+    declared = client.server_capabilities
+    if "tools" in declared:
+        tools = await client.list_tools()
+        required = {t.name: set(t.input_schema.get("required", [])) for t in tools}
+        print(f"\ntools ({len(tools)})")
+        print(table([("name", "arguments", "description")] + [
+            (t.name, ", ".join(p if p in required[t.name] else p + "?" for p in t.parameters),
+             t.description) for t in tools]))
+    if "resources" in declared:
+        resources = await client.list_resources()
+        print(f"\nresources ({len(resources)})")
+        print(table([("uri", "name", "mime type")] + [(r.uri, r.name, r.mime_type or "") for r in resources]))
+        templates = await client.list_resource_templates()
+        print(f"\nresource templates ({len(templates)})")
+        print(table([("uri template", "name", "mime type")]
+                    + [(t.uri_template, t.name, t.mime_type or "") for t in templates]))
+    if "prompts" in declared:
+        prompts = await client.list_prompts()
+        print(f"\nprompts ({len(prompts)})")
+        print(table([("name", "arguments", "description")] + [
+            (p.name, ", ".join(a["name"] + ("" if a.get("required") else "?") for a in p.arguments),
+             p.description) for p in prompts]))
+    return 0
+
+
+async def _call_method(client: Any, method: str, params: dict | None) -> int:
+    result = await client.request(method, params)
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+    return 1 if method == "tools/call" and isinstance(result, dict) and result.get("isError") else 0
+
+
+async def _session(args: argparse.Namespace, work: Any) -> int:
+    from mcplab.client import Client
+    from mcplab.errors import MCPLabError
+
+    transport = _transport(args)
+    status = 1
+    try:
+        client = Client(transport, era=args.era, version=args.version, timeout=args.timeout)
+        async with client:
+            status = await work(client)
+    except (MCPLabError, ValueError) as exc:
+        print(f"mcplab: {type(exc).__name__}: {exc}", file=sys.stderr)
+    finally:
+        if not args.no_trace:
+            width = max(60, shutil.get_terminal_size((120, 24)).columns - 2)
+            print(f"\nwire trace ({len(transport.trace)} frames)")
+            print(transport.trace.text(width))
+        if args.trace_jsonl:
+            transport.trace.save(args.trace_jsonl)
+    return status
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    import anyio
+    return anyio.run(_session, args, _inspect_server)
+
+
+def _call(args: argparse.Namespace) -> int:
+    import anyio
+    try:
+        params = json.loads(args.params) if args.params else None
+    except json.JSONDecodeError as exc:
+        raise SystemExit(f"mcplab: JSON-PARAMS is not valid JSON: {exc}") from None
+    if params is not None and not isinstance(params, dict):
+        raise SystemExit("mcplab: JSON-PARAMS must be a JSON object, e.g. '{\"name\": \"get_weather\"}'")
+    return anyio.run(_session, args, lambda client: _call_method(client, args.method, params))
+
+
+def _client_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--stdio", metavar="CMD", help='start the server with this command, e.g. "python servers/weather.py"')
+    where.add_argument("--url", help="connect to a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    parser.add_argument("--era", choices=("auto", "legacy", "modern"), default="legacy",
+                        help="how to open the connection (this version speaks legacy: the initialize handshake)")
+    parser.add_argument("--version", help="the protocol revision to ask for, e.g. 2024-11-05 (default: the latest)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
+    parser.add_argument("--trace-jsonl", metavar="FILE", help="save every frame to FILE, one JSON object a line")
+    parser.add_argument("--no-trace", action="store_true", help="do not print the wire trace")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcplab", description="A teaching lab for the Model Context Protocol.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -63,6 +205,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="start a bundled server (stdio unless --http; other flags go to the server)")
     serve.add_argument("name", choices=SERVERS)
     serve.set_defaults(run=_serve, passthrough="server_args")
+
+    inspect = sub.add_parser("inspect", help="connect to a server: capabilities, tools, resources, prompts, trace")
+    _client_options(inspect)
+    inspect.set_defaults(run=_inspect)
+
+    call = sub.add_parser("call", help="send one request and print its result and the trace")
+    _client_options(call)
+    call.add_argument("method", help="e.g. tools/call, resources/read, prompts/get, ping")
+    call.add_argument("params", nargs="?", help='the params as JSON, e.g. \'{"name": "get_weather", '
+                                               '"arguments": {"city": "Beijing"}}\'')
+    call.set_defaults(run=_call)
     return parser
 
 

@@ -1,0 +1,101 @@
+"""``mcplab inspect`` and ``mcplab call``: tables, results and the wire trace in a terminal."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from client_helpers import command
+from mcplab.cli import main, table
+from mcplab.trace import Trace
+
+pytestmark = pytest.mark.subprocess
+ROOT = Path(__file__).resolve().parent.parent
+WEATHER = shlex.join([sys.executable, str(ROOT / "servers" / "weather.py")])
+MINI = shlex.join(command("mini"))
+
+
+def test_table_aligns_columns_counting_wide_characters_twice():
+    assert table([("name", "description"), ("get_weather", "查询天气"), ("x", "ok")]).splitlines() == [
+        "  name         description", "  get_weather  查询天气", "  x            ok"]
+
+
+def test_inspect_shows_capabilities_tables_and_the_trace(capsys, tmp_path):
+    saved = tmp_path / "trace.jsonl"
+    assert main(["inspect", "--stdio", WEATHER, "--trace-jsonl", str(saved)]) == 0
+    out = capsys.readouterr().out
+    assert "server        weather 1.0.0" in out and "protocol      2025-11-25" in out
+    assert "tools (2)" in out and "get_weather   city, units?" in out
+    assert "resource templates (1)" in out and "prompts (1)" in out
+    assert "wire trace (11 frames)" in out and '"method":"notifications/initialized"' in out
+    trace = Trace.load(saved)
+    assert len(trace) == 11 and trace.frames[0].message.method == "initialize"
+
+
+def test_inspect_can_ask_for_an_older_version(capsys):
+    assert main(["inspect", "--stdio", WEATHER, "--version", "2024-11-05", "--no-trace"]) == 0
+    out = capsys.readouterr().out
+    assert "protocol      2024-11-05" in out and "wire trace" not in out
+
+
+def test_call_prints_the_result_as_json(capsys):
+    params = json.dumps({"name": "get_weather", "arguments": {"city": "北京"}}, ensure_ascii=False)
+    assert main(["call", "--stdio", WEATHER, "tools/call", params]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out.split("\nwire trace")[0])
+    assert result["content"][0]["text"].startswith("Beijing: sunny")
+    assert '"arguments":{"city":"北京"}' in out
+
+
+def test_a_tool_error_exits_with_status_one(capsys):
+    assert main(["call", "--stdio", MINI, "tools/call", '{"name": "fail"}', "--no-trace"]) == 1
+    assert json.loads(capsys.readouterr().out)["isError"] is True
+
+
+def test_a_crashing_server_reports_the_error_and_still_shows_the_trace(capsys):
+    crashing = shlex.join(command("mini", "--exit-on-call", "4"))
+    assert main(["call", "--stdio", crashing, "tools/call", '{"name": "echo"}']) == 1
+    captured = capsys.readouterr()
+    assert "ServerExited" in captured.err and "exited with code 4" in captured.err
+    assert "mini server: crashing on purpose" in captured.out  # the stderr line, in the trace
+
+
+@pytest.mark.parametrize("params, complaint", [("{nope", "not valid JSON"), ("[1, 2]", "JSON object")])
+def test_bad_params_are_refused_before_anything_starts(params, complaint):
+    with pytest.raises(SystemExit, match=complaint):
+        main(["call", "--stdio", MINI, "tools/call", params])
+
+
+def test_an_era_this_version_lacks_is_a_clear_error(capsys):
+    assert main(["inspect", "--stdio", MINI, "--era", "modern", "--no-trace"]) == 1
+    assert "era='modern'" in capsys.readouterr().err
+
+
+@pytest.mark.http
+def test_url_talks_streamable_http_to_the_same_server(capsys):
+    if importlib.util.find_spec("mcplab.transports.http") is None:
+        pytest.skip("the HTTP transport is not here yet")
+    server = subprocess.Popen([sys.executable, str(ROOT / "servers" / "weather.py"), "--http", "--port", "0"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for _ in range(20):  # the server names its address on stderr once it listens
+            found = re.search(r"http://127\.0\.0\.1:\d+/mcp", server.stderr.readline())
+            if found:
+                url = found.group(0)
+                break
+        assert url, "the weather server did not say where it listens"
+        params = json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
+        assert main(["call", "--url", url, "tools/call", params]) == 0
+        out = capsys.readouterr().out
+        assert "Paris: overcast" in out and "POST" in out
+    finally:
+        server.terminate()
+        server.wait(timeout=5)
