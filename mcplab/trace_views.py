@@ -13,7 +13,10 @@ sequence diagram a notebook shows: the client's lifeline on the left, the server
 right, stderr in a third lane, arrows between the lifelines, a request and its response in
 the same colour, responses dashed, notifications dotted, error responses and refused frames
 on a tinted background. Clicking a frame opens its raw JSON, pretty-printed, with the HTTP
-method, status and headers when the frame came over HTTP.
+method, status and headers when the frame came over HTTP. A caller may hang a :class:`Badge`
+on any frame (``mcplab.notebook`` uses them for schema checks): a small tag beside the label,
+with its note at the top of the opened frame. What a badge adds sits between ``<!--badge-->`` and
+``<!--/badge-->``, so that a comparison (nbval's sanitizer) can leave it out.
 
 Both views are deterministic (no times, no generated ids, no JavaScript, no network), so a
 notebook can store them and nbval can compare them. Every piece of text goes through
@@ -25,7 +28,7 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from mcplab import jsonrpc
 from mcplab.errors import JSONRPCError, error_name
@@ -41,6 +44,7 @@ PAIR_COLOURS = ("#1565c0", "#2e7d32", "#6a1b9a", "#00838f", "#5d4037", "#827717"
 NOTIFICATION_COLOUR = "#757575"
 ERROR_COLOUR, ERROR_TINT = "#c62828", "#fdecea"
 REFUSED_COLOUR, REFUSED_TINT = "#e65100", "#fff3e0"
+BADGE_START, BADGE_END = "<!--badge-->", "<!--/badge-->"
 MAX_PRETTY = 20_000  # characters of one frame's raw JSON shown in the HTML before it is cut
 
 # kind → how the one-line summary counts it (singular, plural).
@@ -58,6 +62,14 @@ class View:
     label: str
     pair: int | None = None       # index of the request/response pair (picks the colour)
     answers: int | None = None    # seq of the request this response answers
+
+
+@dataclass(frozen=True)
+class Badge:
+    """A tag shown beside one frame's label (``"✓ 2025-11-25"``), and a note shown when it opens."""
+    text: str
+    colour: str
+    note: str = ""
 
 
 def describe(frames: Iterable[Frame]) -> list[View]:
@@ -175,7 +187,8 @@ def _look(view: View) -> tuple[str, str, str, str]:
     return colour, "dashed" if view.kind == "response" else "solid", colour, ""
 
 
-def _pretty(frame: Frame) -> str:
+def pretty(frame: Frame) -> str:
+    """The frame's JSON indented, cut at MAX_PRETTY characters; HTTP method, status, headers first."""
     try:
         text = json.dumps(json.loads(frame.raw), indent=2, ensure_ascii=False)
     except ValueError:
@@ -189,7 +202,14 @@ def _pretty(frame: Frame) -> str:
     return text
 
 
-def _row(view: View) -> str:
+def badge_html(badge: Badge) -> str:
+    """A badge as a small framed tag, to sit inside a line of text."""
+    look = (f"font-size:10px;font-style:normal;color:{badge.colour};border:1px solid {badge.colour};"
+            "border-radius:3px;padding:0 3px;margin:0 4px")
+    return f'{BADGE_START}<span style="{look}">{_text(badge.text)}</span>{BADGE_END}'
+
+
+def _row(view: View, badge: Badge | None = None) -> str:
     frame = view.frame
     seq = f'<td style="{_SEQ}">#{frame.seq}</td>'
     if view.kind == "stderr":
@@ -201,22 +221,28 @@ def _row(view: View) -> str:
     if frame.http:
         label += f" · {_channel(frame)}"
     to_server = frame.direction == "c2s"
+    note = f"{BADGE_START}{_text(badge.note)}\n\n{BADGE_END}" if badge and badge.note else ""
     italic = ";font-style:italic" if view.kind == "notification" else ""
     summary = (f'<details style="text-align:{"left" if to_server else "right"}">'
-               f'<summary style="cursor:pointer;color:{ink}{italic}">{_text(label)}</summary>'
-               f'<pre style="{_PRE}">{_text(_pretty(frame))}</pre></details>')
+               f'<summary style="cursor:pointer;color:{ink}{italic}">{_text(label)}'
+               f'{badge_html(badge) if badge else ""}</summary>'
+               f'<pre style="{_PRE}">{note}{_text(pretty(frame))}</pre></details>')
     arrow = (f'<div style="border-bottom:2px {style} {line};color:{line};font-size:9px;line-height:7px;'
              f'text-align:{"right" if to_server else "left"}">{"▶" if to_server else "◀"}</div>')
     background = f";background:{tint}" if tint else ""
     return f'<tr>{seq}<td style="{_LANES}{background}">{summary}{arrow}</td><td></td></tr>'
 
 
-def render_html(frames: list[Frame]) -> str:
-    """The trace as a self-contained HTML sequence diagram (inline styles only)."""
+def render_html(frames: list[Frame], badges: Mapping[int, Badge] | None = None) -> str:
+    """The trace as a self-contained HTML sequence diagram (inline styles only).
+
+    ``badges`` maps a frame's ``seq`` to the :class:`Badge` shown beside it.
+    """
     if not frames:
         return '<div style="color:#777"><em>empty trace</em></div>'
     head = (f'<tr><th style="{_HEAD}"></th><th style="{_HEAD}"><span style="float:left">client</span>'
             f'<span style="float:right">server</span></th>'
             f'<th style="{_HEAD};text-align:left;width:28%">stderr</th></tr>')
-    rows = "".join(_row(view) for view in describe(frames))
+    badges = badges or {}
+    rows = "".join(_row(view, badges.get(view.frame.seq)) for view in describe(frames))
     return f'<table style="{_TABLE}">{head}{rows}</table>'
