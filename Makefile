@@ -25,14 +25,30 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 lab: $(VENV)/.lab-installed
 	$(BIN)/mcplab lab $(LAB_ARGS)
 
-# The npm peers the interop tests talk to, kept inside the checkout (.node/, git-ignored).
+# The npm peers the interop tests talk to, kept inside the checkout (.node/, git-ignored), and the
+# official conformance suite with the Node it needs: every conformance release crashes on Node 20, so
+# node@22 is installed beside it (tests put .node/node_modules/.bin first on PATH when they run it).
 NODE_PACKAGES := @modelcontextprotocol/server-filesystem@2026.8.31 \
-                 @modelcontextprotocol/server-everything@2026.8.31
+                 @modelcontextprotocol/server-everything@2026.8.31 \
+                 node@22.23.3 \
+                 @modelcontextprotocol/conformance@0.2.0-alpha.12
 $(NODE_DIR)/.installed: Makefile
-	npm install --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error $(NODE_PACKAGES)
+	npm install --prefix $(NODE_DIR) --save-exact --no-audit --no-fund --loglevel=error $(NODE_PACKAGES)
 	touch $@
 
-test: $(VENV)/.test-installed $(NODE_DIR)/.installed
+# The browser test drives Debian's Chromium (never a browser Playwright downloads), with a CJK font
+# for the labs' Chinese. Installed when missing and we may (root, as in CI); otherwise the test skips
+# with its reason, and fails under CI=true.
+CHROMIUM := /usr/bin/chromium
+CJK_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+.PHONY: chromium
+chromium:
+	@if [ -x $(CHROMIUM) ] && [ -f $(CJK_FONT) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei; \
+	else echo "make: not installing chromium and fonts-wqy-microhei (not root, or no apt-get): the browser test needs $(CHROMIUM)"; fi
+
+test: $(VENV)/.test-installed $(NODE_DIR)/.installed chromium
 	$(BIN)/python -m pytest
 
 # For authors: re-execute every notebook in place so its stored outputs are current.

@@ -1,0 +1,163 @@
+"""The labs in a real browser: JupyterLab in Debian's headless Chromium, driven by Playwright.
+
+Every ``labs/*.ipynb`` (found when the tests are collected, so new labs join by themselves) is
+opened, its outputs cleared, Run All, and then no cell may hold an error or stderr output. Lab 07's
+explorer must redraw its plot and table when a slider moves, and the playground in Lab 00 must send
+a call from its form and grow its trace. Screenshots of what the student sees (traces, plots,
+widgets) are written to ``test-output/browser/``.
+
+Chromium comes from Debian (``make test`` installs it when missing and it may), never from
+``playwright install``. Without it, or without Playwright, the tests skip, and fail under CI=true.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from browser_helpers import (APP_READY, CHROMIUM, CHROMIUM_ARGS, CLOSE, KERNEL_IDLE, OPEN, PROBLEMS, PROGRESS,
+                             RUN_ALL, SHOW, JupyterLab)
+from conftest import ROOT, need
+
+pytestmark = pytest.mark.browser
+
+LABS = sorted(path.name for path in (ROOT / "labs").glob("*.ipynb"))
+OUTPUT = ROOT / "test-output" / "browser"
+RUN_TIMEOUT = 120_000  # ms for one notebook's Run All
+CHANGE_TIMEOUT = 20_000  # ms for a widget to react
+KEEP_OPEN = {"00_start_here.ipynb", "07_economics.ipynb"}  # later tests use these pages as they are
+
+TRACE = "th:text-is('stderr')"  # the header of every trace diagram (mcplab.trace_views)
+
+
+@pytest.fixture(scope="module")
+def stored() -> dict[str, bytes]:
+    """The lab notebooks as they were before the browser ran them (filled by ``lab``)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, stored):
+    need(Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing (make test installs Debian's chromium when run as root)")
+    need(importlib.util.find_spec("playwright") is not None, "Playwright for Python is not installed")
+    need(importlib.util.find_spec("jupyterlab") is not None, "JupyterLab is not installed (pip install -e '.[lab]')")
+    stored.update({name: (ROOT / "labs" / name).read_bytes() for name in LABS})
+    state = tmp_path_factory.mktemp("jupyter-state")
+    server = JupyterLab(state, state / "jupyterlab.log")
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    """One JupyterLab page for every test of this module."""
+    from playwright.sync_api import sync_playwright
+
+    shutil.rmtree(OUTPUT, ignore_errors=True)
+    OUTPUT.mkdir(parents=True)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{lab.url}/lab")
+        page.wait_for_function(APP_READY, timeout=60_000)
+        yield page
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def kept(page):
+    """Notebooks that later tests look at again, left open after their run: name → panel id."""
+    panels: dict[str, str] = {}
+    yield panels
+    for name in panels:
+        page.evaluate(CLOSE, name)
+
+
+def shoot(page, panel: str, stem: str) -> None:
+    """The notebook as opened, and its first trace, plot and widget, each on its own."""
+    page.screenshot(path=OUTPUT / f"{stem}.png")
+    outputs = page.locator(f"#{panel} .jp-OutputArea-output")
+    for what, found in (("trace", outputs.filter(has=page.locator(TRACE))),
+                        ("plot", page.locator(f"#{panel} .jp-OutputArea-output.jp-RenderedImage")),
+                        ("widget", outputs.filter(has=page.locator(".jupyter-widgets.widget-vbox")))):
+        found = found.filter(visible=True)
+        if found.count():
+            found.first.screenshot(path=OUTPUT / f"{stem}-{what}.png", timeout=10_000)
+
+
+@pytest.mark.parametrize("name", LABS)
+def test_every_cell_of_the_lab_runs_in_the_browser_without_an_error(page, kept, name):
+    panel = page.evaluate(OPEN, name)
+    try:
+        page.wait_for_function(KERNEL_IDLE, arg=name, timeout=60_000)
+        page.evaluate(RUN_ALL, name)
+        page.wait_for_function(PROGRESS, arg=name, timeout=RUN_TIMEOUT, polling=250)
+        problems = page.evaluate(PROBLEMS, name)
+        shoot(page, panel, Path(name).stem)
+    except BaseException:
+        page.evaluate(CLOSE, name)
+        raise
+    if name in KEEP_OPEN and not problems:
+        kept[name] = panel
+    else:
+        page.evaluate(CLOSE, name)
+    assert problems == [], f"{name}:\n" + "\n".join(problems)
+
+
+def opened(page, kept, name: str):
+    """The panel of a notebook that ran cleanly, shown again: a locator for it."""
+    if name not in LABS:
+        pytest.skip(f"labs/{name} is not in this checkout")
+    if name not in kept:
+        pytest.fail(f"labs/{name} did not run cleanly in the browser (see its own test)")
+    page.evaluate(SHOW, name)
+    return page.locator(f"#{kept[name]}")
+
+
+def test_moving_a_slider_in_lab_07_redraws_the_plot_and_the_table(page, kept):
+    notebook = opened(page, kept, "07_economics.ipynb")
+    explorer = notebook.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).filter(
+        has=page.locator(".widget-image")).first
+    explorer.scroll_into_view_if_needed()
+    image, table = explorer.locator(".widget-image").first, explorer.locator(".widget-html pre").first
+    readout = explorer.locator(".widget-slider .widget-readout").first
+    before = (image.get_attribute("src"), table.inner_text(), readout.inner_text())
+    explorer.locator(".widget-slider .noUi-handle").first.press("ArrowRight")
+    page.wait_for_function(
+        """([out, src, text]) => out.querySelector('.widget-image').getAttribute('src') !== src
+                                && out.querySelector('.widget-html pre').textContent !== text""",
+        arg=[explorer.element_handle(), before[0], before[1]], timeout=CHANGE_TIMEOUT)
+    assert int(readout.inner_text()) == int(before[2]) + 1
+    assert image.get_attribute("src") != before[0] and table.inner_text() != before[1]
+    explorer.screenshot(path=OUTPUT / "07_economics-explorer-after-slider.png")
+
+
+def test_sending_from_the_playground_grows_its_trace(page, kept):
+    notebook = opened(page, kept, "00_start_here.ipynb")
+    panel = notebook.locator(".mcplab-playground").first
+    panel.scroll_into_view_if_needed()
+    count = panel.locator(".mcplab-trace-count")
+    frames = lambda: int(re.search(r"(\d+) frames", count.inner_text()).group(1))  # noqa: E731
+    before = frames()
+    panel.locator(".mcplab-arg-city input").fill("Beijing")
+    panel.locator("button.mcplab-send").click()
+    page.wait_for_function("([node, n]) => { const m = node.textContent.match(/(\\d+) frames/);"
+                           " return m && Number(m[1]) > n; }",
+                           arg=[count.element_handle(), before], timeout=CHANGE_TIMEOUT)
+    assert frames() == before + 2  # one tools/call request, one response
+    assert "Beijing: sunny" in panel.locator(".mcplab-result").inner_text()
+    assert panel.locator(".mcplab-trace tr").count() == before + 2 + 1  # a row per frame, and the header
+    panel.screenshot(path=OUTPUT / "00_start_here-playground-after-send.png")
+
+
+def test_the_browser_run_wrote_no_notebook_back(lab, stored):
+    """Autosave is off and nothing is saved: the stored outputs are nbval's reference, not ours."""
+    changed = [name for name, before in stored.items() if (ROOT / "labs" / name).read_bytes() != before]
+    assert changed == []
