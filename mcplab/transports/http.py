@@ -1,0 +1,507 @@
+"""Streamable HTTP, client side: every message is one POST; the reply is JSON or a stream of events.
+
+Theory of operation
+-------------------
+Spec "basic/transports", Streamable HTTP (legacy revisions 2025-03-26 … 2025-11-25)::
+
+    POST /mcp   Accept: application/json, text/event-stream      a request
+        ← 200 application/json      {"jsonrpc":"2.0","id":3,"result":{...}}
+        ← 200 text/event-stream     event: message / data: {progress...} … data: {"id":3,"result":...}
+    POST /mcp   a notification or a response                    ← 202 Accepted, no body
+    GET  /mcp   Accept: text/event-stream (optional)            ← a stream of server-initiated messages
+    DELETE /mcp Mcp-Session-Id: …                               the session ends (on close)
+
+:meth:`HTTPTransport.send` makes the POST. A JSON reply is read at once and queued for
+:meth:`~HTTPTransport.receive`. An SSE reply stays open, and a reader task of its own takes its events
+as they come, so a server→client request on it (sampling, elicitation) reaches the client, whose
+answer goes out as another POST while the stream is still open. The reader tasks belong to the
+transport: :meth:`~HTTPTransport.close` stops them. Why tasks, when the stdio transport needs none:
+several streams may be open at once (the GET stream, two calls), and a read that is cancelled halfway
+closes an HTTP stream for good, so each stream is read by one task that nobody cancels.
+
+Two facts from the wire turn into headers, because the spec asks the client to echo them: the
+``Mcp-Session-Id`` of the initialize reply, and the ``protocolVersion`` of the initialize result (sent
+as ``MCP-Protocol-Version`` from 2025-06-18 on). With ``listen=True`` the transport also opens the
+optional GET stream once the session is initialized; a server may answer 405 (no such stream).
+
+Every exchange lands in :attr:`HTTPTransport.trace` with its HTTP method, status and headers: the
+request as sent, the JSON body, each SSE event (its ``event``/``id``/``retry`` fields under
+``http["sse"]``; a "priming" event has empty data), an empty frame for 202 and for DELETE. An error
+status raises :class:`~mcplab.errors.HTTPStatusError` (status, body, headers), unless its body is a
+JSON-RPC error answering the request, which then reaches the client as that request's error.
+A stream that ends before its response but gave an event id is resumed: after the ``retry`` delay,
+``GET`` with ``Last-Event-ID`` (2025-11-25 "polling"). :class:`SSEParser` is the sans-IO part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import deque
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, Awaitable, Callable, Iterable
+
+import anyio
+import httpx
+
+from mcplab import jsonrpc
+from mcplab.errors import HTTPStatusError, JSONRPCError, TransportError
+from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
+from mcplab.trace import Frame, Trace
+from mcplab.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, at_least
+
+__all__ = ["HTTPTransport", "http", "SSEParser", "SSEEvent", "render_http"]
+
+JSON_TYPE, SSE_TYPE = "application/json", "text/event-stream"
+ACCEPT = f"{JSON_TYPE}, {SSE_TYPE}"
+USER_AGENT = "mcplab/0.1.0"
+DEFAULT_RETRY_MS = 1000   # reconnection delay when the server sent no "retry:" field
+DRAIN_GRACE = 0.1         # seconds to let a stream end by itself after it delivered its response
+
+
+def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
+         listen: bool = False) -> HTTPTransport:
+    """A transport that POSTs to the Streamable HTTP endpoint at ``url`` (``listen``: also open the GET stream).
+
+    >>> http("http://127.0.0.1:8000/mcp").url
+    'http://127.0.0.1:8000/mcp'
+    """
+    return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen)
+
+
+# --- server-sent events, sans-IO -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SSEEvent:
+    """One dispatched event: ``data`` (lines joined by \\n), the ``event`` type, the last ``id``, ``retry``."""
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class SSEParser:
+    """The event-stream format (WHATWG HTML, "server-sent events"): bytes in, events out.
+
+    Lines end in CRLF, LF or CR; ``:`` starts a comment; ``data:`` lines accumulate; an empty line
+    dispatches. Unlike a browser it also hands over events with empty data if they set an id or a
+    retry, because that is what a 2025-11-25 "priming" event is, and the trace should show it.
+
+    >>> SSEParser().feed(b"event: message\\r\\ndata: {}\\r\\n\\r\\n")
+    [SSEEvent(data='{}', event='message', id=None, retry=None)]
+    """
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._data: list[str] = []
+        self._event = ""
+        self._fields = False   # this event set an id or a retry
+        self._retry: int | None = None
+        self._started = False
+        self.last_id: str | None = None
+        self.retry: int | None = None   # the latest reconnection time, in ms
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        self._buffer += chunk
+        events: list[SSEEvent] = []
+        start = 0
+        while match := _LINE_END.search(self._buffer, start):
+            if match.group() == b"\r" and match.end() == len(self._buffer):
+                break  # a CR at the end of a chunk may be the first half of CRLF: wait for the next byte
+            event = self._line(self._buffer[start:match.start()].decode("utf-8", errors="replace"))
+            if event is not None:
+                events.append(event)
+            start = match.end()
+        self._buffer = self._buffer[start:]
+        return events
+
+    def end(self) -> list[SSEEvent]:
+        """The stream ended: a CR held back is a line end after all (an unfinished event is dropped)."""
+        if not self._buffer.endswith(b"\r"):
+            return []
+        return self.feed(b"\n")
+
+    def _line(self, line: str) -> SSEEvent | None:
+        if not self._started:
+            self._started = True
+            line = line.removeprefix("\ufeff")
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None  # a comment: servers send them to keep a quiet connection alive
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\0" not in value:
+            self.last_id, self._fields = value, True
+        elif name == "retry" and value.isdigit():
+            self.retry = self._retry = int(value)
+            self._fields = True
+        return None
+
+    def _dispatch(self) -> SSEEvent | None:
+        event = None
+        if self._data or self._fields:
+            event = SSEEvent("\n".join(self._data), self._event or "message", self.last_id, self._retry)
+        self._data, self._event, self._fields, self._retry = [], "", False, None
+        return event
+
+
+# --- the transport -------------------------------------------------------------------------------------
+
+class _Stream:
+    """An open event stream: the reply it is (POST, or a GET), the request it answers, its reader task."""
+
+    def __init__(self, response: httpx.Response, request_id: RequestId | None) -> None:
+        self.response = response
+        self.request_id = request_id
+        self.parser = SSEParser()
+        self.answered = False
+        self.recorded = False   # the first frame of a response carries its status and headers
+        self.reader: _Task | None = None
+
+
+class _Task:
+    """A task the transport owns, on asyncio or trio: it can be cancelled and waited for."""
+
+    def __init__(self, body: Callable[[], Awaitable[None]]) -> None:
+        self.scope = anyio.CancelScope()
+        self.finished = anyio.Event()
+        self._handle: Any = None
+        self._body = body
+
+    async def _run(self) -> None:
+        try:
+            with self.scope:
+                await self._body()
+        finally:
+            self.finished.set()
+
+    def start(self) -> None:
+        try:
+            self._handle = asyncio.get_running_loop().create_task(self._run())  # kept: a task needs a reference
+        except RuntimeError:  # not asyncio, so trio: a system task outlives the caller's nursery, as needed here
+            import trio
+            trio.lowlevel.spawn_system_task(self._run)
+
+    async def stop(self) -> None:
+        self.scope.cancel()
+        await self.finished.wait()
+
+
+class HTTPTransport:
+    """A connection to one Streamable HTTP endpoint; implements :class:`mcplab.transports.base.Transport`."""
+
+    channel = "http"
+
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
+                 listen: bool = False) -> None:
+        self.url = url
+        self.trace = Trace()
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.extra_headers = dict(headers or {})
+        self.listen = listen
+        # the read timeout: how long a reply may keep us waiting for its next byte
+        self.timeout = httpx.Timeout(timeout, connect=10.0)
+        self._client: httpx.AsyncClient | None = None
+        self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
+        self._arrived = anyio.Event()
+        self._streams: list[_Stream] = []
+        self._failure: TransportError | None = None
+        self._initialize_id: RequestId | None = None
+        self._closed = False
+
+    async def open(self) -> None:
+        if self._client is not None:
+            raise TransportError("this HTTP transport is already open; make a new one per connection")
+        # keep-alive: one TCP connection, reused for every POST while nothing else is in flight
+        self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT})
+
+    async def __aenter__(self) -> HTTPTransport:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # --- sending -------------------------------------------------------------------------------------
+    def headers(self, accept: str = ACCEPT) -> dict[str, str]:
+        """The headers of the next request: Accept, the session, the negotiated version, your extras."""
+        headers = {"Accept": accept, **self.extra_headers}
+        if accept == ACCEPT:
+            headers["Content-Type"] = JSON_TYPE
+        if self.session_id is not None:
+            headers[HEADER_SESSION_ID] = self.session_id
+        if self.protocol_version is not None and at_least(self.protocol_version, "2025-06-18"):
+            headers[HEADER_PROTOCOL_VERSION] = self.protocol_version
+        return headers
+
+    async def send(self, message: jsonrpc.Message) -> None:
+        if isinstance(message, Request) and message.method == "initialize":
+            self._initialize_id = message.id
+        await self._post(jsonrpc.encode(message), message)
+        if self.listen and isinstance(message, Notification) and message.method == "notifications/initialized":
+            await self._get()
+
+    async def send_raw(self, line: str) -> None:
+        """POST ``line`` as the body exactly as given (it may be invalid: that is the point)."""
+        try:
+            parsed: Any = jsonrpc.decode(line, mcp=False)
+        except JSONRPCError as exc:
+            parsed = exc
+        await self._post(line, parsed)
+
+    async def _post(self, raw: str, message: Any) -> None:
+        client = self._open_client()
+        request = client.build_request("POST", self.url, content=raw.encode("utf-8"), headers=self.headers())
+        self.trace.record("c2s", "http", raw, message, http=_head(request))
+        response = await self._exchange(client, request)
+        request_id = message.id if isinstance(message, Request) else None
+        if response.status_code < 300 and _media_type(response) == SSE_TYPE:
+            self._read_events(response, request_id)
+            return
+        body = await self._body(response)
+        parsed = _decode(body) if body.strip() else None
+        self.trace.record("s2c", "http", body, parsed, http=_head(response))
+        if response.status_code == 202 or (response.status_code < 300 and not isinstance(message, Request)):
+            return
+        if response.status_code < 300 and _media_type(response) == JSON_TYPE and parsed is not None:
+            self._deliver(parsed)
+            return
+        if (response.status_code >= 400 and isinstance(parsed, ErrorResponse) and request_id is not None
+                and parsed.id == request_id):
+            self._deliver(parsed)  # a refusal the server tied to this request: that request fails, not the link
+            return
+        raise self._status_error(response, body)
+
+    async def _get(self, last_event_id: str | None = None, request_id: RequestId | None = None) -> bool:
+        """Open a GET event stream: the standalone one, or a resumption after ``last_event_id``."""
+        client = self._open_client()
+        headers = self.headers(accept=SSE_TYPE)
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        request = client.build_request("GET", self.url, headers=headers)
+        self.trace.record("c2s", "http", "", None, http=_head(request))
+        response = await self._exchange(client, request)
+        if response.status_code == 200 and _media_type(response) == SSE_TYPE:
+            self._read_events(response, request_id, last_event_id)
+            return True
+        body = await self._body(response)  # 405: this server offers no such stream, which is allowed
+        self.trace.record("s2c", "http", body, _decode(body) if body.strip() else None, http=_head(response))
+        return False
+
+    async def _exchange(self, client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise TransportError(f"{request.method} {self.url} failed: {type(exc).__name__}: {exc}") from exc
+        if self.session_id is None and HEADER_SESSION_ID in response.headers:
+            self.session_id = response.headers[HEADER_SESSION_ID]
+        return response
+
+    async def _body(self, response: httpx.Response) -> str:
+        try:
+            return (await response.aread()).decode("utf-8", errors="replace")
+        except httpx.HTTPError as exc:
+            raise TransportError(f"reading the reply from {self.url} failed: {type(exc).__name__}: {exc}") from exc
+        finally:
+            await response.aclose()
+
+    def _status_error(self, response: httpx.Response, body: str) -> HTTPStatusError:
+        status = response.status_code
+        if status == 404 and self.session_id is not None:
+            self.session_id = None  # the spec: start over with a fresh initialize, without the old id
+            what = "the server ended this session (404); connect again to start a new one"
+        elif status < 300:
+            what = f"expected {JSON_TYPE} or {SSE_TYPE}, got {response.headers.get('content-type')!r}"
+        else:
+            what = f"{status} {response.reason_phrase}"
+        return HTTPStatusError(f"{response.request.method} {self.url}: {what}\n{body[:500]}".rstrip(), status=status,
+                               body=body, headers=dict(response.headers))
+
+    def _deliver(self, message: jsonrpc.Message | JSONRPCError) -> None:
+        if (isinstance(message, Response) and message.id == self._initialize_id
+                and isinstance(message.result, dict) and message.result.get("protocolVersion") in LEGACY_VERSIONS):
+            self.protocol_version = message.result["protocolVersion"]
+        self._inbox.append(message)
+        self._arrived.set()
+
+    def _open_client(self) -> httpx.AsyncClient:
+        if self._client is None or self._closed:
+            raise TransportError("the HTTP transport is not open")
+        return self._client
+
+    # --- receiving -----------------------------------------------------------------------------------
+    async def receive(self) -> jsonrpc.Message | JSONRPCError:
+        while not self._inbox:
+            if self._failure is not None:
+                raise TransportError(str(self._failure))
+            self._open_client()
+            self._arrived = anyio.Event()
+            await self._arrived.wait()  # a JSON reply from a POST, or an event a stream's reader took
+        return self._inbox.popleft()
+
+    def _read_events(self, response: httpx.Response, request_id: RequestId | None,
+                     last_event_id: str | None = None) -> None:
+        stream = _Stream(response, request_id)
+        stream.parser.last_id = last_event_id
+        stream.reader = _Task(lambda: self._reader(stream))
+        self._streams.append(stream)
+        stream.reader.start()
+
+    async def _reader(self, stream: _Stream) -> None:
+        """Take the stream's events as they come; resume it if it ends early; never raise."""
+        chunks = stream.response.aiter_bytes()
+        try:
+            async for chunk in chunks:
+                for event in stream.parser.feed(chunk):
+                    self._event(stream, event)
+                if stream.answered:
+                    break
+            for event in stream.parser.end():
+                self._event(stream, event)
+            if stream.answered and stream.response.request.method == "POST":
+                with anyio.move_on_after(DRAIN_GRACE):  # reading to the end lets the connection be reused
+                    async for chunk in chunks:
+                        for event in stream.parser.feed(chunk):
+                            self._event(stream, event)
+        except Exception as exc:  # nobody awaits this task: whatever went wrong, the next receive() says so
+            self._fail(TransportError(f"the event stream from {self.url} broke: {type(exc).__name__}: {exc}"))
+            return
+        finally:
+            self._streams.remove(stream)
+            with anyio.CancelScope(shield=True):
+                await stream.response.aclose()
+        if not stream.recorded:
+            self.trace.record("s2c", "http", "", None, http=_head(stream.response))
+        resumable = stream.request_id is not None and stream.parser.last_id is not None
+        if stream.answered or not resumable:
+            return  # a request left without its answer times out in the client
+        await anyio.sleep((stream.parser.retry if stream.parser.retry is not None else DEFAULT_RETRY_MS) / 1000)
+        try:
+            await self._get(stream.parser.last_id, stream.request_id)
+        except Exception as exc:  # as above: report it to the reader of this transport
+            self._fail(exc if isinstance(exc, TransportError) else TransportError(f"{type(exc).__name__}: {exc}"))
+
+    def _event(self, stream: _Stream, event: SSEEvent) -> None:
+        head = _head(stream.response)
+        if stream.recorded:
+            head["headers"] = {}  # the headers went with the first event of this response
+        head["sse"] = {k: v for k, v in (("event", event.event), ("id", event.id), ("retry", event.retry))
+                       if v is not None}
+        stream.recorded = True
+        parsed = _decode(event.data) if event.data.strip() else None
+        self.trace.record("s2c", "http", event.data, parsed, http=head)
+        if parsed is None:
+            return  # a priming event: only its id and retry matter
+        if isinstance(parsed, (Response, ErrorResponse)) and parsed.id == stream.request_id:
+            stream.answered = True
+        self._deliver(parsed)
+
+    def _fail(self, error: TransportError) -> None:
+        if self._failure is None and not self._closed:
+            self._failure = error
+        self._arrived.set()
+
+    # --- closing -------------------------------------------------------------------------------------
+    async def close(self) -> None:
+        """Stop the stream readers, end the session with DELETE (if there is one), close. Safe twice."""
+        if self._closed or self._client is None:
+            self._closed = True
+            return
+        client = self._client
+        # Shielded: the session should end on the server even when the task closing it is cancelled.
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            for stream in list(self._streams):
+                if stream.reader is not None:
+                    await stream.reader.stop()
+            if self.session_id is not None:
+                headers = self.headers()
+                headers.pop("Content-Type")
+                request = client.build_request("DELETE", self.url, headers=headers)
+                self.trace.record("c2s", "http", "", None, http=_head(request))
+                try:
+                    response = await client.send(request)
+                    self.trace.record("s2c", "http", response.text, None, http=_head(response))
+                except httpx.HTTPError:
+                    pass  # the server is gone already, and the session with it
+                self.session_id = None
+            self._closed = True
+            self._arrived.set()
+            await client.aclose()
+        self._closed = True
+
+
+# Headers render_http leaves out for stable output: the date, and the encodings httpx offers (they
+# depend on which compression libraries happen to be installed).
+VOLATILE = frozenset({"date", "accept-encoding"})
+
+
+def render_http(frames: Iterable[Frame], *, path: str = "/mcp", stable: bool = True) -> str:
+    """HTTP frames of a trace as the HTTP/1.1 text that crossed the wire, request line, headers, body.
+
+    ``stable=True`` keeps notebook output the same on every run: the port in ``Host`` becomes
+    ``PORT``, session ids become ``<session 1>``, ``<session 2>`` …, and :data:`VOLATILE` headers
+    are left out.
+
+    >>> print(render_http(client.trace.frames[:2]))           # doctest: +SKIP
+    POST /mcp HTTP/1.1
+    ...
+    """
+    sessions: dict[str, str] = {}
+    lines: list[str] = []
+    for frame in frames:
+        if frame.channel != "http" or not frame.http:
+            continue
+        head, sse = frame.http, frame.http.get("sse")
+        headers = dict(head.get("headers") or {})
+        if frame.direction == "c2s":
+            lines.append(f"{head['method']} {path} HTTP/1.1")
+        elif headers or sse is None:
+            lines.append(f"HTTP/1.1 {head['status']} {HTTPStatus(head['status']).phrase}")
+        for name, value in headers.items():
+            if stable and name.lower() in VOLATILE:
+                continue
+            if stable and name.lower() == "host":
+                value = re.sub(r":\d+$", ":PORT", value)
+            if stable and name.lower() == HEADER_SESSION_ID.lower():
+                value = sessions.setdefault(value, f"<session {len(sessions) + 1}>")
+            lines.append(f"{name}: {value}")
+        if headers:
+            lines.append("")
+        if sse is not None:
+            lines += [f"{field}: {sse[field]}" for field in ("event", "id", "retry") if field in sse]
+            lines += [f"data: {part}" for part in frame.raw.split("\n")] + [""]
+        elif frame.raw:
+            lines += [frame.raw, ""]
+    return "\n".join(lines).rstrip("\n")
+
+
+def _media_type(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def _head(exchange: httpx.Request | httpx.Response) -> dict[str, Any]:
+    """The trace's ``http`` field: method, status (responses only) and headers as they were on the wire."""
+    if isinstance(exchange, httpx.Response):
+        method, status = exchange.request.method, exchange.status_code
+    else:
+        method, status = exchange.method, None
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in exchange.headers.raw}
+    return {"method": method, "status": status, "headers": headers}
+
+
+def _decode(text: str) -> jsonrpc.Message | JSONRPCError:
+    try:
+        return jsonrpc.decode(text)  # type: ignore[return-value]
+    except JSONRPCError as exc:
+        return exc
+

@@ -1,0 +1,371 @@
+"""The Streamable HTTP transport (mcplab/transports/http.py): the SSE parser, then the transport under a
+Client against scripted HTTP servers that answer the way real ones do (JSON, SSE with comments and
+priming events, CRLF, errors, closed streams to resume)."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from http_helpers import Scripted, served
+from mcplab import Client
+from mcplab.errors import HTTPStatusError, RemoteError, TransportError
+from mcplab.transports.http import HTTPTransport, SSEEvent, SSEParser, http
+
+# --- the SSE parser (sans-IO) --------------------------------------------------------------------------
+
+PARSES = [
+    ("one event", b"data: {}\n\n", [SSEEvent("{}")]),
+    ("CRLF line ends", b"event: message\r\ndata: {}\r\n\r\n", [SSEEvent("{}")]),
+    ("CR line ends", b"data: a\rdata: b\r\r", [SSEEvent("a\nb")]),
+    ("multi-line data joins with \\n", b"data: {\"a\":\ndata: 1}\n\n", [SSEEvent('{"a":\n1}')]),
+    ("a comment is skipped", b": keepalive\n\ndata: x\n\n", [SSEEvent("x")]),
+    ("no space after the colon", b"data:x\n\n", [SSEEvent("x")]),
+    ("only one leading space is removed", b"data:  x\n\n", [SSEEvent(" x")]),
+    ("a field with no colon", b"data\n\n", [SSEEvent("")]),
+    ("an event type", b"event: ping\ndata: 1\n\n", [SSEEvent("1", "ping")]),
+    ("a priming event: an id and empty data", b"id: e-1\nretry: 500\ndata: \n\n", [SSEEvent("", id="e-1", retry=500)]),
+    ("the id sticks to later events", b"id: 7\ndata: a\n\ndata: b\n\n", [SSEEvent("a", id="7"), SSEEvent("b", id="7")]),
+    ("an empty event is not dispatched", b"event: x\n\n\n\n", []),
+    ("an unfinished event is not dispatched", b"data: half", []),
+    ("a byte order mark at the start is dropped", b"\xef\xbb\xbfdata: x\n\n", [SSEEvent("x")]),
+    ("a retry that is not a number is ignored", b"retry: soon\ndata: x\n\n", [SSEEvent("x")]),
+    ("unknown fields are ignored", b"colour: red\ndata: x\n\n", [SSEEvent("x")]),
+]
+
+
+@pytest.mark.parametrize("what, stream, events", PARSES, ids=[p[0] for p in PARSES])
+def test_the_parser_reads_the_event_stream_format(what, stream, events):
+    parser = SSEParser()
+    assert parser.feed(stream) + parser.end() == events
+
+
+@pytest.mark.parametrize("what, stream, events", PARSES, ids=[p[0] for p in PARSES])
+def test_the_parser_gives_the_same_events_one_byte_at_a_time(what, stream, events):
+    parser = SSEParser()
+    assert [e for i in range(len(stream)) for e in parser.feed(stream[i:i + 1])] + parser.end() == events
+
+
+def test_a_cr_at_the_end_of_a_chunk_waits_to_see_whether_a_lf_follows():
+    parser = SSEParser()
+    assert parser.feed(b"data: x\r\n\r") == []
+    assert parser.feed(b"\n") == [SSEEvent("x")]
+
+
+def test_the_parser_keeps_the_last_id_and_retry_for_reconnecting():
+    parser = SSEParser()
+    parser.feed(b"id: a\nretry: 250\ndata: \n\nid: b\ndata: {}\n\n")
+    assert (parser.last_id, parser.retry) == ("b", 250)
+
+
+messages = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"),
+                            max_size=30), min_size=1, max_size=5)
+
+
+@given(messages, st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=40),
+       st.sampled_from([b"\n", b"\r\n", b"\r"]))
+def test_any_split_of_a_stream_gives_the_same_events(datas, cuts, newline):
+    stream = b"".join(b"data: " + d.encode() + newline + newline for d in datas)
+    parser, events, at = SSEParser(), [], 0
+    for cut in cuts * (len(stream) // sum(cuts) + 1):
+        events += parser.feed(stream[at:at + cut])
+        at += cut
+        if at >= len(stream):
+            break
+    events += parser.end()  # a final CR waits for the byte after it, or for the end
+    assert [e.data for e in events] == datas
+
+
+# --- the transport ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def sse(*events: str) -> StreamingResponse:
+    async def body():
+        for event in events:
+            yield event.encode()
+    return StreamingResponse(body(), media_type="text/event-stream")
+
+
+def result(message: dict, value: dict) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": value})
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_posts_carry_accept_content_type_and_after_initialize_the_session_and_version():
+    scripted = Scripted({}, version="2025-11-25", session="abc")
+    async with served(scripted.app()) as url:
+        async with Client(http(url)) as client:
+            await client.ping()
+    (init_headers, _), = scripted.posts("initialize")
+    assert init_headers["accept"] == "application/json, text/event-stream"
+    assert init_headers["content-type"] == "application/json"
+    assert "mcp-session-id" not in init_headers and "mcp-protocol-version" not in init_headers
+    for method in ("notifications/initialized", "ping"):
+        (headers, _), = scripted.posts(method)
+        assert headers["mcp-session-id"] == "abc" and headers["mcp-protocol-version"] == "2025-11-25"
+    verb, headers, _ = scripted.received[-1]
+    assert verb == "DELETE" and headers["mcp-session-id"] == "abc"
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_the_version_header_is_sent_only_from_2025_06_18_on():
+    scripted = Scripted({}, version="2025-03-26", session=None)
+    async with served(scripted.app()) as url:
+        async with Client(http(url), version="2025-03-26") as client:
+            await client.ping()
+    (headers, _), = scripted.posts("ping")
+    assert "mcp-protocol-version" not in headers and "mcp-session-id" not in headers
+    assert all(verb != "DELETE" for verb, _, _ in scripted.received)  # no session, nothing to end
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_an_sse_reply_with_comments_priming_crlf_and_multiline_data_is_read():
+    async def call(message, headers):
+        token = message["params"]["_meta"]["progressToken"]
+        progress = json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
+                               "params": {"progressToken": token, "progress": 1, "total": 2}})
+        return sse(": hello\r\n\r\n", "id: p-0\r\nretry: 10\r\ndata:\r\n\r\n",
+                   f"event: message\r\ndata: {progress}\r\n\r\n",
+                   "data: " + result(message, {"content": [{"type": "text", "text": "ok"}]})
+                   .replace(',"result"', '\r\ndata: ,"result"') + "\r\n\r\n")
+
+    seen = []
+    async with served(Scripted({"tools/call": call}).app()) as url:
+        async with Client(http(url)) as client:
+            answer = await client.call_tool("t", {}, on_progress=seen.append)
+    assert answer.text == "ok" and seen == [{"progressToken": 2, "progress": 1, "total": 2}]
+    frames = [f for f in client.trace if f.http and f.http.get("sse") is not None]
+    assert [f.raw for f in frames][0] == ""  # the priming event, shown as an empty frame
+    assert frames[0].http["sse"] == {"event": "message", "id": "p-0", "retry": 10}
+    assert frames[0].http["headers"]["content-type"].startswith("text/event-stream")
+    assert frames[1].http["headers"] == {}  # headers go with the first event only
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_every_exchange_is_traced_with_method_status_and_headers():
+    async with served(Scripted({}).app()) as url:
+        async with Client(http(url)) as client:
+            await client.ping()
+    shown = [(f.direction, f.http["method"], f.http["status"]) for f in client.trace]
+    assert shown == [("c2s", "POST", None), ("s2c", "POST", 200), ("c2s", "POST", None), ("s2c", "POST", 202),
+                     ("c2s", "POST", None), ("s2c", "POST", 200), ("c2s", "DELETE", None), ("s2c", "DELETE", 200)]
+    request_headers = client.trace.frames[0].http["headers"]
+    assert request_headers["Accept"] == "application/json, text/event-stream"
+    assert "content-type" in client.trace.frames[1].http["headers"]
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_an_error_status_raises_http_status_error_with_status_and_body():
+    async def broken(message, headers):
+        return Response("upstream exploded", status_code=500, media_type="text/plain")
+
+    async with served(Scripted({"tools/list": broken}).app()) as url:
+        async with Client(http(url)) as client:
+            with pytest.raises(HTTPStatusError) as caught:
+                await client.list_tools()
+    assert caught.value.status == 500 and caught.value.body == "upstream exploded"
+    assert caught.value.headers["content-type"].startswith("text/plain")
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_a_refusal_that_names_the_request_fails_only_that_request():
+    async def refuse(message, headers):
+        return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": "no"}},
+                            status_code=400)
+
+    async with served(Scripted({"tools/list": refuse}).app()) as url:
+        async with Client(http(url)) as client:
+            with pytest.raises(RemoteError) as caught:
+                await client.list_tools()
+            await client.ping()  # the connection is still fine
+    assert caught.value.code == -32600
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_a_404_for_the_session_says_to_start_over_and_forgets_the_id():
+    async def gone(message, headers):
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "gone"}},
+                            status_code=404)
+
+    scripted = Scripted({"ping": gone})
+    async with served(scripted.app()) as url:
+        transport = http(url)
+        async with Client(transport) as client:
+            with pytest.raises(HTTPStatusError, match="ended this session") as caught:
+                await client.ping()
+            assert caught.value.status == 404 and transport.session_id is None
+    assert all(verb != "DELETE" for verb, _, _ in scripted.received)
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_a_stream_closed_before_its_response_is_resumed_with_last_event_id():
+    pending: list[dict] = []
+
+    async def call(message, headers):
+        pending.append(message)
+        return sse("id: ev-1\nretry: 200\ndata: \n\n")  # a priming event, then the stream ends
+
+    async def resume(message, headers):
+        assert headers["last-event-id"] == "ev-1"
+        return sse("id: ev-2\ndata: " + result(pending[0], {"content": [{"type": "text", "text": "late"}]}) + "\n\n")
+
+    scripted = Scripted({"tools/call": call, "GET": resume})
+    async with served(scripted.app()) as url:
+        async with Client(http(url)) as client:
+            started = anyio.current_time()
+            answer = await client.call_tool("slow", {})
+            waited = anyio.current_time() - started
+    assert answer.text == "late" and waited >= 0.2
+    (verb, headers, _), = [r for r in scripted.received if r[0] == "GET"]
+    assert headers["accept"] == "text/event-stream" and headers["mcp-session-id"] == "s-1"
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_listen_opens_the_get_stream_and_a_405_is_fine():
+    scripted = Scripted({})
+    async with served(scripted.app()) as url:
+        async with Client(http(url, listen=True)) as client:
+            await client.ping()
+    verbs = [verb for verb, _, _ in scripted.received]
+    assert verbs[:3] == ["POST", "POST", "GET"] and "DELETE" in verbs
+    assert [f.http["status"] for f in client.trace if f.http["method"] == "GET"] == [None, 405]
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_a_server_request_on_the_get_stream_is_answered():
+    async def listen(message, headers):
+        return sse('data: {"jsonrpc":"2.0","id":"r1","method":"roots/list"}\n\n')
+
+    scripted = Scripted({"GET": listen})
+    async with served(scripted.app()) as url:
+        async with Client(http(url, listen=True), roots=["file:///lab"]) as client:
+            with anyio.fail_after(5):
+                while not (answers := [json.loads(b) for v, _, b in scripted.received if v == "POST" and '"r1"' in b]):
+                    await client.ping()  # the client answers server requests while it waits for its own
+    assert answers == [{"jsonrpc": "2.0", "id": "r1", "result": {"roots": [{"uri": "file:///lab"}]}}]
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_nothing_listening_is_a_transport_error():
+    from mcplab.server.http import bind
+
+    sock = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    sock.close()
+    with pytest.raises(TransportError, match="failed"):
+        async with Client(http(f"http://127.0.0.1:{port}/mcp")):
+            pass
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_a_transport_opens_once_and_closes_twice_safely():
+    async with served(Scripted({}).app()) as url:
+        transport = HTTPTransport(url)
+        await transport.open()
+        with pytest.raises(TransportError):
+            await transport.open()
+        await transport.close()
+        await transport.close()
+        with pytest.raises(TransportError):
+            await transport.send_raw("{}")
+
+
+# --- the lab 05 checks (mcplab/exercises/lab05.py) ----------------------------------------------------
+
+def read_events_worked(body: str) -> list[dict]:
+    messages, data = [], []
+    for line in body.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if line == "":
+            if data and "\n".join(data).strip():
+                messages.append(json.loads("\n".join(data)))
+            data = []
+        elif not line.startswith(":") and line.partition(":")[0] == "data":
+            value = line.partition(":")[2]
+            data.append(value[1:] if value.startswith(" ") else value)
+    return messages
+
+
+def test_the_lab05_checks_pass_the_worked_answers():
+    from mcplab import exercises
+
+    headers = {"accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-SESSION-ID": exercises.SESSION_ID, "mcp-protocol-version": "2025-11-25"}
+    replies = {"a": 202, "b": "json", "c": "sse", "d": 400, "e": 404, "f": 403, "g": 405, "h": 413}
+    reading = {"endpoints": 2, "post_to": "/messages?session_id=5f2e", "result_on": exercises.OLD_CHOICES[1]}
+    assert exercises.check_post_headers(headers)
+    assert exercises.check_replies(replies)
+    assert exercises.check_sse_reader(read_events_worked)
+    assert exercises.check_rebinding(["allow", "allow", "refuse", "refuse", "refuse"])
+    assert exercises.check_old_transport(reading)
+
+
+@pytest.mark.parametrize("check, answer, says", [
+    ("check_post_headers", {"Accept": "application/json", "Content-Type": "application/json"}, "406"),
+    ("check_post_headers", {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"},
+     "Mcp-Session-Id"),
+    ("check_replies", {"a": 200, "b": "json", "c": "sse", "d": 400, "e": 404, "f": 403, "g": 405, "h": 413},
+     "(a)"),
+    ("check_sse_reader", lambda body: [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")],
+     "stream"),
+    ("check_sse_reader", lambda body: 1 / 0, "ZeroDivisionError"),
+    ("check_rebinding", ["allow"] * 5, "evil.example"),
+    ("check_old_transport", {"endpoints": 1, "post_to": "/mcp", "result_on": "x"}, "URLs"),
+    ("check_replies", ..., "Not answered"),
+])
+def test_the_lab05_checks_explain_a_wrong_answer(check, answer, says):
+    from mcplab import exercises
+
+    feedback = getattr(exercises, check)(answer)
+    assert not feedback and says in repr(feedback) and "hint:" in repr(feedback)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.http
+@pytest.mark.subprocess
+def test_event_streams_and_server_requests_work_on_asyncio_and_trio(backend):
+    import sys
+
+    from http_helpers import ROOT
+    from mcplab.server.http import launch
+
+    async def main(url: str) -> tuple[str, str, list]:
+        steps: list = []
+        answer = lambda params: {"action": "accept", "content": {"username": "ada", "email": "a@b.c"}}  # noqa: E731
+        async with Client(http(url), elicitation=answer) as client:
+            progress = await client.call_tool("test_tool_with_progress", on_progress=steps.append)
+            asked = await client.call_tool("test_elicitation", {"message": "who?"})
+        return progress.text, asked.text, steps
+
+    with launch([sys.executable, str(ROOT / "servers" / "conformance.py")]) as server:
+        progress, asked, steps = anyio.run(main, server.url, backend=backend)
+    assert progress.startswith("Progress test completed") and [s["progress"] for s in steps] == [0, 50, 100]
+    assert '"username": "ada"' in asked
+
+
+def test_every_lab05_name_is_exported_from_the_exercises_package():
+    from mcplab import exercises
+    from mcplab.exercises import lab05
+
+    for name in lab05.__all__:
+        assert getattr(exercises, name) is getattr(lab05, name), f"{name} is shadowed by another lab's name"
