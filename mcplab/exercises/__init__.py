@@ -19,3 +19,4 @@ from mcplab.exercises.lab07 import *  # noqa: F401,F403
 from mcplab.exercises.lab02 import *  # noqa: F401,F403
 from mcplab.exercises.lab03 import *  # noqa: F401,F403
 from mcplab.exercises.lab04 import *  # noqa: F401,F403
+from mcplab.exercises.lab05 import *  # noqa: F401,F403
