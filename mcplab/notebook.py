@@ -239,7 +239,7 @@ def check_frames(frames: Sequence[Frame], version: str | None = None,
     checks = {}
     for view in views:
         seq = view.frame.seq
-        if view.kind == "stderr" or (view.kind == "raw" and not view.frame.raw.strip()):
+        if view.kind in ("stderr", "note") or (view.kind == "raw" and not view.frame.raw.strip()):
             continue
         if view.kind in ("refused", "raw", "batch"):
             checks[seq] = Check(INVALID if view.kind != "batch" else UNCHECKED, versions[seq], None,
@@ -265,8 +265,8 @@ def _cut(text: str, width: int = LABEL_WIDTH) -> str:
 
 def _line(view: View) -> str:
     """``→ tools/call get_weather (id 3)``: one frame in the text views."""
-    if view.kind == "stderr":
-        return _cut(f"stderr: {view.label}")
+    if view.kind in ("stderr", "note"):
+        return _cut(f"{view.kind}: {view.label}")
     answers = f" ↩ #{view.answers}" if view.answers is not None else ""
     return _cut(f"{ARROWS[view.frame.direction]} {view.label}{answers}")
 
@@ -345,8 +345,8 @@ MAX_CHANGES = 8
 
 
 def _step_key(view: View, methods: dict[int, str | None]) -> tuple:
-    if view.kind == "stderr":
-        return ("stderr", view.label)
+    if view.kind in ("stderr", "note"):
+        return (view.kind, view.label)
     method = methods.get(view.answers) if view.answers is not None else methods.get(view.frame.seq)
     return (view.frame.direction, view.kind, method)
 
@@ -395,7 +395,8 @@ def align(frames_a: Sequence[Frame], frames_b: Sequence[Frame]) -> list[Step]:
         # Where the traces part, messages going the same way share a row (legacy's initialize
         # beside modern's server/discover); anything else stands on its own side.
         for a, b in zip_longest(views_a[i1:i2], views_b[j1:j2]):
-            if a and b and a.frame.direction == b.frame.direction and "stderr" not in (a.kind, b.kind):
+            if (a and b and a.frame.direction == b.frame.direction
+                    and not {"stderr", "note"} & {a.kind, b.kind}):
                 steps.append(Step("replaced", a, b))
             else:
                 steps += ([Step("a", a, None)] if a else []) + ([Step("b", None, b)] if b else [])

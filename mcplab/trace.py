@@ -10,7 +10,8 @@ too, on their own channel, so a crash and its traceback appear where they happen
 
 A frame is ``seq`` (1, 2, 3 … in arrival order), ``t`` (seconds since the trace began),
 ``direction`` (``"c2s"`` client→server or ``"s2c"``), ``channel`` (``"stdio"``, ``"http"``
-or ``"stderr"``), ``raw``, ``message`` and, for HTTP, ``http`` = ``{"method", "status",
+or ``"stderr"``; ``"note"`` is no wire at all but the client's own remark, e.g. why a dual-era
+client chose its era), ``raw``, ``message`` and, for HTTP, ``http`` = ``{"method", "status",
 "headers"}``. One frame per line in JSONL is the export format (see DESIGN.md).
 
 Rendered views (plain text, HTML sequence diagram) never show ``t``: stored notebook
@@ -30,7 +31,7 @@ from mcplab import jsonrpc, trace_views
 from mcplab.errors import InvalidRequest, JSONRPCError, ParseError
 
 Direction = Literal["c2s", "s2c"]
-Channel = Literal["stdio", "http", "stderr"]
+Channel = Literal["stdio", "http", "stderr", "note"]
 Parsed = Union[jsonrpc.Message, JSONRPCError, None]
 _REFUSALS = {ParseError.code: ParseError, InvalidRequest.code: InvalidRequest}
 
@@ -72,6 +73,10 @@ class Trace:
                       raw, message, http)
         self.frames.append(frame)
         return frame
+
+    def note(self, text: str) -> Frame:
+        """Record a remark of this side's own (nothing crossed the wire): why it chose an era, say."""
+        return self.record("c2s", "note", text)
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -118,7 +123,7 @@ class Trace:
                 continue
             obj = json.loads(line)
             stored, message = obj.get("message"), None
-            if obj["channel"] == "stderr" or stored is None:
+            if obj["channel"] in ("stderr", "note") or stored is None:
                 pass
             elif "jsonrpc" not in stored:  # written by Frame.to_json for a refused frame
                 refusal = _REFUSALS.get(stored["error"]["code"], JSONRPCError)

@@ -51,7 +51,8 @@ MAX_PRETTY = 20_000  # characters of one frame's raw JSON shown in the HTML befo
 KINDS = {"request": ("request", "requests"), "notification": ("notification", "notifications"),
          "response": ("response", "responses"), "error": ("error response", "error responses"),
          "batch": ("batch", "batches"), "refused": ("refused frame", "refused frames"),
-         "stderr": ("stderr line", "stderr lines"), "raw": ("other frame", "other frames")}
+         "stderr": ("stderr line", "stderr lines"), "note": ("note", "notes"),
+         "raw": ("other frame", "other frames")}
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,8 @@ def describe(frames: Iterable[Frame]) -> list[View]:
     pairs = 0
     for frame in frames:
         message = _parsed(frame)
-        if frame.channel == "stderr":
-            views.append(View(frame, "stderr", frame.raw.rstrip("\r\n")))
+        if frame.channel in ("stderr", "note"):
+            views.append(View(frame, frame.channel, frame.raw.rstrip("\r\n")))
         elif isinstance(message, JSONRPCError):
             views.append(View(frame, "refused", f"refused: {message.code} {error_name(message.code)}"))
         elif isinstance(message, jsonrpc.Request):
@@ -109,7 +110,7 @@ def describe(frames: Iterable[Frame]) -> list[View]:
 
 def _parsed(frame: Frame) -> Any:
     """The frame's message; one recorded without it is decoded here, for display only."""
-    if frame.message is not None or frame.channel == "stderr" or not frame.raw.strip():
+    if frame.message is not None or frame.channel in ("stderr", "note") or not frame.raw.strip():
         return frame.message
     try:
         return jsonrpc.decode(frame.raw, mcp=False, allow_batch=True)
@@ -155,7 +156,8 @@ def render_text(frames: list[Frame], width: int = 100) -> str:
         raw = " ⏎ ".join(part for part in frame.raw.splitlines() if part)  # an SSE body spans lines
         if len(raw) > width:
             raw = raw[: width - 1] + "…"
-        lines.append(f"{frame.seq:>3} {ARROWS[frame.direction]} {channel.ljust(pad)}  {raw}")
+        arrow = "·" if frame.channel == "note" else ARROWS[frame.direction]  # a note crossed no wire
+        lines.append(f"{frame.seq:>3} {arrow} {channel.ljust(pad)}  {raw}")
     return "\n".join(lines)
 
 
@@ -167,6 +169,7 @@ _HEAD = "color:#555;border-bottom:1px solid #ccc;padding:2px 6px"
 _SEQ = "color:#888;vertical-align:top;text-align:right;padding:2px 6px"
 _LANES = "border:solid #bbb;border-width:0 3px;padding:2px 10px;vertical-align:top"
 _STDERR = "font-family:monospace;color:#555;white-space:pre-wrap;vertical-align:top;padding:2px 6px"
+_NOTE = "color:#555;font-style:italic;background:#fafafa;border:1px dashed #ccc;padding:2px 10px"
 _PRE = "margin:2px 0;padding:4px;background:#f6f8fa;font-size:11px;white-space:pre-wrap;text-align:left"
 
 
@@ -214,6 +217,8 @@ def _row(view: View, badge: Badge | None = None) -> str:
     seq = f'<td style="{_SEQ}">#{frame.seq}</td>'
     if view.kind == "stderr":
         return f'<tr>{seq}<td style="{_LANES}"></td><td style="{_STDERR}">{_text(view.label)}</td></tr>'
+    if view.kind == "note":
+        return f'<tr>{seq}<td colspan="2" style="{_NOTE}">✎ {_text(view.label)}</td></tr>'
     line, style, ink, tint = _look(view)
     label = {"error": "✗ ", "refused": "⊘ "}.get(view.kind, "") + view.label
     if view.answers is not None:

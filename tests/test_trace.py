@@ -181,3 +181,16 @@ def test_a_frame_recorded_without_its_message_is_still_described():
 
 def test_an_empty_trace_renders_a_note():
     assert "empty trace" in Trace()._repr_html_()
+
+
+def test_a_note_is_kept_apart_from_the_wire_and_survives_jsonl():
+    trace = Trace()
+    trace.note("era: probe with server/discover first")
+    trace.record("c2s", "stdio", '{"jsonrpc":"2.0","id":1,"method":"server/discover"}',
+                 jsonrpc.decode('{"jsonrpc":"2.0","id":1,"method":"server/discover"}'))
+    assert trace.messages() == [jsonrpc.Request(1, "server/discover")]
+    assert "1 note" in repr(trace)
+    assert str(trace).splitlines()[0].startswith("  1 · note")
+    assert "✎ era: probe with server/discover first" in trace._repr_html_()
+    again = Trace.from_jsonl(trace.to_jsonl())
+    assert (again.frames[0].channel, again.frames[0].message) == ("note", None)
