@@ -1,6 +1,6 @@
 """Helpers for the server tests: a recording peer for in-memory tests, a raw stdio client that
 speaks framed JSON to a real server process (no client library), and the official-schema check
-every server message goes through."""
+every server message goes through (legacy revisions and 2026-07-28 alike)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,16 @@ RESULT_DEFINITIONS = {
     "resources/list": "ListResourcesResult", "resources/templates/list": "ListResourceTemplatesResult",
     "resources/read": "ReadResourceResult", "prompts/list": "ListPromptsResult",
     "prompts/get": "GetPromptResult", "completion/complete": "CompleteResult",
+    "server/discover": "DiscoverResult", "subscriptions/listen": "SubscriptionsListenResult",
 }
 """Which definition of the official schema a request's result must match."""
+
+MODERN = "2026-07-28"
+MRTR_METHODS = ("tools/call", "resources/read", "prompts/get")
+MODERN_ERRORS = {-32020: "HeaderMismatchError", -32021: "MissingRequiredClientCapabilityError",
+                 -32022: "UnsupportedProtocolVersionError"}  # whole error responses
+MODERN_ERROR_OBJECTS = {-32700: "ParseError", -32600: "InvalidRequestError", -32601: "MethodNotFoundError",
+                        -32602: "InvalidParamsError", -32603: "InternalError"}  # just the error object
 
 
 # --- the official schema as oracle --------------------------------------------------------------
@@ -68,6 +76,9 @@ def check_server_message(version: str, message: dict | list, method: str | None,
     strings or integers), so such replies are checked for shape here instead.
     """
     modern_envelopes = at_least(version, "2025-11-25")
+    if version == MODERN:
+        check_modern_message(message, method)
+        return
     if isinstance(message, list):  # a batch reply (2025-03-26 only)
         check_definition(version, "JSONRPCBatchResponse", message)
         for element in message:
@@ -88,6 +99,65 @@ def check_server_message(version: str, message: dict | list, method: str | None,
         check_definition(version, "JSONRPCResultResponse" if modern_envelopes else "JSONRPCResponse", message)
         if method in RESULT_DEFINITIONS:
             check_definition(version, RESULT_DEFINITIONS[method], message["result"])
+
+
+def check_modern_message(message: dict, method: str | None) -> None:
+    """A 2026-07-28 server message: never a request; every result typed by ``resultType``."""
+    assert not isinstance(message, list), "2026-07-28 has no batches"
+    if "method" in message:
+        assert "id" not in message, f"a 2026-07-28 server sends no requests: {message}"
+        check_definition(MODERN, "JSONRPCNotification", message)
+        check_definition(MODERN, "ServerNotification", message)
+    elif "error" in message:
+        if message.get("id") is None:
+            assert set(message) == {"jsonrpc", "id", "error"} and isinstance(message["error"]["code"], int)
+            return
+        check_definition(MODERN, "JSONRPCErrorResponse", message)
+        code = message["error"]["code"]
+        if code in MODERN_ERRORS:
+            check_definition(MODERN, MODERN_ERRORS[code], message)
+        elif code in MODERN_ERROR_OBJECTS:
+            check_definition(MODERN, MODERN_ERROR_OBJECTS[code], message["error"])
+        assert code not in (-32002, -32042), f"2026-07-28 servers MUST NOT send {code}"
+    else:
+        check_definition(MODERN, "JSONRPCResultResponse", message)
+        result = message["result"]
+        assert result.get("resultType") in ("complete", "input_required"), f"resultType: {result}"
+        if result["resultType"] == "input_required":
+            assert method in MRTR_METHODS, f"{method} must not answer input_required"
+            check_definition(MODERN, "InputRequiredResult", result)
+            assert "inputRequests" in result or "requestState" in result
+        elif method in RESULT_DEFINITIONS:
+            check_definition(MODERN, RESULT_DEFINITIONS[method], result)
+        if method in RESULT_DEFINITIONS:
+            _pydantic_oracle("result", method, result)
+    if "method" in message and "id" not in message:
+        _pydantic_oracle("notification", message["method"], message.get("params"))
+
+
+def _pydantic_oracle(kind: str, method: str, body: Any) -> None:
+    """The official pydantic wire models (mcp-types) as a second oracle, when they are installed."""
+    try:
+        from mcp_types import methods
+    except ImportError:  # pragma: no cover - the test extra is missing
+        return
+    if kind == "result":
+        methods.parse_server_result(method, MODERN, body)
+    else:
+        methods.parse_server_notification(method, MODERN, body)
+
+
+def envelope(capabilities: dict | None = None, version: str = MODERN, **extra: Any) -> dict:
+    """The ``_meta`` every 2026-07-28 request carries."""
+    return {"io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": capabilities if capabilities is not None else {},
+            "io.modelcontextprotocol/clientInfo": {"name": "modern-test", "version": "0"}, **extra}
+
+
+def modern_params(params: dict | None = None, capabilities: dict | None = None, **meta: Any) -> dict:
+    params = dict(params or {})
+    params["_meta"] = {**envelope(capabilities), **meta, **params.get("_meta", {})}
+    return params
 
 
 # --- in memory ------------------------------------------------------------------------------------
@@ -111,6 +181,23 @@ class RecordingPeer:
 
     def cancel(self, request_id: Any) -> None:
         self.cancelled.append(request_id)
+
+
+class HoldingPeer(RecordingPeer):
+    """A RecordingPeer that can hold a request open (``subscriptions/listen``) until released."""
+
+    def __init__(self, answers: dict[str, Any] | None = None) -> None:
+        super().__init__(answers)
+        self.held: dict[Any, Any] = {}
+
+    async def hold(self, request_id: Any) -> None:
+        import anyio
+
+        self.held[request_id] = anyio.Event()
+        await self.held[request_id].wait()
+
+    def release(self, request_id: Any) -> None:
+        self.held.pop(request_id).set()
 
 
 # --- over a real pipe ----------------------------------------------------------------------------
@@ -308,3 +395,69 @@ class MemorySession:
                                                   "clientInfo": {"name": "memory-test", "version": "0"}})
         await self.notify("notifications/initialized")
         return result
+
+
+class ModernSession:
+    """Drive ``Server.handle`` with 2026-07-28 requests: each carries its own envelope, every reply and
+    notification is checked against the 2026-07-28 schema, and :meth:`complete` runs the MRTR loop."""
+
+    def __init__(self, server: Any, *, era: str = "dual", capabilities: dict | None = None,
+                 peer: Any = None) -> None:
+        from mcplab.jsonrpc import to_dict
+
+        self._to_dict = to_dict
+        self.server = server
+        self.peer = peer if peer is not None else RecordingPeer()
+        self.connection = server.connect(self.peer, era)
+        self.capabilities = capabilities if capabilities is not None else {}
+        self.next_id = 0
+
+    @property
+    def notifications(self) -> list[dict]:
+        wire = [self._to_dict(m) for m in self.peer.posted]
+        for message in wire:
+            check_modern_message(message, None)
+        return wire
+
+    async def send(self, method: str, params: Any) -> dict:
+        """Send ``params`` exactly as given (no envelope added); the checked reply."""
+        from mcplab.jsonrpc import Request
+
+        self.next_id += 1
+        reply = await self.server.handle(Request(self.next_id, method, params), self.connection)
+        assert reply is not None and reply.id == self.next_id
+        wire = self._to_dict(reply)
+        check_modern_message(wire, method)
+        return wire
+
+    async def request(self, method: str, params: dict | None = None, *, capabilities: dict | None = None,
+                      **meta: Any) -> dict:
+        caps = self.capabilities if capabilities is None else capabilities
+        return await self.send(method, modern_params(params, caps, **meta))
+
+    async def result(self, method: str, params: dict | None = None, **kwargs: Any) -> Any:
+        reply = await self.request(method, params, **kwargs)
+        assert "result" in reply, f"{method} failed: {reply}"
+        return reply["result"]
+
+    async def error(self, method: str, params: dict | None = None, **kwargs: Any) -> dict:
+        reply = await self.request(method, params, **kwargs)
+        assert "error" in reply, f"{method} did not fail: {reply}"
+        return reply["error"]
+
+    async def complete(self, method: str, params: dict | None, answer: Callable[[str, dict], Any],
+                       max_rounds: int = 5, **kwargs: Any) -> tuple[dict, list[dict]]:
+        """Retry through ``input_required`` answering each input request with ``answer(key, request)``;
+        returns the final result and the input_required results along the way."""
+        rounds: list[dict] = []
+        extra: dict = {}
+        for _ in range(max_rounds):
+            result = await self.result(method, {**(params or {}), **extra}, **kwargs)
+            if result["resultType"] == "complete":
+                return result, rounds
+            rounds.append(result)
+            extra = {"inputResponses": {key: answer(key, request)
+                                        for key, request in result.get("inputRequests", {}).items()}}
+            if "requestState" in result:
+                extra["requestState"] = result["requestState"]
+        raise AssertionError(f"{method} still wants input after {max_rounds} rounds: {rounds[-1]}")

@@ -43,7 +43,14 @@ ARGUMENTS = {
                     "json_schema_2020_12_tool": {"name": "Ada", "contactMethod": "email", "email": "ada@example.org"},
                     "test_simple_prompt": {}, "test_prompt_with_arguments": {"arg1": "hello", "arg2": "world"},
                     "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
-                    "test_prompt_with_image": {}},
+                    "test_prompt_with_image": {},
+                    "test_input_required_result_elicitation": {}, "test_input_required_result_sampling": {},
+                    "test_input_required_result_list_roots": {}, "test_input_required_result_request_state": {},
+                    "test_input_required_result_multiple_inputs": {}, "test_input_required_result_multi_round": {},
+                    "test_input_required_result_tampered_state": {}, "test_input_required_result_capabilities": {},
+                    "test_missing_capability": {}, "test_streaming_elicitation": {}, "test_logging_tool": {},
+                    "test_trigger_tool_change": {}, "test_trigger_prompt_change": {},
+                    "test_header_param": {"region": "us-west1"}, "test_input_required_result_prompt": {}},
 }
 TEMPLATE_URI = {"weather": "weather://city/Tokyo", "files": "file:///src/greet.py",
                 "conformance": "test://template/123/data"}
@@ -53,6 +60,9 @@ EXPECTED_TOOL_ERRORS = {  # (server, tool) → the first revision where the call
     ("conformance", "test_elicitation"): "2025-06-18",
     ("conformance", "test_elicitation_sep1034_defaults"): "2025-11-25",
     ("conformance", "test_elicitation_sep1330_enums"): "2025-11-25",
+    **{("conformance", f"test_input_required_result_{kind}"): "2025-06-18"  # these elicit: 2025-06-18 and later
+       for kind in ("elicitation", "request_state", "multiple_inputs", "multi_round", "tampered_state")},
+    ("conformance", "test_streaming_elicitation"): "2025-06-18",
 }
 
 
@@ -341,12 +351,6 @@ def test_mcplab_serve_starts_each_bundled_server(name: str) -> None:
         assert server.initialize("2025-11-25")["serverInfo"]["name"] in (name, "mcplab-conformance")
         assert server.result("tools/list")["tools"]
         assert server.close() == 0
-
-
-def test_the_modern_era_is_not_built_yet_and_says_so() -> None:
-    done = subprocess.run(server_argv("weather", "--era", "modern"), capture_output=True, text=True, timeout=10,
-                          cwd=ROOT)
-    assert done.returncode == 2 and "--era modern" in done.stderr and "not implemented yet" in done.stderr
 
 
 def test_importing_a_server_stays_light_no_jsonschema_until_a_tool_call() -> None:

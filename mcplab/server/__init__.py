@@ -16,13 +16,16 @@ Modules, one idea each: ``schema`` (a function's signature → JSON Schema; argu
 ``catalogue`` (tool/resource/prompt records, URI templates, completion, pagination), ``content``
 (return values → MCP results, per revision), ``context`` (per-connection state, the per-request
 ``Context``), ``toolkit`` (``Server``: registration and the sans-IO ``handle``), ``handlers`` (one
-function per request method), ``stdio`` (the stdio runner), ``runner`` (command-line flags → runner).
+function per request method), ``modern`` (the 2026-07-28 era: eras, ``_meta``, ``server/discover``),
+``mrtr`` (asking the client as ``input_required`` results), ``subscriptions`` (``subscriptions/listen``),
+``stdio`` (the stdio runner), ``runner`` (command-line flags → runner).
 """
 
 from mcplab.server.content import (
     Contents, ToolError, ToolResult, assistant, audio, embedded, image, resource_link, text, user,
 )
 from mcplab.server.context import Connection, Context, Peer
+from mcplab.server.mrtr import InputRequest, elicitation, roots, sampling
 from mcplab.server.runner import arguments, run
 from mcplab.server.toolkit import Server
 
@@ -30,4 +33,5 @@ __all__ = [
     "Server", "Context", "Connection", "Peer", "run", "arguments",
     "ToolError", "ToolResult", "Contents",
     "text", "image", "audio", "embedded", "resource_link", "user", "assistant",
+    "InputRequest", "elicitation", "sampling", "roots",
 ]

@@ -33,9 +33,12 @@ from typing import Any, Callable, Iterable, Literal
 
 from mcplab.errors import InvalidParams
 from mcplab.server.content import for_version
+from mcplab.server.schema import without_header_annotations
+from mcplab.versions import at_least
 
 Completer = Callable[[str], Iterable[str]] | Iterable[str]
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (MCP "completion")
+HEADERS_SINCE = "2026-07-28"  # x-mcp-header in a tool's inputSchema (Streamable HTTP, SEP-2243)
 
 
 @dataclass(eq=False)  # records are compared by identity
@@ -52,6 +55,7 @@ class Tool:
     takes_any: bool = False  # the function has **kwargs: pass every argument through
     check: Callable[[Any], str | None] | None = None  # compiled on first call (schema.compile_validator)
     check_output: Callable[[Any], str | None] | None = None
+    headers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # x-mcp-header name → argument path
 
     def descriptor(self, version: str) -> dict[str, Any]:
         tool: dict[str, Any] = {"name": self.name}
@@ -59,6 +63,8 @@ class Tool:
             tool["title"] = self.title
         tool["description"] = self.description
         tool["inputSchema"] = self.input_schema
+        if self.headers and not at_least(version, HEADERS_SINCE):  # a keyword legacy revisions never had
+            tool["inputSchema"] = without_header_annotations(self.input_schema)
         if self.output_schema is not None:
             tool["outputSchema"] = self.output_schema
         if self.annotations:

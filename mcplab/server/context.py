@@ -11,16 +11,19 @@ Three objects, from the outside in:
 * :class:`Connection` is what the server knows about one client: the era, the negotiated protocol
   version, the client's capabilities and identity, the log level it chose, its resource
   subscriptions. In the legacy era ``initialize`` fills it once per connection. In the modern era
-  (2026-07-28) every request carries the same facts in ``params._meta``, so a runner can build a
-  fresh Connection per request: the handlers read the same fields either way.
+  (2026-07-28) every request carries the same facts in ``params._meta``, and ``Server.handle`` builds
+  a per-request view (a fresh Connection, never stored) from them: the handlers read the same
+  fields either way. ``eras`` is what the server was started to speak; ``era`` is what this
+  connection speaks, ``None`` while a dual-era connection has not decided yet (modern.py).
 * :class:`Context` is one request seen from inside a tool: its id, its ``_meta``, and the things a tool
   may do while it runs: report progress (only if the request carried a ``progressToken``), log to the
   client (only at or above the client's level), and ask the client for something (sampling,
   elicitation, roots; only if the client declared that capability, and only in a revision that has it).
 
 The legacy way to ask the client is a JSON-RPC request on the same connection; 2026-07-28 replaces it
-with "input required" results. Tools call ``ctx.sample(...)``/``ctx.elicit(...)`` either way: only
-:meth:`Context.request` knows how the question travels.
+with "input required" results (mrtr.py): the tool body runs again on the client's retry, and this time
+the answer is there. Tools call ``ctx.sample(...)``/``ctx.elicit(...)``/``ctx.ask(...)`` either way:
+only :meth:`Context.ask` knows how the question travels.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from mcplab.errors import LocalProtocolError
+from mcplab.errors import LocalProtocolError, MissingRequiredClientCapability
 from mcplab.jsonrpc import Message, Notification, RequestId
-from mcplab.server.content import for_version, text
-from mcplab.versions import Era, at_least
+from mcplab.server import mrtr
+from mcplab.server.content import for_version
+from mcplab.server.mrtr import InputRequest, InputRequired, Rounds
+from mcplab.versions import Era, ServerEra, at_least
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 """Syslog severities (RFC 5424), lowest first, as ``logging/setLevel`` and ``notifications/message`` use them."""
@@ -60,17 +65,19 @@ class Peer(Protocol):
 class Connection:
     """Everything the server knows about one client."""
     peer: Peer
-    era: Era = "legacy"
+    era: Era | None = "legacy"
     phase: Phase = "new"
     version: str | None = None
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     client_info: dict[str, Any] = field(default_factory=dict)
-    log_level: str = DEFAULT_LOG_LEVEL
+    log_level: str | None = DEFAULT_LOG_LEVEL  # None: send no log messages (modern, no logLevel in _meta)
     server_capabilities: dict[str, Any] = field(default_factory=dict)
     subscriptions: set[str] = field(default_factory=set)
+    eras: ServerEra = "legacy"
+    rounds: Rounds | None = None  # modern tools/call, resources/read, prompts/get: what the retry brought
 
     def wants_log(self, level: str) -> bool:
-        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+        return self.log_level is not None and LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
 
 
 class Context:
@@ -89,6 +96,8 @@ class Context:
         self.request_id = request_id
         self.meta = meta or {}
         self._last_progress: float | None = None
+        self._asked = 0
+        self._state: dict[str, Any] = {}
 
     @property
     def version(self) -> str:
@@ -143,41 +152,106 @@ class Context:
 
     # --- asking the client -----------------------------------------------------------------------
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      capability: str | None = None, since: str = "2024-11-05") -> Any:
-        """Send a server→client request and return its result.
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared: at initialize (legacy), or in this request's ``_meta`` (modern)."""
+        return self.connection.client_capabilities
 
-        Refuses (LocalProtocolError, nothing sent) when the session's revision predates ``since``, the
-        client did not declare ``capability``, or the client has not finished initializing.
+    def can_ask(self, capability: str) -> bool:
+        """Could this request ask the client for ``capability`` ("elicitation", "sampling", "roots")?"""
+        conn = self.connection
+        method = {c: m for m, c in mrtr.CAPABILITY.items()}.get(capability)
+        if method is None:
+            raise ValueError(f"the client can be asked for {', '.join(mrtr.CAPABILITY.values())}, not {capability!r}")
+        if conn.era == "modern":
+            return conn.rounds is not None and not mrtr.missing_capabilities([InputRequest(method)],
+                                                                             conn.client_capabilities)
+        return (capability in conn.client_capabilities and conn.phase == "ready"
+                and at_least(self.version or "2024-11-05", mrtr.SINCE[method]))
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """A small JSON-able dict kept across the rounds of one request (it rides in ``requestState``)."""
+        rounds = self.connection.rounds
+        return rounds.state if rounds is not None else self._state
+
+    async def ask(self, requests: dict[str, InputRequest] | None = None, /, **named: InputRequest) -> dict[str, Any]:
+        """Ask the client one or more things at once; returns each key → the client's result.
+
+        >>> await ctx.ask(user_name=mrtr.elicitation("Name?", schema), greeting=mrtr.sampling("Say hi"))
+
+        Legacy: one server→client request per key, in order. Modern: every key still unanswered goes
+        out in one ``input_required`` result, and this body runs again when the client retries.
+        """
+        asked = {**(requests or {}), **named}
+        conn = self.connection
+        if conn.era != "modern":
+            return {key: await self.request(r.method, r.params, capability=mrtr.CAPABILITY[r.method],
+                                             since=mrtr.SINCE[r.method]) for key, r in asked.items()}
+        missing = mrtr.missing_capabilities(asked.values(), conn.client_capabilities)
+        if missing:  # spec "basic": the server MUST NOT rely on what the client did not declare
+            raise MissingRequiredClientCapability(
+                f"this request needs the client capabilities {', '.join(missing)}, which its _meta did not "
+                f"declare", data={"requiredCapabilities": missing})
+        if conn.rounds is None:
+            raise LocalProtocolError("in MCP 2026-07-28 only tools/call, resources/read and prompts/get can ask "
+                                     "the client something (as input_required results)")
+        answers, unanswered = {}, {}
+        for key, request in asked.items():
+            found, answer = conn.rounds.lookup(key, request)
+            if found:
+                answers[key] = answer
+            else:
+                unanswered[key] = request
+        if unanswered:
+            raise InputRequired(unanswered)
+        return answers
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      capability: str | None = None, since: str = "2024-11-05", key: str | None = None) -> Any:
+        """Send a server→client request and return its result (modern: ask it as an input request).
+
+        Legacy: refuses (LocalProtocolError, nothing sent) when the session's revision predates
+        ``since``, the client did not declare ``capability``, or the client has not finished initializing.
         """
         conn = self.connection
+        if conn.era == "modern":
+            if method not in mrtr.CAPABILITY:
+                raise LocalProtocolError(f"a 2026-07-28 server sends no requests; {method} cannot be asked "
+                                         f"(only {', '.join(mrtr.CAPABILITY)} travel as input requests)")
+            key = key or self._next_key(method)
+            return (await self.ask({key: InputRequest(method, params)}))[key]
         if not at_least(self.version, since):
             raise LocalProtocolError(f"{method} needs MCP {since} or later; this session negotiated {self.version}")
         if capability and capability not in conn.client_capabilities:
             declared = ", ".join(conn.client_capabilities) or "none"
             raise LocalProtocolError(f"{method} needs the client's {capability!r} capability, which this client "
                                      f"did not declare (it declared: {declared})")
-        if conn.era == "legacy" and conn.phase != "ready":
+        if conn.phase != "ready":
             # The server SHOULD NOT send requests other than ping before notifications/initialized.
             raise LocalProtocolError(f"{method} must wait until the client sends notifications/initialized")
         return await conn.peer.request(method, params, related_to=self.request_id)
 
-    async def sample(self, prompt: str | list[dict[str, Any]], *, max_tokens: int = 100,
+    def _next_key(self, method: str) -> str:
+        self._asked += 1  # the n-th question of this run: the same n on every run of a deterministic body
+        return f"{mrtr.CAPABILITY[method]}-{self._asked}"
+
+    async def sample(self, prompt: str | list[dict[str, Any]], *, max_tokens: int = 100, key: str | None = None,
                      **params: Any) -> dict[str, Any]:
         """``sampling/createMessage``: ask the client's model; returns ``{"role", "content", "model", ...}``."""
-        messages = [{"role": "user", "content": text(prompt)}] if isinstance(prompt, str) else prompt
-        return await self.request("sampling/createMessage", {"messages": messages, "maxTokens": max_tokens, **params},
-                                  capability="sampling")
+        request = mrtr.sampling(prompt, max_tokens=max_tokens, **params)
+        return await self.request(request.method, request.params, capability="sampling", key=key)
 
-    async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    async def elicit(self, message: str, schema: dict[str, Any], *, key: str | None = None) -> dict[str, Any]:
         """``elicitation/create`` (form mode): ask the user; returns ``{"action", "content"?}``."""
         form = self.connection.client_capabilities.get("elicitation")
-        if isinstance(form, dict) and form and "form" not in form:
+        if self.connection.era != "modern" and isinstance(form, dict) and form and "form" not in form:
             raise LocalProtocolError("this client declared only URL-mode elicitation, not form mode")
-        return await self.request("elicitation/create", {"message": message, "requestedSchema": schema},
-                                  capability="elicitation", since="2025-06-18")
+        request = mrtr.elicitation(message, schema)
+        return await self.request(request.method, request.params, capability="elicitation", since="2025-06-18",
+                                  key=key)
 
-    async def list_roots(self) -> list[dict[str, Any]]:
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """``roots/list``: the directories the client lets this server work in."""
-        result = await self.request("roots/list", capability="roots")
+        result = await self.request("roots/list", capability="roots", key=key)
         return list(result.get("roots", []))

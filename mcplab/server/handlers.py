@@ -54,6 +54,7 @@ async def initialize(server: Server, params: dict, conn: Connection, request: Re
     conn.client_info = params.get("clientInfo", {})
     conn.server_capabilities = server.capabilities(conn.version)
     conn.phase = "initializing"
+    conn.era = "legacy"  # a dual-era connection that opens with initialize stays legacy (modern.py)
     result: Result = {"protocolVersion": conn.version, "capabilities": conn.server_capabilities,
                       "serverInfo": content.for_version("implementation", server.info, conn.version)}
     if server.instructions:

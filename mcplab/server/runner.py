@@ -16,8 +16,11 @@ the real stdout, and fd 1 itself is pointed at stderr. A stray ``print()`` in a 
 process writing to its stdout, then lands in the log instead of corrupting the message stream.
 
 ``--http`` hands over to ``server/http.py``, imported only then (Starlette and uvicorn cost start-up
-time a stdio server should not pay); it calls the same ``Server.handle``. Not here yet: the modern
-era. ``--era modern`` exits with status 2 and says so; ``dual`` serves the legacy handshake for now.
+time a stdio server should not pay); it calls the same ``Server.handle``.
+
+``--era``: ``legacy`` answers only the ``initialize`` handshake (2024-11-05 … 2025-11-25), ``modern``
+only 2026-07-28 requests, and ``dual`` (the default) both: on stdio the first request decides for
+the process, over HTTP each request decides for itself.
 """
 
 from __future__ import annotations
@@ -29,8 +32,6 @@ import sys
 from typing import Sequence
 
 from mcplab.server.toolkit import Server
-
-NOT_IMPLEMENTED = 2
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -59,8 +60,6 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None) 
         args = arguments(server.info.get("title") or server.info["name"]).parse_args(args)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format=f"{server.info['name']}: %(levelname)s %(name)s: %(message)s")
-    if args.era == "modern":
-        _not_yet("--era modern (the 2026-07-28 revision)")
     if args.http:
         from mcplab.server.http import serve_http  # URL on stderr; exits when a piped stdin closes
 
@@ -73,11 +72,7 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None) 
     wire = os.dup(1)
     os.dup2(2, 1)  # from now on fd 1 is stderr: only `wire` reaches the client
     try:
-        asyncio.run(serve_stdio(server, stdout=wire))
+        asyncio.run(serve_stdio(server, stdout=wire, era=args.era))
     except KeyboardInterrupt:
         raise SystemExit(130) from None
 
-
-def _not_yet(what: str) -> None:
-    print(f"mcplab: {what} is not implemented yet", file=sys.stderr)
-    raise SystemExit(NOT_IMPLEMENTED)

@@ -17,9 +17,18 @@ A tool is described to the model by JSON Schema, the same shape ``tools/list`` r
 
 :func:`reflect` reads three things and nothing else: the parameters (a parameter without a default is
 ``required``), their type hints (:func:`type_schema`: ``str int float bool``, ``list[T]``,
-``dict[str, T]``, ``Literal[...]`` → ``enum``, ``T | None`` → nullable), and the docstring's ``Args:``
-section (one ``name: description`` per parameter; the text above it describes the tool). A hint it
-cannot express raises ``TypeError`` telling the author to pass an explicit schema instead.
+``dict[str, T]``, ``Literal[...]`` → ``enum``, ``T | None`` → nullable, ``Annotated[T, "a description"]``,
+``Annotated[T, {"more": "keywords"}]``), and the docstring's ``Args:`` section (one
+``name: description`` per parameter; the text above it describes the tool). A hint it cannot express
+raises ``TypeError`` telling the author to pass an explicit schema instead.
+
+``x-mcp-header`` (MCP 2026-07-28, Streamable HTTP): a property schema may ask clients to copy the
+argument into an ``Mcp-Param-<Name>`` header, so a gateway can route on it without reading the body::
+
+    def get_weather(city: Annotated[str, {"x-mcp-header": "City"}]) -> str: ...
+
+:func:`header_parameters` checks the spec's rules when a tool is registered (a client must drop a
+tool that breaks them) and tells a transport which argument each header mirrors.
 A parameter annotated with the toolkit's ``Context`` class is not an argument: the toolkit passes the
 request context there (``skip=``).
 
@@ -44,6 +53,13 @@ JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 def type_schema(hint: Any) -> dict[str, Any]:
     """The JSON Schema for one Python type hint: ``list[int]`` → ``{"type":"array","items":{"type":"integer"}}``."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Annotated:  # Annotated[T, "description"] or Annotated[T, {"keyword": value}]
+        schema = type_schema(args[0])  # (first: an Annotated holding a dict cannot be hashed below)
+        for extra in args[1:]:
+            schema = {**schema, **extra} if isinstance(extra, dict) else schema
+        notes = [a for a in args[1:] if isinstance(a, str)]
+        return {**schema, "description": notes[0]} if notes else schema
     if hint is inspect.Parameter.empty or hint is Any:
         return {}
     if hint in JSON_TYPES:
@@ -52,11 +68,6 @@ def type_schema(hint: Any) -> dict[str, Any]:
         return {"type": "array"}
     if hint is dict:
         return {"type": "object"}
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is typing.Annotated:  # Annotated[T, "description"]
-        schema = type_schema(args[0])
-        notes = [a for a in args[1:] if isinstance(a, str)]
-        return {**schema, "description": notes[0]} if notes else schema
     if origin is Literal:
         schema: dict[str, Any] = {"enum": list(args)}
         kinds = {JSON_TYPES.get(type(a)) for a in args}
@@ -136,6 +147,59 @@ def reflect(fn: Callable, *, skip: type | None = None,
     if required:
         input_schema["required"] = required
     return input_schema, description, context_param
+
+
+HEADER_KEYWORD = "x-mcp-header"
+HEADER_TYPES = ("string", "integer", "boolean")  # spec: primitives only, and not "number"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 tchar: a header name's characters
+
+
+def header_parameters(schema: dict[str, Any], tool: str = "tool") -> dict[str, tuple[str, ...]]:
+    """Each ``x-mcp-header`` name → the path of the argument it mirrors, e.g. ``{"City": ("city",)}``.
+
+    ValueError when a declaration breaks a rule of 2026-07-28 ("Custom headers"): the name must be a
+    non-empty RFC 9110 token, unique whatever its case; the property must be a string, integer or
+    boolean reached from the root through ``properties`` alone (not items, anyOf, $ref ...).
+    """
+    found: dict[str, tuple[str, ...]] = {}
+
+    def walk(node: Any, path: tuple[str, ...], reachable: bool) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item, path, False)
+            return
+        if not isinstance(node, dict):
+            return
+        if HEADER_KEYWORD in node:
+            name, where = node[HEADER_KEYWORD], ".".join(path) or "the root"
+            problem = ("it is not reached from the root through properties alone" if not reachable or not path
+                       else "its name must be a non-empty token (letters, digits, !#$%&'*+-.^_`|~)"
+                       if not isinstance(name, str) or not _TOKEN.fullmatch(name)
+                       else f"only {', '.join(HEADER_TYPES)} properties may carry it"
+                       if node.get("type") not in HEADER_TYPES
+                       else f"another property already uses {name!r} (header names ignore case)"
+                       if name.lower() in {n.lower() for n in found} else None)
+            if problem:
+                raise ValueError(f"{tool}: {HEADER_KEYWORD} {name!r} on {where}: {problem}")
+            found[name] = path
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                for prop, sub in value.items():
+                    walk(sub, path + (prop,), reachable)
+            elif key != HEADER_KEYWORD:
+                walk(value, path, False)
+
+    walk(schema, (), True)
+    return found
+
+
+def without_header_annotations(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an input schema without ``x-mcp-header`` keywords (for legacy clients, who never had them)."""
+    copy = {k: v for k, v in schema.items() if k != HEADER_KEYWORD}
+    if isinstance(schema.get("properties"), dict):
+        copy["properties"] = {k: without_header_annotations(v) if isinstance(v, dict) else v
+                              for k, v in schema["properties"].items()}
+    return copy
 
 
 def _is_json(value: Any) -> bool:

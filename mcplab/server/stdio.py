@@ -15,7 +15,11 @@ write anything to stdout that is not an MCP message. This module only moves byte
 * Order: notifications and ``initialize`` are handled inline, in arrival order: they change the
   connection's state, and everything after them must see that change. Every other request runs as
   its own task, so a slow tool does not hold up ``ping``; ``notifications/cancelled`` cancels the
-  task, and no response is sent for it.
+  task, and no response is sent for it. While a dual-era connection (``--era dual``, the default)
+  has not decided its era, each new task takes its first step before the next line is read: the
+  first request that is served decides (modern.py), and a later ``initialize`` must not overtake it.
+* A modern ``subscriptions/listen`` stays open in :meth:`StdioSession.hold` until the client cancels
+  it (no response) or stdin ends (its closing result goes out: spec "subscriptions").
 * Server→client requests (sampling, elicitation, roots) get ids 1, 2, 3 … and wait for the matching
   response line (``PendingRequests``).
 * Batches (a JSON array on one line) are decoded only in a session that negotiated 2025-03-26, the one
@@ -38,7 +42,7 @@ from mcplab import jsonrpc
 from mcplab.errors import JSONRPCError, ParseError, RemoteError, RemoteProtocolError, TransportError
 from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.toolkit import Server
-from mcplab.versions import allows_batches
+from mcplab.versions import ServerEra, allows_batches
 
 log = logging.getLogger("mcplab.server.stdio")
 
@@ -49,15 +53,16 @@ CHUNK = 1 << 16
 class StdioSession:
     """One client on a pair of file descriptors; implements the toolkit's ``Peer``."""
 
-    def __init__(self, server: Server, out_fd: int) -> None:
+    def __init__(self, server: Server, out_fd: int, era: ServerEra = "dual") -> None:
         self.server = server
         self.out_fd = out_fd
         self.tasks: dict[RequestId, asyncio.Task] = {}
+        self.holds: dict[RequestId, asyncio.Future] = {}
         self.pending = jsonrpc.PendingRequests()
         self.next_id = jsonrpc.IdAllocator()
         self.closing = False
         self.broken = False  # stdout is gone: nobody reads our replies any more
-        self.connection = server.connect(self)
+        self.connection = server.connect(self, era)
 
     # --- Peer: the way back to the client -----------------------------------------------------------
 
@@ -84,6 +89,14 @@ class StdioSession:
         task = self.tasks.get(request_id)
         if task is not None:
             task.cancel()
+
+    async def hold(self, request_id: RequestId) -> None:
+        """Keep a request open: return when this session ends it, raise CancelledError if the client does."""
+        self.holds[request_id] = asyncio.get_running_loop().create_future()
+        try:
+            await self.holds[request_id]
+        finally:
+            self.holds.pop(request_id, None)
 
     # --- incoming ------------------------------------------------------------------------------------
 
@@ -113,6 +126,11 @@ class StdioSession:
                                       f"expected a fresh request id: {item.id!r} belongs to a request still running"))
         else:
             self.tasks[item.id] = asyncio.get_running_loop().create_task(self._answer(item))
+            if self.connection.era is None:
+                # Undecided dual era: let the task take its first step, which decides the era if this
+                # request is the one that does (modern.answer decides before it awaits anything), so
+                # that the next line is judged by a decided connection.
+                await asyncio.sleep(0)
 
     def _resolve(self, response: Response | ErrorResponse) -> None:
         """Wake the tool waiting for this response to one of our requests."""
@@ -168,6 +186,9 @@ class StdioSession:
     async def close(self) -> None:
         """stdin ended: let running requests finish briefly, then cancel the rest."""
         self.closing = True
+        for held in list(self.holds.values()):
+            if not held.done():
+                held.set_result(None)  # a graceful end: each subscription answers before we go
         for request_id in list(self.pending):
             waiter = self.pending.discard(request_id)
             if waiter is not None and not waiter.done():
@@ -197,12 +218,16 @@ def _read_stdin(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue)
             return
 
 
-async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1) -> None:
-    """Serve one client on file descriptors ``stdin``/``stdout`` until stdin reaches EOF."""
+async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: ServerEra = "dual") -> None:
+    """Serve one client on file descriptors ``stdin``/``stdout`` until stdin reaches EOF.
+
+    ``era``: ``"legacy"`` (initialize only), ``"modern"`` (2026-07-28 only) or ``"dual"`` (the first
+    served request decides).
+    """
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes] = asyncio.Queue()
     threading.Thread(target=_read_stdin, args=(stdin, loop, chunks), name="mcplab-stdin", daemon=True).start()
-    session = StdioSession(server, stdout)
+    session = StdioSession(server, stdout, era)
     framer = jsonrpc.LineFramer()
     while data := await chunks.get():
         for line in framer.lines(data):

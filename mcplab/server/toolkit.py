@@ -8,8 +8,13 @@ A :class:`Server` is a catalogue plus one pure-ish function, :meth:`Server.handl
 
 ``handle`` never reads or writes bytes. A runner (``stdio.py``, ``http.py``) decodes a frame,
 calls ``handle``, encodes the reply; the :class:`~mcplab.server.context.Connection` it passes in holds
-the negotiated version and the way back to the client. ``handle`` is ``async`` only because tools may
-be: a tool that reports progress or asks the client something awaits the runner.
+the era, the negotiated version and the way back to the client. ``handle`` is ``async`` only because
+tools may be: a tool that reports progress or asks the client something awaits the runner.
+
+Two eras share ``handle``. The connection's ``era`` says which one answers: ``"modern"`` requests
+(2026-07-28) go to ``modern.answer``, which checks the per-request ``_meta`` and then calls the same
+handlers; a dual-era connection (``era`` None) decides from the request itself (``modern.era_for``).
+What follows is the legacy path.
 
 Requests are dispatched through one table, ``handlers.REQUESTS``: method → (function, the server
 capability it belongs to). Before the function runs, four checks decide the error, in this order:
@@ -37,12 +42,12 @@ from typing import Any, Callable, Iterable
 
 from mcplab.errors import InternalError, InvalidParams, InvalidRequest, JSONRPCError, MethodNotFound
 from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, Response
-from mcplab.server import catalogue
+from mcplab.server import catalogue, modern, subscriptions
 from mcplab.server.catalogue import Completer, Prompt, Resource, ResourceTemplate, Tool
 from mcplab.server.context import Connection, Context, Peer
 from mcplab.server.handlers import REQUESTS
-from mcplab.server.schema import parse_docstring, reflect
-from mcplab.versions import LATEST_LEGACY, Era, at_least
+from mcplab.server.schema import header_parameters, parse_docstring, reflect
+from mcplab.versions import LATEST_LEGACY, Era, ServerEra, at_least
 
 log = logging.getLogger("mcplab.server")
 
@@ -56,16 +61,23 @@ class Server:
     """A catalogue of tools, resources and prompts, and :meth:`handle` to answer MCP messages."""
 
     def __init__(self, name: str, version: str = "0.1.0", *, title: str | None = None,
-                 instructions: str | None = None, page_size: int = 50, logging: bool = True) -> None:
+                 instructions: str | None = None, page_size: int = 50, logging: bool = True,
+                 ttl_ms: dict[str, int] | None = None, cache_scope: str = "public",
+                 state_key: bytes | None = None) -> None:
         self.info = {k: v for k, v in {"name": name, "title": title, "version": version}.items() if v}
         self.instructions = instructions
         self.page_size = page_size
         self.logging = logging
+        self.ttl_ms = {**modern.DEFAULT_TTL_MS, **(ttl_ms or {})}  # modern caching hints, per method
+        self.cache_scope = cache_scope
+        self._state_key = state_key
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
         self.connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.listeners: list[subscriptions.Subscription] = []  # open subscriptions/listen requests
+        self.memo: dict[Any, Any] = {}  # facts derived from the catalogue (modern.py); emptied when it changes
 
     # --- registration --------------------------------------------------------------------------------
 
@@ -82,7 +94,8 @@ class Server:
             self.add(Tool(name or f.__name__, f, description if description is not None else doc,
                           schema or reflected, output_schema, title, annotations, context_param,
                           frozenset(params) - {context_param},
-                          any(p.kind is p.VAR_KEYWORD for p in params.values())))
+                          any(p.kind is p.VAR_KEYWORD for p in params.values()),
+                          headers=header_parameters(schema or reflected, name or f.__name__)))
             return f
         return register(fn) if fn is not None else register
 
@@ -132,23 +145,44 @@ class Server:
 
     # --- talking to connected clients ---------------------------------------------------------------
 
-    def connect(self, peer: Peer, era: Era = "legacy") -> Connection:
-        """A new connection; the runner keeps it for as long as the client is there."""
-        connection = Connection(peer, era)
+    def connect(self, peer: Peer, era: ServerEra = "legacy") -> Connection:
+        """A new connection; the runner keeps it for as long as the client is there.
+
+        ``era`` is what the server was started to speak: ``"legacy"``, ``"modern"``, or ``"dual"``,
+        where the connection decides from its first served request (modern.py).
+        """
+        connection = Connection(peer, None if era == "dual" else era, eras=era)
         self.connections.add(connection)
         return connection
 
+    @staticmethod
+    def era_for(message: Message, *, version_header: str | None = None) -> Era | None:
+        """The era one message belongs to (``modern.era_for``): HTTP asks this for every request."""
+        return modern.era_for(message, version_header=version_header)
+
+    @property
+    def state_key(self) -> bytes:
+        """The HMAC key that seals ``requestState`` (mrtr.py): random, drawn once per process."""
+        if self._state_key is None:
+            import secrets  # only a server that asks its clients something needs it
+
+            self._state_key = secrets.token_bytes(32)
+        return self._state_key
+
     def changed(self, kind: str) -> None:
         """Tell every ready client that the tools, resources or prompts list changed."""
+        self.memo.clear()
         for conn in list(self.connections):
-            if conn.phase == "ready" and kind in conn.server_capabilities:
+            if conn.era == "legacy" and conn.phase == "ready" and kind in conn.server_capabilities:
                 conn.peer.post(Notification(f"notifications/{kind}/list_changed"))
+        subscriptions.list_changed(self.listeners, kind)
 
     def resource_updated(self, uri: str) -> None:
         """Tell clients subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
         for conn in list(self.connections):
             if uri in conn.subscriptions:
                 conn.peer.post(Notification("notifications/resources/updated", {"uri": uri}))
+        subscriptions.resource_updated(self.listeners, uri)
 
     def capabilities(self, version: str) -> dict[str, Any]:
         """The server capabilities: only what this server really offers, in ``version``'s vocabulary."""
@@ -182,6 +216,8 @@ class Server:
         if not isinstance(message, Request):
             return None  # a response to one of our requests: the runner matches those by id
         try:
+            if self._speaks_modern(message, conn):
+                return Response(message.id, await modern.answer(self, message, conn))
             return Response(message.id, await self._request(message, conn))
         except JSONRPCError as exc:
             return ErrorResponse(message.id, exc.code, exc.message, exc.data)
@@ -204,6 +240,15 @@ class Server:
             elif (reply := await self.handle(item, conn)) is not None:
                 replies.append(reply)
         return replies or None
+
+    def _speaks_modern(self, request: Request, conn: Connection) -> bool:
+        if conn.eras == "legacy":
+            return False  # a legacy-only server knows nothing of eras: _meta is just _meta
+        if conn.era is not None:
+            if conn.era == "legacy" and modern.era_for(request) == "modern":
+                modern.refuse_on_legacy(request, conn)
+            return conn.era == "modern"
+        return modern.era_for(request) == "modern"  # undecided: the request itself says (modern.py)
 
     async def _request(self, request: Request, conn: Connection) -> Any:
         method = request.method
