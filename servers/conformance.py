@@ -12,13 +12,20 @@ servers, so passing the suite says the toolkit speaks MCP, not that one server w
                test_tool_with_logging, test_sampling, test_elicitation,
                test_elicitation_sep1034_defaults (SEP-1034), test_elicitation_sep1330_enums (SEP-1330),
                json_schema_2020_12_tool (SEP-1613: an explicit 2020-12 schema kept as written)
+    2026-07-28 test_input_required_result_{elicitation, sampling, list_roots, request_state,
+               multiple_inputs, multi_round, tampered_state, capabilities} (SEP-2322, MRTR),
+               test_missing_capability, test_streaming_elicitation, test_logging_tool,
+               test_trigger_tool_change, test_trigger_prompt_change (SEP-2575, stateless),
+               test_header_param (SEP-2243: an x-mcp-header argument)
     resources  test://static-text, test://static-binary, test://watched-resource, test://template/{id}/data
     prompts    test_simple_prompt, test_prompt_with_arguments, test_prompt_with_embedded_resource,
-               test_prompt_with_image
+               test_prompt_with_image, test_input_required_result_prompt (MRTR on prompts/get)
     completion the arguments of test_prompt_with_arguments
 
 A fixture the negotiated revision cannot express (audio before 2025-03-26, elicitation before
-2025-06-18) answers with a tool error that says so.
+2025-06-18) answers with a tool error that says so. The MRTR fixtures are ordinary tools that ask
+(``ctx.elicit``, ``ctx.sample``, ``ctx.ask``): a legacy client gets server→client requests, a
+2026-07-28 client ``input_required`` results, from the same body.
 """
 
 from __future__ import annotations
@@ -27,8 +34,11 @@ import asyncio
 import json
 import struct
 import zlib
+from typing import Annotated
 
-from mcplab.server import Context, Server, ToolError, audio, embedded, image, run, text, user
+from mcplab.server import (
+    Context, Server, ToolError, audio, elicitation, embedded, image, roots, run, sampling, text, user,
+)
 from mcplab.versions import at_least
 
 
@@ -204,6 +214,138 @@ def json_schema_2020_12_tool(**contact: object) -> str:
     return f"Received contact: {json.dumps(contact, sort_keys=True)}"
 
 
+# --- 2026-07-28: multi round-trip requests (SEP-2322) and the stateless checks (SEP-2575) -----------
+
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+CONFIRM_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+def said(reply: dict) -> str:
+    """The text of a sampling result."""
+    content = reply.get("content")
+    return content.get("text", "") if isinstance(content, dict) else json.dumps(content)
+
+
+def field(answer: dict, name: str) -> object:
+    """One field of an elicitation result's form (None if declined or left out)."""
+    return (answer.get("content") or {}).get(name)
+
+
+@server.tool
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Asks the user's name (elicitation, key user_name), then greets them."""
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return f"Hello, {field(answer, 'name')}!"
+
+
+@server.tool
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """Asks the client's model a question (sampling, key capital_question)."""
+    reply = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+    return f"The model said: {said(reply)}"
+
+
+@server.tool
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Asks for the client's roots (key client_roots)."""
+    found = await ctx.list_roots(key="client_roots")
+    return "Client roots: " + (", ".join(r["uri"] for r in found) or "none")
+
+
+@server.tool
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """Keeps a value in requestState from the first round on, and asks for a confirmation."""
+    ctx.state.setdefault("check", "state-ok")  # sealed into requestState; back on the retry
+    answer = await ctx.elicit("Please confirm", CONFIRM_FORM, key="confirm")
+    return f"{ctx.state['check']}: confirmed={field(answer, 'ok')}"
+
+
+@server.tool
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Asks three things in one round: a name, a greeting from the model, the client's roots."""
+    ctx.state.setdefault("asked", ["user_name", "greeting", "client_roots"])
+    answers = await ctx.ask(user_name=elicitation("What is your name?", NAME_FORM),
+                            greeting=sampling("Generate a greeting", max_tokens=50), client_roots=roots())
+    found = len(answers["client_roots"].get("roots", []))
+    return f"{said(answers['greeting'])} {field(answers['user_name'], 'name')} ({found} roots)"
+
+
+@server.tool
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """A two-step wizard: each step is a round of its own; answers of step 1 ride in requestState."""
+    ctx.state.setdefault("steps", 2)
+    name = await ctx.elicit("Step 1: What is your name?", NAME_FORM, key="step1")
+    color = await ctx.elicit("Step 2: What is your favorite color?", {
+        "type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}, key="step2")
+    return f"{field(name, 'name')} likes {field(color, 'color')}"
+
+
+@server.tool
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Like request_state: the suite changes requestState and expects a JSON-RPC error."""
+    ctx.state.setdefault("check", "sealed")
+    answer = await ctx.elicit("Please confirm", CONFIRM_FORM, key="confirm")
+    return f"{ctx.state['check']}: confirmed={field(answer, 'ok')}"
+
+
+@server.tool
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Asks only what this request's client declared it can answer."""
+    wanted = {"user_name": elicitation("What is your name?", NAME_FORM),
+              "sample_input": sampling("Say hello", max_tokens=20), "client_roots": roots()}
+    kinds = {"user_name": "elicitation", "sample_input": "sampling", "client_roots": "roots"}
+    asks = {key: request for key, request in wanted.items() if ctx.can_ask(kinds[key])}
+    if not asks:
+        return "Nothing to ask: the request declared none of elicitation, sampling, roots"
+    return f"Answered: {', '.join(await ctx.ask(asks))}"
+
+
+@server.tool
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs the client's sampling capability: without it, -32021 names what is missing."""
+    await ctx.sample("Reply with the word Success", max_tokens=10, key="check")
+    return "Success"
+
+
+@server.tool
+async def test_streaming_elicitation(ctx: Context) -> str:
+    """Elicits; in 2026-07-28 that is an input_required result, never a request on the stream."""
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return f"Hello, {field(answer, 'name')}!"
+
+
+@server.tool
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs three messages: a 2026-07-28 client sees them only if its request set a logLevel."""
+    for message in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+        await ctx.info(message, logger="conformance")
+    return "Logging test completed"
+
+
+@server.tool
+def test_trigger_tool_change() -> str:
+    """Announces that the tool list changed (to subscriptions/listen streams that asked)."""
+    server.changed("tools")
+    return "Announced notifications/tools/list_changed"
+
+
+@server.tool
+def test_trigger_prompt_change() -> str:
+    """Announces that the prompt list changed (to subscriptions/listen streams that asked)."""
+    server.changed("prompts")
+    return "Announced notifications/prompts/list_changed"
+
+
+@server.tool
+def test_header_param(region: Annotated[str, {"x-mcp-header": "Region"}]) -> str:
+    """Echoes region, which a 2026-07-28 HTTP client also sends as the Mcp-Param-Region header.
+
+    Args:
+        region: A region name, e.g. us-west1.
+    """
+    return f"Region: {region}"
+
+
 # --- resources -----------------------------------------------------------------------------------
 
 @server.resource("test://static-text", name="static-text", mime_type="text/plain")
@@ -264,6 +406,18 @@ def test_prompt_with_embedded_resource(resourceUri: str) -> list:
 def test_prompt_with_image() -> list:
     """A prompt that carries an image."""
     return [user(image(RED_PIXEL, "image/png")), user("Please analyze the image above.")]
+
+
+@server.prompt
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    """A prompt that asks the user for context first, if the client can ask (MRTR on prompts/get)."""
+    context = "general"
+    if ctx.can_ask("elicitation"):
+        answer = await ctx.elicit("What context should the prompt use?", {
+            "type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+            key="user_context")
+        context = field(answer, "context") or context
+    return f"Use this context: {context}"
 
 
 if __name__ == "__main__":

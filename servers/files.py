@@ -17,6 +17,11 @@ file or the new one, never half of each.
 
 URIs name files relative to the root, as if the root were ``/``: ``file:///notes.md``. The root's
 real location never leaves the server (and notebook outputs stay the same on every machine).
+
+Replacing a file that exists asks the user first, when the client can ask (it declared elicitation):
+a legacy client gets an ``elicitation/create`` request, a 2026-07-28 client an ``input_required``
+result, and the write happens on its retry. In the modern era a writable server also tells clients
+not to cache file lists or contents (``ttlMs`` 0), since its own tool changes them.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Literal
 from urllib.parse import quote
 
 from mcplab.errors import InvalidParams
-from mcplab.server import Contents, Server, ToolError, arguments, embedded, image, run, user
+from mcplab.server import Contents, Context, Server, ToolError, arguments, embedded, image, run, user
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 MAX_BYTES = 1 << 20   # 1 MiB: larger reads and writes are refused
@@ -99,12 +104,17 @@ def as_text(data: bytes) -> str | None:
         return None
 
 
+CONFIRM_REPLACE = {"type": "object", "required": ["replace"],
+                   "properties": {"replace": {"type": "boolean", "title": "Replace the file", "default": False}}}
+
+
 def create_server(root: Path = SAMPLES, writable: bool = False) -> Server:
     """A file server for ``root``; ``writable`` adds the write_file tool."""
     root = root.resolve(strict=True)
     mode = "read-write" if writable else "read-only"
     server = Server("files", "1.0.0", title=f"Files ({mode})",
-                    instructions=f"Files in one folder ({mode}). Paths are relative to that folder, e.g. notes.md.")
+                    instructions=f"Files in one folder ({mode}). Paths are relative to that folder, e.g. notes.md.",
+                    ttl_ms={"resources/list": 0, "resources/read": 0} if writable else None)
 
     def walk(start: Path) -> list[Path]:
         """Regular files under ``start``, sorted, never following a symlink out of the root."""
@@ -188,7 +198,7 @@ def create_server(root: Path = SAMPLES, writable: bool = False) -> Server:
     if writable:
         @server.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,
                                   "openWorldHint": False})
-        def write_file(path: str, content: str) -> str:
+        async def write_file(path: str, content: str, ctx: Context) -> str:
             """Create or replace a text file (UTF-8). The old content is replaced in one step.
 
             Args:
@@ -204,6 +214,12 @@ def create_server(root: Path = SAMPLES, writable: bool = False) -> Server:
             if real.exists() and not real.is_file():
                 raise ToolError(f"refused {path}: not a regular file")
             existed = real.exists()
+            # Everything above runs again on a modern retry, so it only checks: the write comes after the question.
+            if existed and ctx.can_ask("elicitation"):
+                answer = await ctx.elicit(f"Replace {path} ({real.stat().st_size} bytes) with {len(data)} new bytes?",
+                                          CONFIRM_REPLACE, key="confirm_replace")
+                if answer.get("action") != "accept" or not (answer.get("content") or {}).get("replace"):
+                    return f"left {path} unchanged: the user did not confirm replacing it"
             fd, temp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as file:

@@ -13,6 +13,14 @@ What it offers, and who decides to use each (MCP "server features"):
 The weather is a fixed table, so every run (and every notebook output) is the same. An unknown city
 is a business error (``isError: true``) that suggests the closest names, not a protocol error: the
 model asked for something reasonable and can correct itself.
+
+Two things show the 2026-07-28 revision (``--era modern``, or ``dual``, the default):
+
+* ``get_forecast("China")`` is ambiguous; if the client can ask its user (it declared elicitation),
+  the tool asks which city. The same body sends ``elicitation/create`` to a legacy client and
+  answers a modern one with ``input_required``, then runs again when the client retries.
+* ``get_forecast``'s ``city`` carries ``"x-mcp-header": "City"``: over HTTP a modern client copies it
+  into an ``Mcp-Param-City`` header, so a gateway can route by city without reading the body.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import json
 from typing import Literal, NamedTuple
 
 from mcplab.errors import InvalidParams
-from mcplab.server import Server, ToolError, embedded, run, user
+from mcplab.server import Context, Server, ToolError, embedded, run, user
 
 
 class City(NamedTuple):
@@ -76,6 +84,22 @@ def find_city(name: str) -> str:
     raise ToolError(f"Unknown city {name!r}.{hint} Known cities: {', '.join(CITIES)}.")
 
 
+def cities_in(country: str) -> list[str]:
+    """The cities of the table in ``country`` ("China" → four of them)."""
+    return [name for name, city in CITIES.items() if city.country.lower() == country.strip().lower()]
+
+
+async def which_city(ctx: Context, country: str, choices: list[str]) -> str:
+    """Ask the user which of ``choices`` they meant (elicitation: a form with one enum field)."""
+    form = {"type": "object", "properties": {"city": {"type": "string", "title": "City", "enum": choices}},
+            "required": ["city"]}
+    question = f"{country} has {len(choices)} cities here. Which one? 哪个城市？"
+    answer = await ctx.elicit(question, form, key="which_city")
+    if answer.get("action") != "accept":
+        raise ToolError(f"No city chosen for {country!r}; ask again with one of: {', '.join(choices)}.")
+    return str((answer.get("content") or {}).get("city", ""))
+
+
 def temperature(celsius: float, units: str) -> str:
     return f"{celsius:.0f} °C" if units == "metric" else f"{celsius * 9 / 5 + 32:.0f} °F"
 
@@ -98,7 +122,9 @@ def get_weather(city: str, units: Literal["metric", "imperial"] = "metric") -> s
 FORECAST_INPUT = {  # spelled out, because "between 1 and 7" is not a Python type
     "type": "object",
     "properties": {
-        "city": {"type": "string", "description": "City name in English or Chinese."},
+        # x-mcp-header: a 2026-07-28 HTTP client also sends the city as "Mcp-Param-City: Paris" (legacy
+        # clients never see the keyword: the toolkit drops it from their tools/list).
+        "city": {"type": "string", "description": "City name in English or Chinese.", "x-mcp-header": "City"},
         "days": {"type": "integer", "minimum": 1, "maximum": 7, "default": 3, "description": "How many days, 1–7."},
     },
     "required": ["city"],
@@ -121,8 +147,11 @@ FORECAST_OUTPUT = {
 
 @server.tool(schema=FORECAST_INPUT, output_schema=FORECAST_OUTPUT,
              annotations={"readOnlyHint": True, "openWorldHint": False})
-def get_forecast(city: str, days: int = 3) -> dict:
+async def get_forecast(city: str, ctx: Context, days: int = 3) -> dict:
     """Forecast for the next 1–7 days: condition plus daily high and low in °C."""
+    choices = cities_in(city)
+    if len(choices) > 1 and ctx.can_ask("elicitation"):  # "China"? ask which city: the question comes first,
+        city = await which_city(ctx, city, choices)       # because on a modern retry this body runs again
     name = find_city(city)
     today = CITIES[name]
     swing = (1, 2, 0, -1, 1, 3, 0)  # the same gentle pattern for every city keeps the table short
