@@ -132,12 +132,12 @@ def _dumps(obj: Any) -> str:
     # json escapes control characters inside strings, so the text never holds a raw newline.
     # Non-ASCII stays readable (中文 on the wire, as the seeds show it) unless the data holds
     # a lone surrogate, which UTF-8 cannot carry; then the whole line falls back to \\u escapes.
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = _ENCODER.encode(obj)
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
+            text = _ASCII_ENCODER.encode(obj)
     return text
 
 
@@ -160,6 +160,13 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# One encoder and one decoder for every message: json.dumps/json.loads with keyword arguments
+# build a new one per call, a cost every message on the hot path would pay.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def _parse(text: str | bytes, steps: list | None) -> Any:
     if isinstance(text, (bytes, bytearray)):
         try:
@@ -170,7 +177,7 @@ def _parse(text: str | bytes, steps: list | None) -> Any:
         if steps is not None:
             steps.append(("bytes → text", "valid UTF-8"))
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError, NaN/Infinity, 1e999, and integers too long to convert.
         raise ParseError(f"expected JSON text, got something that does not parse: {exc}",
@@ -200,10 +207,6 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
             steps.append(("refused", reason))
         return InvalidRequest(reason, request_id=request_id, raw=raw)
 
-    def step(check: str, outcome: str) -> None:
-        if steps is not None:
-            steps.append((check, outcome))
-
     if not isinstance(obj, dict):
         raise refuse(f"expected a JSON object, got a JSON {_kind(obj)}")
     # Echo the id in the error reply when it is readable, as JSON-RPC 2.0 §5 asks.
@@ -211,7 +214,8 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
     if obj.get("jsonrpc") != JSONRPC:
         got = "no \"jsonrpc\" member" if "jsonrpc" not in obj else f"\"jsonrpc\": {json.dumps(obj['jsonrpc'])}"
         raise refuse(f"expected \"jsonrpc\": \"2.0\", got {got}", echo)
-    step('"jsonrpc" is "2.0"', "yes")
+    if steps is not None:  # the explanation is built only for decode_and_show_work
+        steps.append(('"jsonrpc" is "2.0"', "yes"))
 
     if "method" in obj:
         method = obj["method"]
@@ -223,7 +227,8 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
         if "params" in obj and not isinstance(params, (dict, list)):
             raise refuse(f"expected \"params\" to be an object or an array, got a JSON {_kind(params)}", echo)
         if "id" not in obj:
-            step("has \"method\" but no \"id\"", "a notification: nobody will answer it")
+            if steps is not None:  # the explanation is built only for decode_and_show_work
+                steps.append(("has \"method\" but no \"id\"", "a notification: nobody will answer it"))
             return Notification(method, params)
         rid = obj["id"]
         if rid is None and mcp:
@@ -231,7 +236,9 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
                          "(JSON-RPC tolerates a null id, MCP forbids it)")
         if not _valid_id(rid, allow_null=not mcp):
             raise refuse(f"expected \"id\" to be a string or an integer, got a JSON {_kind(rid)}")
-        step("has \"method\" and \"id\"", f"a request with id {json.dumps(rid)}: it expects a response")
+        if steps is not None:  # the explanation is built only for decode_and_show_work
+            steps.append(("has \"method\" and \"id\"",
+                          f"a request with id {json.dumps(rid)}: it expects a response"))
         return Request(rid, method, params)
 
     has_result, has_error = "result" in obj, "error" in obj
@@ -249,7 +256,8 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
         # A null id can only answer a null-id request, which MCP forbids and JSON-RPC tolerates.
         if not _valid_id(rid, allow_null=not mcp):
             raise refuse(f"expected the response \"id\" to be a string or an integer, got a JSON {_kind(rid)}")
-        step("has \"result\"", f"a success response to request {json.dumps(rid)}")
+        if steps is not None:  # the explanation is built only for decode_and_show_work
+            steps.append(("has \"result\"", f"a success response to request {json.dumps(rid)}"))
         return Response(rid, obj["result"])
     if not _valid_id(rid, allow_null=True):
         raise refuse(f"expected the error response \"id\" to be a string, an integer or null, "
@@ -258,7 +266,9 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
     if not (isinstance(error, dict) and isinstance(error.get("code"), int)
             and not isinstance(error.get("code"), bool) and isinstance(error.get("message"), str)):
         raise refuse("expected \"error\" to be an object with an integer \"code\" and a string \"message\"", echo)
-    step("has \"error\"", f"an error response (code {error['code']}) to request {json.dumps(rid)}")
+    if steps is not None:  # the explanation is built only for decode_and_show_work
+        steps.append(("has \"error\"",
+                      f"an error response (code {error['code']}) to request {json.dumps(rid)}"))
     return ErrorResponse(rid, error["code"], error["message"], error.get("data"))
 
 
