@@ -7,7 +7,7 @@ stdin and reads messages from its stdout, one message per line; the server logs 
 write anything to stdout that is not an MCP message. This module only moves bytes; every decision is
 ``Server.handle``'s.
 
-    stdin ──(reader thread)──▶ LineFramer.lines ──▶ decode ──▶ Server.handle ──▶ reply ──▶ stdout
+    stdin ──(event loop)──▶ LineFramer.lines ──▶ decode ──▶ Server.handle ──▶ reply ──▶ stdout
                                                       │ a response ──▶ wakes the tool that asked the client
                                                       └ a framing/decoding error ──▶ its error reply
                                                         (-32700 with "id": null for a line that is not JSON)
@@ -201,10 +201,33 @@ class StdioSession:
             await asyncio.gather(*running, return_exceptions=True)
 
 
-def _read_stdin(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
-    # Why a thread: asyncio can watch stdin only after making it non-blocking, and that flag is shared
-    # with whoever else holds the same file (the shell, when a student runs the server in a terminal).
-    # A plain blocking read in a thread works for a pipe, a file or a terminal alike.
+def _watch_stdin(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
+    """Put every chunk read from ``fd`` on ``chunks``; an empty chunk means end of file."""
+    # The event loop watches stdin for readability and reads it in its own callback: no thread hop
+    # per line. The descriptor is left blocking on purpose: O_NONBLOCK is a flag on the open file,
+    # shared with the shell when a student runs the server in a terminal. After a readiness event a
+    # read returns what is there without blocking.
+    def readable() -> None:
+        try:
+            data = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        chunks.put_nowait(data)
+        if not data:
+            loop.remove_reader(fd)
+
+    try:
+        loop.add_reader(fd, readable)
+    except (OSError, ValueError, NotImplementedError):
+        # epoll refuses regular files (`python servers/weather.py < requests.jsonl`), and some loops
+        # cannot watch pipes at all: then a thread does plain blocking reads, which work everywhere.
+        threading.Thread(target=_read_in_thread, args=(fd, loop, chunks), name="mcplab-stdin",
+                         daemon=True).start()
+
+
+def _read_in_thread(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
     while True:
         try:
             data = os.read(fd, CHUNK)
@@ -226,7 +249,7 @@ async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: S
     """
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes] = asyncio.Queue()
-    threading.Thread(target=_read_stdin, args=(stdin, loop, chunks), name="mcplab-stdin", daemon=True).start()
+    _watch_stdin(stdin, loop, chunks)
     session = StdioSession(server, stdout, era)
     framer = jsonrpc.LineFramer()
     while data := await chunks.get():
