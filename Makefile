@@ -55,5 +55,9 @@ test: $(VENV)/.test-installed $(NODE_DIR)/.installed chromium
 notebooks: $(VENV)/.lab-installed $(VENV)/.test-installed
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace labs/*.ipynb labs/solutions/*.ipynb
 
+# Side by side with the official SDK: prints the table, writes bench/results/latest.json (see bench/run.py).
+bench: $(VENV)/.test-installed
+	$(BIN)/python bench/run.py
+
 clean:
 	rm -rf $(VENV) $(NODE_DIR) .pytest_cache .hypothesis test-output

@@ -1,6 +1,14 @@
 """The comparison server: servers/weather.py's two tools, written with the official SDK's MCPServer
-(FastMCP in SDK 1.x), served over stdio. bench/cold_start.py and bench/throughput.py start it beside
-ours. Only for measuring: it is not part of the course."""
+(FastMCP in SDK 1.x). Only for measuring (bench/run.py starts it beside ours): not part of the course.
+
+    python bench/sdk_weather_server.py                          # stdio, as MCPServer.run() serves it
+    python bench/sdk_weather_server.py --http [--port 0]        # Streamable HTTP at /mcp, the SDK's defaults
+
+Over HTTP it behaves like mcplab's servers where bench/ relies on it: it binds 127.0.0.1 itself
+(port 0 picks a free one), prints ``mcplab: serving weather-sdk at URL`` on stderr once uvicorn
+accepts connections, and exits when a piped stdin reaches end of file. Everything else (SSE replies,
+sessions, DNS-rebinding protection) is the SDK's default ``streamable_http_app()``.
+"""
 
 from __future__ import annotations
 
@@ -41,4 +49,12 @@ def get_forecast(city: str, days: Annotated[int, Field(ge=1, le=7)] = 3) -> dict
 
 
 if __name__ == "__main__":
-    mcp.run()
+    import sys
+
+    if "--http" in sys.argv:  # no argparse: the stdio start-up measured is the SDK's own, nothing added
+        from harness import flag, serve_uvicorn  # bench/harness.py, beside this file
+
+        host = flag("--host", "127.0.0.1")
+        serve_uvicorn(mcp.streamable_http_app(host=host), "weather-sdk", host, int(flag("--port", "0")))
+    else:
+        mcp.run()

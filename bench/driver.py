@@ -1,0 +1,218 @@
+"""One client→server pair in a process of its own, timed on command: what bench/run.py alternates.
+
+    python bench/driver.py CLIENT TRANSPORT ERA SERVER [--warmup N]
+        CLIENT     mcplab | sdk | raw          (raw: no MCP library, the floor's client)
+        TRANSPORT  stdio | http
+        ERA        legacy | modern
+        SERVER     mcplab | sdk | floor        (servers/weather.py, bench/sdk_weather_server.py, bench/floor.py)
+
+Why a process per pair: each client then carries only its own imports and heap, as it would in a
+user's program (one library's garbage does not slow the other's collections), and the process's peak
+memory is that client's. The driver imports nothing of the other library.
+
+It talks to bench/run.py in JSON lines on stdin/stdout:
+
+    driver → {"ready": true}                          connected, checked one answer, warmed up
+    driver → {"unavailable": "REASON"}                cannot run this pair here (then exits)
+    run.py → 500                                      time 500 sequential tools/call round trips
+    driver → {"seconds": 0.21, "latencies_ns": [...]} (one line per command)
+    run.py → (end of file)                            close the connection and report memory
+    driver → {"client_peak_kib": ..., "server_peak_kib": ...}
+
+Every round trip is ``tools/call get_weather {"city": "Beijing"}``. While it waits for a command the
+driver sleeps in its event loop, so a client's background tasks (keep-alives, SSE streams) still run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from contextlib import AsyncExitStack
+from typing import Any, Awaitable, Callable
+
+import anyio
+
+from harness import SERVERS, children, launch_http, peak_kib  # bench/harness.py, beside this file
+
+ARGUMENTS = {"city": "Beijing"}
+EXPECTED = "Beijing: sunny"
+MODERN_VERSION = "2026-07-28"
+Call = Callable[[], Awaitable[Any]]
+
+
+class Unavailable(Exception):
+    pass
+
+
+def say(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+async def open_pair(stack: AsyncExitStack, client: str, transport: str, era: str, server: str) -> Call:
+    """Connect ``client`` to ``server``; return the one call the bench times. Text check included."""
+    argv = SERVERS[server]
+    url = ""
+    if transport == "http":
+        launched = launch_http(argv)
+        stack.callback(launched.stop)
+        url = launched.url
+
+    if client == "mcplab":
+        from mcplab import Client
+
+        if transport == "stdio":
+            from mcplab import stdio as make_transport
+            connection = make_transport(argv)
+        else:
+            from mcplab import http as make_transport
+            connection = make_transport(url)
+        try:
+            ours = Client(connection, era=era)
+        except ValueError as exc:  # an era this mcplab does not speak yet
+            raise Unavailable(f"mcplab Client(era={era!r}): {exc}") from None
+        await stack.enter_async_context(ours)
+
+        async def call() -> str:
+            return (await ours.call_tool("get_weather", ARGUMENTS)).text
+        return call
+
+    if client == "sdk":
+        from mcp import Client as SDKClient
+        from mcp import StdioServerParameters
+
+        target: Any = url
+        if transport == "stdio":  # the whole environment: the SDK passes only a few variables otherwise
+            target = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        sdk = await stack.enter_async_context(SDKClient(target, mode="legacy" if era == "legacy" else MODERN_VERSION))
+
+        async def call() -> str:
+            return (await sdk.call_tool("get_weather", ARGUMENTS)).content[0].text
+        return call
+
+    if client == "raw" and transport == "stdio":
+        return await open_raw_stdio(stack, argv)
+    if client == "raw" and transport == "http":
+        return await open_raw_http(stack, url)
+    raise SystemExit(f"unknown client {client!r}")
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "raw", "version": "0"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+async def open_raw_stdio(stack: AsyncExitStack, argv: list[str]) -> Call:
+    """A JSON-lines client in a dozen lines: encode, write, read a line, decode. No MCP library.
+
+    It opens with the legacy handshake (untimed) so that it can drive a real server too (bench/hotpath.py).
+    """
+    import asyncio
+
+    process = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE,
+                                                   stdout=asyncio.subprocess.PIPE)
+
+    async def close() -> None:
+        process.stdin.close()
+        await process.wait()
+    stack.push_async_callback(close)
+    process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n" + json.dumps(INITIALIZED).encode() + b"\n")
+    await process.stdout.readline()
+    ids = iter(range(1, 1 << 62))
+
+    async def call() -> str:
+        request = {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call",
+                   "params": {"name": "get_weather", "arguments": ARGUMENTS}}
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        await process.stdin.drain()
+        return json.loads(await process.stdout.readline())["result"]["content"][0]["text"]
+    return call
+
+
+async def open_raw_http(stack: AsyncExitStack, url: str) -> Call:
+    """One JSON POST per round trip with httpx, keep-alive on. No MCP library; the legacy handshake
+    (untimed) and its session header let it drive a real server too (bench/hotpath.py)."""
+    import httpx
+
+    headers = {"Accept": "application/json, text/event-stream"}
+    http = await stack.enter_async_context(httpx.AsyncClient(headers=headers))
+    opened = await http.post(url, json=INITIALIZE)
+    if "mcp-session-id" in opened.headers:
+        http.headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+    http.headers["MCP-Protocol-Version"] = INITIALIZE["params"]["protocolVersion"]
+    await http.post(url, json=INITIALIZED)
+    ids = iter(range(1, 1 << 62))
+
+    async def call() -> str:
+        request = {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call",
+                   "params": {"name": "get_weather", "arguments": ARGUMENTS}}
+        response = await http.post(url, json=request)
+        return response.json()["result"]["content"][0]["text"]
+    return call
+
+
+def describe(exc: BaseException) -> str:
+    """One line for an exception, looking inside exception groups (anyio task groups raise those)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+
+
+async def read_command() -> str | None:
+    """The next line on stdin, waiting inside the event loop (None at end of file)."""
+    line = b""
+    while not line.endswith(b"\n"):
+        await anyio.wait_readable(0)
+        chunk = os.read(0, 1 << 10)
+        if not chunk:
+            return None
+        line += chunk
+    return line.decode().strip()
+
+
+async def main(client: str, transport: str, era: str, server: str, warmup: int) -> None:
+    os.set_blocking(0, False)
+    async with AsyncExitStack() as stack:
+        try:
+            call = await open_pair(stack, client, transport, era, server)
+            answer = await call()
+            if EXPECTED not in answer:
+                raise Unavailable(f"unexpected answer to get_weather: {answer!r}")
+        except Unavailable as exc:
+            say({"unavailable": str(exc)})
+            return
+        except Exception as exc:  # a pair that cannot connect is reported, not a crash of the whole bench
+            say({"unavailable": describe(exc)})
+            return
+        for _ in range(warmup):  # first-call costs: imports, caches, connection pools
+            await call()
+        say({"ready": True})
+        clock = time.perf_counter_ns
+        while (command := await read_command()) is not None:
+            latencies = []
+            started = clock()
+            for _ in range(int(command)):
+                before = clock()
+                await call()
+                latencies.append(clock() - before)
+            say({"seconds": (clock() - started) / 1e9, "latencies_ns": latencies})
+        # The server is our only child (stdio: the client spawned it; HTTP: launch_http did); read its
+        # VmHWM while it still runs. Not ru_maxrss, for it or for us: a process started by fork (or
+        # vfork) and exec keeps its parent's high-water mark in ru_maxrss, so a small server started
+        # by a big client would report the client's size.
+        server_peak = max((peak_kib(pid) or 0 for pid in children()), default=0) or None
+    say({"client_peak_kib": peak_kib(os.getpid()), "server_peak_kib": server_peak})
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    warmup = 50
+    if "--warmup" in args:
+        at = args.index("--warmup")
+        warmup = int(args[at + 1])
+        del args[at:at + 2]
+    anyio.run(main, *args, warmup)

@@ -1,0 +1,183 @@
+"""The goals of the speed issue, checked against one run's results, and the table bench/run.py prints.
+
+Every ratio is this project / the official SDK from the same run (contenders alternated round by
+round), except the floor ratio, which is against a raw JSON-lines echo driven by a raw asyncio client
+(bench/floor.py and driver.py's ``raw`` client): the most an async Python client and server can do
+over a pipe. A goal whose numbers are missing is shown as "–" with the reason, never as met.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness import ratio
+
+OURS, SDK, FLOOR = "mcplab → mcplab", "sdk → sdk", "raw → floor"
+MIB = 1024
+
+
+IMPORT_LABELS = {"mcplab": "mcplab client: from mcplab import Client, stdio",
+                 "sdk": "SDK client: from mcp import ClientSession, ... stdio_client",
+                 "import mcplab": "import mcplab", "import mcp": "import mcp"}
+
+
+def _group(results: dict, group: str) -> dict:
+    return results.get("round_trips", {}).get("groups", {}).get(group, {})
+
+
+def _pair(results: dict, group: str, key: str) -> dict:
+    return _group(results, group).get("pairs", {}).get(key, {})
+
+
+def _status(section: dict) -> str:
+    return section.get("status", "not run")
+
+
+def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each goal: what, the measured value, the target, met (True/False/None) and why when None."""
+    found: list[dict[str, Any]] = []
+
+    def goal(what: str, value: float | None, op: str, target: float, unit: str, why: str) -> None:
+        met = None if value is None else (value >= target if op == "≥" else value <= target if op == "≤"
+                                          else value < target)
+        found.append({"goal": what, "value": value, "target": f"{op} {target:g}{unit}", "met": met,
+                      **({"why": why} if value is None else {})})
+
+    def rate_ratio(group: str, a: str, b: str) -> tuple[float | None, str]:
+        first, second = _pair(results, group, a), _pair(results, group, b)
+        for key, pair in ((a, first), (b, second)):
+            if pair.get("status") != "ok":
+                trips = results.get("round_trips", {})
+                if trips.get("status") != "ok":
+                    return None, _status(trips)
+                why = pair.get("status") or _group(results, group).get("status") or "not measured in this run"
+                return None, f"{key} over {group}: {why}"
+        return ratio(first.get("per_s"), second.get("per_s")), ""
+
+    for transport, target in (("stdio", 5.0), ("http", 1.5)):
+        for era in ("legacy", "modern"):
+            value, why = rate_ratio(f"{transport}/{era}", OURS, SDK)
+            goal(f"{transport} round trips/s, {era}: mcplab pair / SDK pair", value, "≥", target, "×", why)
+    value, why = rate_ratio("stdio/legacy", OURS, FLOOR)
+    goal("stdio round trips/s, legacy: mcplab pair / raw JSON-lines echo", value, "≥", 0.4, "×", why)
+
+    for key, what, target in (("cold_start", "cold start (spawn → first tools/list): mcplab / SDK", 0.15),
+                              ("import", "import of the client (less interpreter start): mcplab / SDK", 0.1)):
+        section = results.get(key, {})
+        values = {name: v["median"] if isinstance(v, dict) else v
+                  for name, v in section.get("ms" if key == "cold_start" else "net_ms", {}).items()}
+        why = "; ".join(f"{n}: {r}" for n, r in section.get("unavailable", {}).items()) or _status(section)
+        goal(what, ratio(values.get("mcplab"), values.get("sdk")), "≤", target, "×", why)
+
+    ours, sdk = _pair(results, "stdio/legacy", OURS), _pair(results, "stdio/legacy", SDK)
+    value = ratio(ours.get("server_peak_kib"), sdk.get("server_peak_kib"))
+    goal("server peak memory (stdio, after the rounds): mcplab / SDK", value, "≤", 0.5, "×",
+         ours.get("status") or sdk.get("status") or "not run")
+
+    notebooks = results.get("notebooks", {})
+    value = notebooks.get("seconds") if notebooks.get("exit_code") == 0 else None
+    why = _status(notebooks) if "seconds" not in notebooks else f"pytest failed: {notebooks.get('summary')}"
+    goal("notebook suite under nbval (seconds)", value, "<", 60, " s", why)
+    return found
+
+
+# --- the table -----------------------------------------------------------------------------------------
+
+def _num(value: float | None, digits: int = 0, unit: str = "") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:,.{digits}f}{unit}"
+
+
+def _mib(kib: float | None) -> str:
+    return _num(kib / MIB, 1) if kib else "–"
+
+
+def _times(value: float | None) -> str:
+    return _num(value, 2, "×") if value is not None else "–"
+
+
+def render(results: dict[str, Any]) -> str:
+    meta = results["meta"]
+    out = [f"mcplab bench · {meta['date']} · mcplab {meta['mcplab']} · official SDK mcp {meta['sdk']} · "
+           f"Python {meta['python']} · {meta['cpus']} CPUs",
+           f"load average {' '.join(map(str, meta['load_start']))} at start, "
+           f"{' '.join(map(str, meta.get('load_end', [])))} at end; {meta.get('seconds', 0):.0f} s in all", ""]
+
+    imports = results.get("import", {})
+    out.append(f"Import time: wall time of `python -c ...` less a bare interpreter start "
+               f"({_num(imports.get('baseline_ms'), 0, ' ms')}), median of {imports.get('wall_ms', {}).get('mcplab', {}).get('n', '–')}")
+    if "net_ms" in imports:
+        out.append(f"  {'':60s} {'import':>8s} {'wall':>7s} {'p10':>7s} {'p90':>7s}  vs SDK")
+        sdk = imports["net_ms"].get("sdk")
+        for name, label in IMPORT_LABELS.items():
+            if name not in imports["statements"]:
+                continue
+            if name not in imports["net_ms"]:
+                out.append(f"  {label:60s} not available: {imports['unavailable'].get(name, '?')[:80]}")
+                continue
+            wall = imports["wall_ms"][name]
+            vs = _times(ratio(imports["net_ms"][name], sdk)) if name in ("mcplab", "sdk") else ""
+            out.append(f"  {label:60s} {_num(imports['net_ms'][name], 0, ' ms'):>8s} {_num(wall['median'], 0):>7s} "
+                       f"{_num(wall['p10'], 0):>7s} {_num(wall['p90'], 0):>7s}  {vs}")
+    else:
+        out.append(f"  {_status(imports)}")
+    out.append("")
+
+    cold = results.get("cold_start", {})
+    out.append("Cold start: spawn the server → first tools/list answered (legacy handshake, raw client)")
+    if "ms" in cold:
+        out.append(f"  {'server':40s} {'median':>8s} {'p10':>7s} {'p90':>7s} {'peak RSS':>10s}  vs SDK")
+        sdk = cold["ms"].get("sdk", {}).get("median")
+        for name, label in (("mcplab", "mcplab servers/weather.py"), ("sdk", "SDK bench/sdk_weather_server.py"),
+                            ("floor", "floor bench/floor.py (JSON-lines echo)")):
+            if name not in cold["ms"]:
+                out.append(f"  {label:40s} not available: {cold['unavailable'].get(name, '?')[:80]}")
+                continue
+            ms = cold["ms"][name]
+            out.append(f"  {label:40s} {_num(ms['median'], 0, ' ms'):>8s} {_num(ms['p10'], 0):>7s} "
+                       f"{_num(ms['p90'], 0):>7s} {_mib(cold['server_peak_kib'].get(name)) + ' MiB':>10s}  "
+                       f"{_times(ratio(ms['median'], sdk))}")
+    else:
+        out.append(f"  {_status(cold)}")
+    out.append("")
+
+    trips = results.get("round_trips", {})
+    if "groups" not in trips:
+        out += ["Round trips", f"  {_status(trips)}", ""]
+    for name, group in trips.get("groups", {}).items():
+        transport, era = name.split("/")
+        if "pairs" not in group:
+            out += [f"Round trips over {transport}, {era} era", f"  {_status(group)}", ""]
+            continue
+        out.append(f"Round trips over {transport}, {era} era: sequential tools/call get_weather, "
+                   f"{group['rounds']} rounds × {group['calls_per_round']} calls, median round "
+                   f"(load {group['load_before'][0]} → {group['load_after'][0]})")
+        out.append(f"  {'client → server':18s} {'calls/s':>9s} {'p50 µs':>8s} {'p99 µs':>8s} "
+                   f"{'client MiB':>11s} {'server MiB':>11s}  vs SDK pair")
+        sdk_rate = group["pairs"].get(SDK, {}).get("per_s")
+        for key, pair in group["pairs"].items():
+            if pair["status"] != "ok":
+                out.append(f"  {key:18s} {pair['status']}")
+                continue
+            out.append(f"  {key:18s} {_num(pair['per_s']):>9s} {_num(pair['p50_us']):>8s} {_num(pair['p99_us']):>8s} "
+                       f"{_mib(pair['client_peak_kib']):>11s} {_mib(pair['server_peak_kib']):>11s}  "
+                       f"{_times(ratio(pair['per_s'], sdk_rate))}")
+        out.append("")
+
+    notebooks = results.get("notebooks", {})
+    if "seconds" in notebooks:
+        out.append(f"Notebook suite: {notebooks['seconds']:.1f} s  (`{notebooks['command']}`: {notebooks['summary']})")
+    else:
+        out.append(f"Notebook suite: {_status(notebooks)}")
+    out.append("")
+
+    out.append("Goals (ratios are this project / official SDK, from this run)")
+    for g in results.get("goals", []):
+        mark = {True: "✓", False: "✗", None: "–"}[g["met"]]
+        unit = " s" if g["target"].endswith(" s") else "×"
+        out.append(f"  {mark} {g['goal']:62s} {_num(g['value'], 1 if unit == ' s' else 2, unit):>8s}  goal {g['target']}")
+        if g["value"] is None:
+            out.append(f"      {g.get('why', '')[:150]}")
+    return "\n".join(out)

@@ -1,0 +1,72 @@
+"""The bench harness itself runs: `bench/run.py --quick` with tiny counts finishes, prints its table and
+writes JSON with every section and goal. It checks that the harness works, not how fast anything is."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.subprocess
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ["--quick", "--starts", "1", "--rounds", "1", "--calls", "5", "--warmup", "2",
+        "--transports", "stdio", "--eras", "legacy"]
+GOALS = {"stdio round trips/s, legacy: mcplab pair / SDK pair", "http round trips/s, legacy: mcplab pair / SDK pair",
+         "stdio round trips/s, legacy: mcplab pair / raw JSON-lines echo",
+         "cold start (spawn → first tools/list): mcplab / SDK",
+         "import of the client (less interpreter start): mcplab / SDK",
+         "server peak memory (stdio, after the rounds): mcplab / SDK", "notebook suite under nbval (seconds)"}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path_factory.mktemp("bench") / "quick.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), *TINY, "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done, json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_quick_run_writes_every_section_and_records_the_machine(quick_run) -> None:
+    _, results = quick_run
+    assert set(results) == {"meta", "import", "cold_start", "round_trips", "notebooks", "goals"}
+    meta = results["meta"]
+    assert {"date", "python", "cpus", "mcplab", "sdk", "load_start", "load_end", "args"} <= set(meta)
+    assert len(meta["load_start"]) == 3
+    assert results["notebooks"]["status"] == "not run"  # --quick leaves the slow suite out
+
+
+def test_quick_run_measures_our_side_of_each_comparison(quick_run) -> None:
+    _, results = quick_run
+    assert results["import"]["status"] == "ok" and results["import"]["net_ms"]["mcplab"] > 0
+    assert results["cold_start"]["ms"]["mcplab"]["median"] > 0
+    assert results["cold_start"]["server_peak_kib"]["mcplab"] > 0
+    group = results["round_trips"]["groups"]["stdio/legacy"]
+    ours, floor = group["pairs"]["mcplab → mcplab"], group["pairs"]["raw → floor"]
+    for pair in (ours, floor):
+        assert pair["status"] == "ok", pair["status"]
+        assert pair["per_s"] > 0 and pair["calls"] == 5 and 0 < pair["p50_us"] <= pair["p99_us"]
+        assert pair["client_peak_kib"] > 0 and pair["server_peak_kib"] > 0
+    assert ours["server_peak_kib"] != ours["client_peak_kib"]  # each process's own high-water mark
+
+
+def test_every_goal_is_reported_met_unmet_or_with_the_reason_it_could_not_be(quick_run) -> None:
+    done, results = quick_run
+    assert {g["goal"] for g in results["goals"]} >= GOALS
+    for goal in results["goals"]:
+        assert goal["met"] in (True, False, None)
+        assert goal["met"] is not None or goal["why"]
+    assert "Goals (ratios are this project / official SDK" in done.stdout
+    assert "load average" in done.stdout
+
+
+def test_a_pair_that_cannot_run_says_why_instead_of_failing_the_run(tmp_path) -> None:
+    """A driver that cannot connect reports "not available: ..." on its own line (here: an unknown era)."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "driver.py"), "mcplab", "stdio", "no-such-era",
+                           "floor"], cwd=ROOT / "bench", capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    reply = json.loads(done.stdout.splitlines()[0])
+    assert "unavailable" in reply and "no-such-era" in reply["unavailable"]
