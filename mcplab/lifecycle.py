@@ -1,8 +1,9 @@
-"""The legacy lifecycle, client side: the ``initialize`` handshake as a small state table. Sans-IO.
+"""The lifecycle of a connection, client side, in both eras: what to send first and how to stamp
+every request after that. Sans-IO.
 
 Theory of operation
 -------------------
-A legacy connection (revisions 2024-11-05 … 2025-11-25, spec "basic/lifecycle") opens in three steps:
+A **legacy** connection (revisions 2024-11-05 … 2025-11-25, spec "basic/lifecycle") opens in three steps:
 
     client → {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",
               "capabilities":{},"clientInfo":{"name":"mcplab","version":"0.1.0"}}}
@@ -16,18 +17,26 @@ the client asks it for the messages to send (:meth:`~LegacyLifecycle.initialize_
 :meth:`~LegacyLifecycle.initialized_notification`), hands it the server's answer
 (:meth:`~LegacyLifecycle.accept_initialize`), and asks it to :meth:`~LegacyLifecycle.prepare`
 every later request. Every legal move is one row of :data:`TRANSITIONS`; any other move raises
-:class:`~mcplab.errors.LocalProtocolError` naming the role, the state and the event.
+:class:`~mcplab.errors.LocalProtocolError` naming the role, the state and the event. The server's
+answer is checked: its version must be one this client speaks (else :class:`UnsupportedVersion`,
+and the spec says to disconnect), and a request for a capability it never declared fails here,
+before anything is sent (:func:`required_capability`).
 
-Checks made on the server's answer: the version must be one this client speaks (the spec says a
-client that cannot speak the answered version SHOULD disconnect: :class:`UnsupportedVersion`
-names both), and the declared capabilities are kept so that a request for a feature the server
-never declared fails here, before anything is sent (:func:`required_capability`).
+A **modern** connection (2026-07-28, spec "basic/index", "server/discover") has no handshake and
+no session. What ``initialize`` used to agree once now rides in every request's ``params._meta``:
 
-The seam for the modern era (2026-07-28, a later issue): a lifecycle object decides how each
-request is *stamped*. Legacy stamping adds nothing, because the session remembers what
-``initialize`` agreed; a modern lifecycle will put the version, client info and capabilities
-into every request's ``params._meta`` in :meth:`prepare` and open with ``server/discover``
-instead of ``initialize``. The client only ever calls the methods below.
+    client → {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{
+              "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities":{},
+              "io.modelcontextprotocol/clientInfo":{"name":"mcplab","version":"0.1.0"}}}}
+    server → {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],
+              "capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private", …}}
+
+:class:`ModernLifecycle` is that per-request stamping (:func:`stamp`): its ``prepare`` adds the
+``_meta`` keys to every request, refuses the methods 2026-07-28 removed (``ping``,
+``logging/setLevel``, ``resources/subscribe`` …) and, once ``server/discover`` has answered,
+checks capabilities the same way. A modern client never answers a server request (servers ask
+through MRTR, ``mrtr.py``). Which era a server speaks is decided in ``eras.py``.
 """
 
 from __future__ import annotations
@@ -36,18 +45,22 @@ from typing import Any
 
 from mcplab.errors import LocalProtocolError, RemoteError, RemoteProtocolError
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
-from mcplab.versions import LATEST_LEGACY, LEGACY_VERSIONS, at_least
+from mcplab.versions import (
+    LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
+    META_PROTOCOL_VERSION, META_SERVER_INFO, MODERN_VERSIONS, at_least, era_of,
+)
 
 __all__ = [
-    "INITIALIZE", "INITIALIZED", "PING", "CANCELLED", "TRANSITIONS", "CLIENT_INFO",
-    "LegacyLifecycle", "UnsupportedVersion", "initialize_request", "check_initialize_result",
-    "required_capability", "client_capabilities",
+    "INITIALIZE", "INITIALIZED", "PING", "CANCELLED", "DISCOVER", "TRANSITIONS", "CLIENT_INFO",
+    "REMOVED_IN_MODERN", "LegacyLifecycle", "ModernLifecycle", "UnsupportedVersion", "initialize_request",
+    "check_initialize_result", "required_capability", "client_capabilities", "stamp", "check_discover_result",
 ]
 
 INITIALIZE = "initialize"
 INITIALIZED = "notifications/initialized"
 PING = "ping"
 CANCELLED = "notifications/cancelled"
+DISCOVER = "server/discover"
 CLIENT_INFO = {"name": "mcplab", "version": "0.1.0"}
 
 # --- states and events -------------------------------------------------------------------------
@@ -112,8 +125,8 @@ def client_capabilities(*, sampling: bool = False, elicitation: bool = False, ro
                         version: str = LATEST_LEGACY) -> dict[str, Any]:
     """The ``capabilities`` object a client declares: only what it has a handler for."""
     capabilities: dict[str, Any] = {}
-    if roots:
-        capabilities["roots"] = {"listChanged": True}
+    if roots:  # 2026-07-28 dropped roots.listChanged with notifications/roots/list_changed
+        capabilities["roots"] = {} if era_of(version) == "modern" else {"listChanged": True}
     if sampling:
         capabilities["sampling"] = {}
     if elicitation and at_least(version, "2025-06-18"):  # elicitation arrived in 2025-06-18
@@ -255,3 +268,126 @@ class LegacyLifecycle:
 
     def close(self) -> None:
         self.move(CLOSE)
+
+
+# --- the modern era: no handshake, every request stamped ----------------------------------------
+
+#: What 2026-07-28 removed (spec "changelog"); a modern client must not send any of it.
+REMOVED_IN_MODERN = frozenset({INITIALIZE, INITIALIZED, PING, "logging/setLevel", "resources/subscribe",
+                               "resources/unsubscribe", "notifications/roots/list_changed"})
+
+
+def stamp(params: dict[str, Any] | None, version: str, capabilities: dict[str, Any],
+          client_info: dict[str, Any] | None = None, log_level: str | None = None) -> dict[str, Any]:
+    """``params`` with the modern ``_meta`` keys added; ``_meta`` keys already there (``progressToken``) stay.
+
+    >>> stamp({"name": "get_weather"}, "2026-07-28", {})
+    {'name': 'get_weather', '_meta': {'io.modelcontextprotocol/protocolVersion': '2026-07-28', \
+'io.modelcontextprotocol/clientCapabilities': {}}}
+    """
+    meta = dict((params or {}).get("_meta") or {})
+    meta[META_PROTOCOL_VERSION] = version
+    meta[META_CLIENT_CAPABILITIES] = capabilities  # required, even when empty
+    if client_info:
+        meta[META_CLIENT_INFO] = client_info       # SHOULD: identity for display and logs only
+    if log_level:
+        meta[META_LOG_LEVEL] = log_level           # opt in to notifications/message for this request
+    return {**(params or {}), "_meta": meta}
+
+
+def check_discover_result(result: Any) -> dict[str, Any]:
+    """Check a ``server/discover`` result; return it, or raise naming what is wrong."""
+    if not isinstance(result, dict):
+        raise RemoteProtocolError(f"expected the server/discover result to be a JSON object, got {result!r}")
+    versions = result.get("supportedVersions")
+    if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
+        raise RemoteProtocolError(f"the server/discover result has no \"supportedVersions\" list of strings "
+                                  f"(got {versions!r})")
+    if not isinstance(result.get("capabilities"), dict):
+        raise RemoteProtocolError(f"the server/discover result has no \"capabilities\" object "
+                                  f"(got {result.get('capabilities')!r})")
+    return result
+
+
+class ModernLifecycle:
+    """The modern era, client side: nothing to open, every request stamped with who is asking."""
+
+    role = "client"
+
+    def __init__(self, version: str = LATEST_MODERN, *, capabilities: dict[str, Any] | None = None,
+                 client_info: dict[str, Any] | None = None, log_level: str | None = None) -> None:
+        if version not in MODERN_VERSIONS:
+            raise LocalProtocolError(f"{version!r} is not a modern protocol version; modern versions are "
+                                     f"{', '.join(MODERN_VERSIONS)}")
+        self.requested_version = self.version = version
+        self.capabilities = dict(capabilities or {})
+        self.client_info = dict(client_info or CLIENT_INFO)
+        self.log_level = log_level
+        self.state = OPERATING  # every request stands alone, so there is nothing to open
+        self.result: dict[str, Any] | None = None  # the DiscoverResult, once the server answered
+
+    def stamp(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        return stamp(params, self.version, self.capabilities, self.client_info, self.log_level)
+
+    def use_version(self, version: str) -> None:
+        """Stamp ``version`` from now on (after -32022 named the versions the server supports)."""
+        if version not in MODERN_VERSIONS:
+            raise LocalProtocolError(f"{version!r} is not a modern protocol version")
+        self.version = version
+
+    def discover_request(self, request_id: RequestId) -> Request:
+        return Request(request_id, DISCOVER, self.stamp(None))
+
+    def accept_discover(self, result: Any) -> dict[str, Any]:
+        """Keep the server's DiscoverResult: its capabilities, identity and instructions."""
+        self.result = check_discover_result(result)
+        return self.result
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return self.result["capabilities"] if self.result else {}
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        if not self.result:
+            return {}
+        meta = self.result.get("_meta")
+        info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+        return info if isinstance(info, dict) else self.result.get("serverInfo") or {}
+
+    @property
+    def instructions(self) -> str | None:
+        return self.result.get("instructions") if self.result else None
+
+    def _check_open(self, what: str) -> None:
+        if self.state == CLOSED:
+            raise LocalProtocolError(f"{self.role} in state {CLOSED!r} cannot send {what}")
+
+    def prepare(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """Refuse what the modern era removed or the server never declared; stamp ``_meta`` on the rest."""
+        self._check_open(method)
+        if method in REMOVED_IN_MODERN:
+            raise LocalProtocolError(f"{method} does not exist in protocol version {self.version} (the "
+                                     f"modern era removed it); this connection speaks the modern era")
+        need = required_capability(method, self.version)
+        if need is not None and self.result is not None:
+            name, sub = need
+            declared = self.server_capabilities.get(name)
+            if not isinstance(declared, dict) or (sub is not None and not declared.get(sub)):
+                needed = name if sub is None else f"{name}.{sub}"
+                listed = ", ".join(self.server_capabilities) or "nothing"
+                raise LocalProtocolError(f"{method} needs the server capability {needed}, which server/discover "
+                                         f"did not list (it listed: {listed})")
+        return self.stamp(params)
+
+    def prepare_notification(self, method: str) -> None:
+        self._check_open(method)
+        if method in REMOVED_IN_MODERN:
+            raise LocalProtocolError(f"{method} does not exist in protocol version {self.version}")
+
+    def prepare_response(self) -> None:
+        raise LocalProtocolError("in the modern era a client never sends responses: a server asks for input "
+                                 "inside a result (resultType \"input_required\"), not with a request")
+
+    def close(self) -> None:
+        self.state = CLOSED

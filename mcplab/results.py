@@ -8,6 +8,14 @@ the server sent, including fields this module does not name (``_meta``, ``icons`
 nothing the wire carried is ever hidden. Parsing is lenient about optional fields and strict
 only about the ones the schema requires, raising :class:`~mcplab.errors.RemoteProtocolError`.
 
+Every result of the modern era says what it is in ``resultType`` (2026-07-28, "basic/index"):
+``"complete"`` is a final result, ``"input_required"`` asks for input first (``mrtr.py``). A
+missing ``resultType`` means ``"complete"`` (that is how a legacy result looks); a value this
+client does not know is an error, :class:`UnrecognizedResultType` (:func:`result_type`). List
+and read results may be cached: ``ttlMs`` and ``cacheScope`` (2026-07-28, "server/utilities/caching")
+appear as ``ttl_ms`` and ``cache_scope`` on :class:`Listing` (what the ``list_*`` methods return)
+and :class:`ResourceRead`; both are None when the server did not say (legacy servers never do).
+
 Content blocks (spec "server/tools", "Tool Result") come in five kinds: ``text``, ``image``,
 ``audio``, ``resource_link`` and ``resource`` (an embedded resource). :meth:`Content.as_text`
 turns any of them into text a language model can read; that is what a Host does before handing
@@ -17,12 +25,69 @@ a tool result back to the model (``host.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Iterable
 
 from mcplab.errors import RemoteProtocolError
 
 __all__ = ["Content", "Tool", "ToolResult", "Resource", "ResourceTemplate", "ResourceContents",
-           "ResourceRead", "Prompt", "PromptMessage", "PromptResult", "Completion", "content_to_text"]
+           "ResourceRead", "Prompt", "PromptMessage", "PromptResult", "Completion", "content_to_text",
+           "Listing", "result_type", "UnrecognizedResultType", "COMPLETE", "INPUT_REQUIRED"]
+
+COMPLETE, INPUT_REQUIRED = "complete", "input_required"
+RESULT_TYPES = (COMPLETE, INPUT_REQUIRED)
+
+
+class UnrecognizedResultType(RemoteProtocolError):
+    """A result whose ``resultType`` this client does not know: the spec says to treat it as an error."""
+
+
+def result_type(result: Any) -> str:
+    """``result["resultType"]``, ``"complete"`` when absent; an unknown value raises.
+
+    >>> result_type({"content": []}), result_type({"resultType": "input_required"})
+    ('complete', 'input_required')
+    """
+    kind = result.get("resultType", COMPLETE) if isinstance(result, dict) else COMPLETE
+    if kind not in RESULT_TYPES:
+        raise UnrecognizedResultType(f"the result has resultType {kind!r}, which this client does not know "
+                                     f"(it knows {', '.join(RESULT_TYPES)}); the spec says to treat it as an "
+                                     f"error", raw=repr(result))
+    return kind
+
+
+def cache_fields(result: Any) -> tuple[int | None, str | None]:
+    """``(ttlMs, cacheScope)`` of a list or read result, None for what the server did not say."""
+    if not isinstance(result, dict):
+        return None, None
+    ttl, scope = result.get("ttlMs"), result.get("cacheScope")
+    return (ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 else None,
+            scope if scope in ("public", "private") else None)
+
+
+class Listing(list):
+    """Every item of a paginated list, plus how long it may be cached.
+
+    It is a plain list (it prints as one), with ``ttl_ms`` and ``cache_scope`` from the server:
+    over several pages, the shortest ``ttlMs`` and the narrower scope (``private`` wins).
+    """
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
+
+    def derive(self, items: Iterable) -> Listing:
+        """Other items (typed, or some left out) with this listing's cache fields."""
+        derived = Listing(items)
+        derived.ttl_ms, derived.cache_scope = self.ttl_ms, self.cache_scope
+        return derived
+
+    def add_page(self, items: list, result: Any, first: bool) -> None:
+        self.extend(items)
+        ttl, scope = cache_fields(result)
+        if first:
+            self.ttl_ms, self.cache_scope = ttl, scope
+            return
+        self.ttl_ms = None if ttl is None or self.ttl_ms is None else min(self.ttl_ms, ttl)
+        self.cache_scope = (None if scope is None or self.cache_scope is None
+                            else "private" if "private" in (scope, self.cache_scope) else "public")
 
 
 class _Compact:
@@ -187,11 +252,13 @@ class ResourceRead:
     """The answer to ``resources/read``: one or more contents (a directory may give several)."""
     contents: tuple[ResourceContents, ...]
     raw: dict = field(default_factory=dict, repr=False, compare=False)
+    ttl_ms: int | None = field(default=None, repr=False, compare=False)
+    cache_scope: str | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, obj: Any) -> ResourceRead:
         items = _objects(_dict(obj, "a resources/read result"), "contents", "a resources/read result")
-        return cls(tuple(ResourceContents.from_json(c) for c in items), obj)
+        return cls(tuple(ResourceContents.from_json(c) for c in items), obj, *cache_fields(obj))
 
     @property
     def text(self) -> str:
