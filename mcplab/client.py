@@ -1,116 +1,131 @@
-"""The MCP client: one connection to one server, requests matched to responses by id.
+"""The MCP client: one connection to one server, in either era, with typed results.
 
 Theory of operation
 -------------------
 ``Client`` turns method calls into JSON-RPC requests and responses into typed results::
 
-    async with Client(stdio(["python", "servers/weather.py"]), era="legacy") as client:
+    async with Client(stdio(["python", "servers/weather.py"]), era="auto") as client:
         tools = await client.list_tools()                 # tools/list, following nextCursor
         result = await client.call_tool("get_weather", {"city": "Beijing"})
     client.trace                                          # every frame that crossed the pipe
+    client.era, client.era_reason                         # which era it spoke, and why
 
-Opening runs the lifecycle (``lifecycle.py``): ``initialize`` → check the answer →
-``notifications/initialized``. Every later request is first handed to the lifecycle, which
-refuses a method whose server capability was never declared and, in the modern era (a later
-issue), stamps ``_meta``. The transport records every frame in ``client.trace``.
+**Opening** (``opening.py``): ``era="legacy"`` runs the ``initialize`` handshake, ``era="modern"``
+asks ``server/discover``, and ``era="auto"`` probes with ``server/discover`` and falls back to
+``initialize`` when the answer is not a modern one. ``eras.py`` makes each decision; the client
+keeps them (``era_decisions``) and says why in one sentence (``era_reason``). The era found is
+remembered per server (:class:`~mcplab.eras.EraCache`), so the next connection need not probe.
 
-**Who reads.** There is no background task. Each request registers a waiter under its id and
-then waits; the first waiter finding nobody reading becomes the reader: it takes messages off
-the transport and dispatches them (a response wakes the waiter with that id, a notification
-goes to the callbacks, a server request is answered) until its own response arrives, then hands
-the reading to another waiter. A lone sequential caller thus reads its own reply with no task
-switch, and a connection is not tied to a task group: a notebook can open it in one cell and
-use it in the next (``await client.connect()`` … ``await client.aclose()``). Notifications that
-arrive while no request is waiting are dispatched when the next one is.
+**Every request** goes through the lifecycle (``lifecycle.py``), which refuses a method whose
+server capability was never declared and, in the modern era, stamps ``_meta``; the connection
+(``connection.py``) matches the response by id, gives up after the timeout and says so with
+``notifications/cancelled``. A result's ``resultType`` is checked: missing means complete,
+unknown is an error. ``tools/call``, ``resources/read`` and ``prompts/get`` answered with
+``input_required`` are answered and retried (MRTR, ``mrtr.py``).
 
-**Failures.** A request with no answer within its timeout is given up and announced with
-``notifications/cancelled`` (spec "basic/utilities/cancellation"; never for ``initialize``);
-a late answer to it is ignored, as the spec says. A server that exits, writes a line that is not
-JSON-RPC, or answers an id nobody asked for ends the connection: every waiting request and
-every later one raises the same typed error (``ServerExited``, ``RemoteProtocolError``).
-An error *response* raises :class:`~mcplab.errors.RemoteError` for that request only.
+**Asking the client.** A legacy server sends requests (``sampling/createMessage``,
+``elicitation/create``, ``roots/list``); a modern one puts them in an ``input_required`` result.
+The handlers you pass (``sampling=``, ``elicitation=``, ``roots=``) answer both, and a capability
+is declared only when it has a handler. ``input_handler=`` replaces them for MRTR (a prompt, a form).
 
-Server-to-client requests (``sampling/createMessage``, ``elicitation/create``, ``roots/list``)
-are answered by the handlers you pass; a capability is declared only when it has a handler.
+**Modern HTTP.** Every request carries routing headers (``headers.py``), tool parameters marked
+``x-mcp-header`` become ``Mcp-Param-*`` headers, and a tool whose marks break the spec's rules
+is left out of :meth:`Client.list_tools`, with a logged warning and an entry in ``rejected_tools``.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections import deque
+import logging
 from typing import Any, Callable, Sequence
 
 import anyio
 
-from mcplab import jsonrpc
+from mcplab.connection import Connection, call
+from mcplab.eras import INITIALIZE, EraCache, Verdict, first_step, server_key
 from mcplab.errors import (
-    INTERNAL_ERROR, METHOD_NOT_FOUND, JSONRPCError, LocalProtocolError, MCPLabError, RemoteError,
-    RemoteProtocolError, RequestTimeout, TransportError,
+    HEADER_MISMATCH, INTERNAL_ERROR, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, JSONRPCError,
+    LocalProtocolError, RemoteError, RemoteProtocolError,
 )
+from mcplab.headers import InvalidHeaderAnnotation, header_annotations, param_headers
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, Response
-from mcplab.lifecycle import CANCELLED, CLOSED, PING, LegacyLifecycle, client_capabilities
+from mcplab.lifecycle import DISCOVER, PING, LegacyLifecycle, ModernLifecycle, client_capabilities
+from mcplab.mrtr import MAX_ROUNDS, InputHandler, handler_for, run_rounds
+from mcplab.opening import open_era
 from mcplab.results import (
-    Completion, Prompt, PromptResult, Resource, ResourceRead, ResourceTemplate, Tool, ToolResult,
+    Completion, Listing, Prompt, PromptResult, Resource, ResourceRead, ResourceTemplate, Tool, ToolResult,
+    result_type,
 )
 from mcplab.trace import Trace
 from mcplab.transports.base import Transport
-from mcplab.versions import LATEST_LEGACY
+from mcplab.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS
 
-__all__ = ["Client", "DEFAULT_TIMEOUT"]
+__all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_ERA", "PROBE_TIMEOUT", "ERA_CACHE"]
 
 DEFAULT_TIMEOUT = 30.0   # seconds per request, unless the caller says otherwise
+PROBE_TIMEOUT = 5.0      # seconds era="auto" waits for server/discover before calling the server legacy
 MAX_PAGES = 1000         # a list that never ends must not hang the client
-REMEMBER_ABANDONED = 256  # ids of given-up requests whose late answers we still recognise
+# DESIGN.md's default is "auto"; it stays "legacy" until the labs' stored traces (made with the
+# legacy default) are regenerated, since "auto" adds the probe to every trace.
+DEFAULT_ERA = "legacy"
+# The era each server spoke, for this Python process (the spec: remember it per server). Module
+# state on purpose: a new Client for the same server is exactly who should find it. Pass
+# ``era_cache=EraCache()`` for a private one.
+ERA_CACHE = EraCache()
+LOG = logging.getLogger("mcplab.client")
 
 Callback = Callable[..., Any]
 Handler = Callable[[dict], Any]
 
 
-class _Waiter:
-    """A request waiting for its response; ``event`` exists only while its task sleeps."""
-    __slots__ = ("response", "event")
-
-    def __init__(self) -> None:
-        self.response: Response | ErrorResponse | None = None
-        self.event: anyio.Event | None = None
-
-
 class Client:
     """A connection to one MCP server (see the module docstring)."""
 
-    def __init__(self, transport: Transport, *, era: str = "legacy", version: str | None = None,
+    probe_timeout = PROBE_TIMEOUT
+    max_rounds = MAX_ROUNDS
+
+    def __init__(self, transport: Transport, *, era: str = DEFAULT_ERA, version: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, client_info: dict | None = None,
                  on_progress: Callback | None = None, on_log: Callback | None = None,
                  on_list_changed: Callback | None = None, on_notification: Callback | None = None,
                  sampling: Handler | None = None, elicitation: Handler | None = None,
-                 roots: Sequence[str | dict] | Handler | None = None) -> None:
-        if era != "legacy":
-            raise ValueError(f"era={era!r} is not available yet; this mcplab speaks era='legacy' "
-                             f"(the initialize handshake)")
+                 roots: Sequence[str | dict] | Handler | None = None, input_handler: InputHandler | None = None,
+                 era_cache: EraCache = ERA_CACHE) -> None:
         self.transport = transport
         self.timeout = timeout
+        self.client_info = client_info
         self.on_progress, self.on_log = on_progress, on_log
         self.on_list_changed, self.on_notification = on_list_changed, on_notification
-        self._handlers: dict[str, Handler] = {PING: lambda params: {}}
+        self._handlers: dict[str, Handler] = {}
         if sampling is not None:
             self._handlers["sampling/createMessage"] = sampling
         if elicitation is not None:
             self._handlers["elicitation/create"] = elicitation
         if roots is not None:
             self._handlers["roots/list"] = roots if callable(roots) else _static_roots(roots)
-        version = version or LATEST_LEGACY
-        self._lifecycle = LegacyLifecycle(version, client_info=client_info, capabilities=client_capabilities(
-            sampling=sampling is not None, elicitation=elicitation is not None, roots=roots is not None,
-            version=version))
-        self._ids = jsonrpc.IdAllocator()
-        self._pending = jsonrpc.PendingRequests()
-        self._abandoned: deque[jsonrpc.RequestId] = deque(maxlen=REMEMBER_ABANDONED)
+        self._input_handler = input_handler or handler_for(self._handlers)
+        self.asked_era, self.era_cache = era, era_cache
+        self._key = server_key(transport)
+        if era == "legacy" and version is not None:
+            LegacyLifecycle(version)  # refuses a version it cannot speak now, before anything starts
+        self._plan = first_step(era, version, era_cache.get(self._key))
+        first = self._make_lifecycle("legacy" if self._plan.step == INITIALIZE else "modern", self._plan.version)
+        self._connection = Connection(transport, first, on_notification=self._notified, on_request=self._answer)
         self._progress: dict[Any, Callback] = {}
-        self._reading = False
-        self._sleeping: list[_Waiter] = []  # waiters whose task sleeps while another one reads
-        self._failure: MCPLabError | None = None
+        self.era_decisions: list[Verdict] = []
+        self.rejected_tools: dict[str, str] = {}       # tool name → why list_tools left it out
+        self._header_paths: dict[str, dict] = {}       # tool name → its x-mcp-header marks
         self._opened = False
         self._shown = 0  # frames already handed out by recent()
+
+    def _make_lifecycle(self, era: str, version: str | None) -> Any:
+        """A fresh lifecycle for one opening step, declaring the capabilities we have handlers for."""
+        version = version or (LATEST_LEGACY if era == "legacy" else LATEST_MODERN)
+        capabilities = client_capabilities(sampling="sampling/createMessage" in self._handlers,
+                                           elicitation="elicitation/create" in self._handlers,
+                                           roots="roots/list" in self._handlers, version=version)
+        if era == "legacy":
+            return LegacyLifecycle(version, capabilities=capabilities, client_info=self.client_info)
+        return ModernLifecycle(version, capabilities=capabilities, client_info=self.client_info)
 
     # --- opening and closing -----------------------------------------------------------------
     async def __aenter__(self) -> Client:
@@ -120,17 +135,16 @@ class Client:
         await self.aclose()
 
     async def connect(self) -> Client:
-        """Open the transport and run the handshake; on any failure, close everything again."""
+        """Open the transport and the era (probing it if asked to); on any failure, close everything."""
         if self._opened:
             raise LocalProtocolError("this client is already connected; make a new Client per connection")
         self._opened = True
         await self.transport.open()
         try:
-            lifecycle = self._lifecycle
-            request = lifecycle.initialize_request(self._ids())
-            # initialize MUST NOT be cancelled (spec "cancellation"), so no notification on timeout.
-            lifecycle.accept_initialize(await self._exchange(request, self.timeout, announce=False))
-            await self._send(lifecycle.initialized_notification())
+            self.era_decisions = await open_era(self._connection, self._plan, self._make_lifecycle,
+                                                asked_era=self.asked_era, timeout=self.timeout,
+                                                probe_timeout=min(self.probe_timeout, self.timeout))
+            self.era_cache.remember(self._key, self.era, self.protocol_version)
         except BaseException:
             with anyio.CancelScope(shield=True):  # the child must be reaped even if we were cancelled
                 await self.aclose()
@@ -139,11 +153,15 @@ class Client:
 
     async def aclose(self) -> None:
         """Close the connection (stdio: close stdin, wait, terminate, kill). Safe to call twice."""
-        if self._failure is None:
-            self._fail(TransportError("the client was closed"))
+        self._connection.close()
         await self.transport.close()
 
-    # --- what the handshake agreed -------------------------------------------------------------
+    # --- what opening agreed ---------------------------------------------------------------------
+    @property
+    def _lifecycle(self) -> Any:
+        """The lifecycle in force: the connection's, which opening replaces at each step."""
+        return self._connection.lifecycle
+
     @property
     def trace(self) -> Trace:
         """Every frame of this connection so far, both directions, stderr included."""
@@ -158,13 +176,24 @@ class Client:
         return view
 
     @property
+    def era(self) -> str:
+        """``"legacy"`` or ``"modern"``: the era this connection speaks (before connecting: the one it
+        will try first)."""
+        return "modern" if isinstance(self._lifecycle, ModernLifecycle) else "legacy"
+
+    @property
+    def era_reason(self) -> str:
+        """Why this era: every decision of the opening, in order, as one text."""
+        return " → ".join(d.reason for d in self.era_decisions or [self._plan])
+
+    @property
     def protocol_version(self) -> str | None:
-        """The version the handshake agreed on (the server's answer)."""
+        """The version in use: agreed by initialize (legacy) or stamped on every request (modern)."""
         return self._lifecycle.version
 
     @property
     def requested_version(self) -> str:
-        """The version this client asked for in ``initialize``."""
+        """The version this client first asked for in this era (initialize, or server/discover)."""
         return self._lifecycle.requested_version
 
     @property
@@ -185,7 +214,13 @@ class Client:
 
     @property
     def initialize_result(self) -> dict | None:
-        return self._lifecycle.result
+        """The server's answer to initialize (legacy; None in the modern era)."""
+        return self._lifecycle.result if isinstance(self._lifecycle, LegacyLifecycle) else None
+
+    @property
+    def discovery(self) -> dict | None:
+        """The server's DiscoverResult (modern; None in the legacy era)."""
+        return self._lifecycle.result if isinstance(self._lifecycle, ModernLifecycle) else None
 
     def __repr__(self) -> str:
         info = self.server_info
@@ -194,195 +229,139 @@ class Client:
 
     # --- requests --------------------------------------------------------------------------------
     async def request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
-                      on_progress: Callback | None = None) -> Any:
+                      on_progress: Callback | None = None, rounds: bool = True) -> Any:
         """Send one request and return its ``result``; an error response raises RemoteError.
+
+        A result that is ``input_required`` is answered and the request retried (``rounds=False``
+        returns it as it came instead).
 
         >>> await client.request("tools/list")          # doctest: +SKIP
         {'tools': [...]}
         """
-        self._raise_if_failed()
-        params = self._lifecycle.prepare(method, params)
-        request_id = self._ids()
+        wait = self.timeout if timeout is None else timeout
+
+        def once(current: dict | None) -> Any:  # one round: a new id each time
+            return self._request_once(method, current, wait, on_progress)
+
+        if not rounds:
+            return await once(params)
+        name = (params or {}).get("name") or (params or {}).get("uri")
+        return await run_rounds(once, method, params, self._input_handler, max_rounds=self.max_rounds,
+                                asked_by=f"{method} {name}" if name else method)
+
+    async def _request_once(self, method: str, params: dict | None, timeout: float, on_progress: Callback | None,
+                            *, retried: bool = False) -> Any:
+        self._connection.raise_if_failed()
+        stamped = self._lifecycle.prepare(method, params)
+        request_id = self._connection.ids()
         if on_progress is not None:  # the request id doubles as the progress token: unique while active
-            meta = {**(params or {}).get("_meta", {}), "progressToken": request_id}
-            params = {**(params or {}), "_meta": meta}
+            stamped = dict(stamped or {})
+            stamped["_meta"] = {**stamped.get("_meta", {}), "progressToken": request_id}
             self._progress[request_id] = on_progress
         try:
-            response = await self._exchange(Request(request_id, method, params),
-                                            self.timeout if timeout is None else timeout)
+            response = await self._connection.exchange(Request(request_id, method, stamped), timeout,
+                                                       extra_headers=self._param_headers(method, stamped))
         finally:
             self._progress.pop(request_id, None)
         if isinstance(response, ErrorResponse):
+            if not retried and await self._recover(method, response):
+                return await self._request_once(method, params, timeout, on_progress, retried=True)
             raise RemoteError(response.code, response.message, response.data, method=method)
+        result_type(response.result)  # an unknown resultType is an error, whatever the method
         return response.result
+
+    async def _recover(self, method: str, error: ErrorResponse) -> bool:
+        """A modern refusal that one retry can fix: another version (-32022), stale tool headers (-32020)."""
+        if self.era != "modern":
+            return False
+        if error.code == UNSUPPORTED_PROTOCOL_VERSION:
+            supported = error.data.get("supported") if isinstance(error.data, dict) else None
+            usable = [v for v in MODERN_VERSIONS if v in (supported or [])]
+            if usable and usable[-1] != self._lifecycle.version:
+                self._lifecycle.use_version(usable[-1])
+                self.era_cache.remember(self._key, "modern", usable[-1])
+                return True
+            self.era_cache.forget(self._key)  # what we remembered no longer holds: probe next time
+        if error.code == HEADER_MISMATCH and method == "tools/call":
+            await self.list_tools()  # the spec: the tool's inputSchema may have changed; list again, retry
+            return True
+        return False
+
+    def _param_headers(self, method: str, params: dict | None) -> dict[str, str] | None:
+        if method != "tools/call" or not self._mirrors_headers or not isinstance(params, dict):
+            return None
+        return param_headers(self._header_paths.get(params.get("name"), {}), params.get("arguments"))
+
+    @property
+    def _mirrors_headers(self) -> bool:
+        return self.era == "modern" and getattr(self.transport, "channel", None) == "http"
 
     async def notify(self, method: str, params: dict | None = None) -> None:
         """Send one notification (nobody answers it)."""
-        self._raise_if_failed()
+        self._connection.raise_if_failed()
         self._lifecycle.prepare_notification(method)
-        await self._send(Notification(method, params))
+        await self._connection.send(Notification(method, params))
 
-    async def _send(self, message: jsonrpc.Message) -> None:
-        try:
-            await self.transport.send(message)
-        except MCPLabError as exc:
-            self._fail(exc)
-            raise
-
-    async def _exchange(self, request: Request, timeout: float, *, announce: bool = True
-                        ) -> Response | ErrorResponse:
-        self._raise_if_failed()
-        waiter = _Waiter()
-        self._pending.add(request.id, waiter)
-        try:
-            await self._send(request)
-            with anyio.move_on_after(timeout):
-                await self._wait(waiter)
-        except BaseException as exc:
-            self._abandon(request.id, waiter)
-            if announce and waiter.response is None and isinstance(exc, anyio.get_cancelled_exc_class()):
-                with anyio.CancelScope(shield=True):  # we are being cancelled, yet the server must hear it
-                    await self._announce_cancel(request.id, "the caller cancelled the request")
-            raise
-        if waiter.response is None:
-            self._abandon(request.id, waiter)
-            if announce:
-                await self._announce_cancel(request.id, f"no response within {timeout:g} s")
-            raise RequestTimeout(f"no response to {request.method} (id {request.id}) within {timeout:g} s"
-                                 + ("; sent notifications/cancelled" if announce else ""))
-        return waiter.response
-
-    def _abandon(self, request_id: jsonrpc.RequestId, waiter: _Waiter) -> None:
-        if waiter.response is None and self._pending.discard(request_id) is not None:
-            self._abandoned.append(request_id)
-
-    async def _announce_cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
-        if self._failure is None:
-            try:
-                self._lifecycle.prepare_notification(CANCELLED)
-                await self._send(Notification(CANCELLED, {"requestId": request_id, "reason": reason}))
-            except MCPLabError:
-                pass  # the connection is going away anyway; the timeout is what the caller needs to hear
-
-    async def _wait(self, waiter: _Waiter) -> None:
-        """Wait for ``waiter``'s response, reading the transport whenever nobody else is."""
-        try:
-            while waiter.response is None:
-                self._raise_if_failed()
-                if self._reading:
-                    waiter.event = anyio.Event()
-                    self._sleeping.append(waiter)
-                    try:
-                        await waiter.event.wait()
-                    finally:
-                        self._sleeping.remove(waiter)
-                        waiter.event = None
-                    continue
-                self._reading = True
-                try:
-                    message = await self.transport.receive()
-                except MCPLabError as exc:
-                    self._fail(exc)
-                    continue
-                finally:
-                    self._reading = False
-                await self._dispatch(message)
-        finally:
-            self._pass_reading_on()
-
-    def _pass_reading_on(self) -> None:
-        """Wake one sleeping waiter so that somebody reads (ours is answered or given up)."""
-        if self._reading:
-            return
-        for other in self._sleeping:
-            if not other.event.is_set():
-                other.event.set()
-                return
-
-    def _fail(self, error: MCPLabError) -> None:
-        """The connection is unusable: remember why, and wake every waiter to hear it."""
-        if self._failure is None:
-            self._failure = error
-            if self._lifecycle.state != CLOSED:
-                self._lifecycle.close()
-        for waiter in self._sleeping:
-            waiter.event.set()
-
-    def _raise_if_failed(self) -> None:
-        if self._failure is not None:
-            # A copy per raise: one exception object raised in several tasks would mix tracebacks.
-            error = BaseException.__new__(type(self._failure))
-            error.args, error.__dict__ = self._failure.args, dict(self._failure.__dict__)
-            raise error
-
-    # --- dispatch of what the server sent ------------------------------------------------------
-    async def _dispatch(self, message: jsonrpc.Message | JSONRPCError) -> None:
-        if isinstance(message, (Response, ErrorResponse)):
-            if message.id is not None and message.id in self._abandoned:
-                self._abandoned.remove(message.id)  # the spec: ignore a response that comes too late
-                return
-            try:
-                waiter = self._pending.resolve(message)
-            except RemoteProtocolError as exc:  # an id nobody asked, or null: the peer is confused
-                exc.raw = jsonrpc.encode(message)
-                self._fail(exc)
-                return
-            waiter.response = message
-            if waiter.event is not None:
-                waiter.event.set()
-        elif isinstance(message, Notification):
-            await self._notified(message)
-        elif isinstance(message, Request):
-            await self._answer(message)
-        else:
-            self._fail(RemoteProtocolError(
-                f"the server sent something that is not a JSON-RPC message ({message.message}); "
-                f"a server may send MCP messages only (on stdio, logs belong on stderr)", raw=message.raw))
-
+    # --- what the server sends on its own ------------------------------------------------------
     async def _notified(self, notification: Notification) -> None:
         method, params = notification.method, notification.params or {}
         if method == "notifications/progress":
-            callback = self._progress.get(params.get("progressToken"), self.on_progress)
-            await _call(callback, params)
+            await call(self._progress.get(params.get("progressToken"), self.on_progress), params)
         elif method == "notifications/message":
-            await _call(self.on_log, params)
+            await call(self.on_log, params)
         elif method.endswith("/list_changed"):
-            await _call(self.on_list_changed, method)
-        await _call(self.on_notification, notification)
+            await call(self.on_list_changed, method)
+        await call(self.on_notification, notification)
 
-    async def _answer(self, request: Request) -> None:
-        handler = self._handlers.get(request.method)
+    async def _answer(self, request: Request) -> Response | ErrorResponse:
+        if isinstance(self._lifecycle, ModernLifecycle):
+            raise RemoteProtocolError(f"the server sent a request ({request.method}); in the modern era a "
+                                      f"server never does (it asks with an input_required result instead)")
+        handler = {PING: lambda params: {}, **self._handlers}.get(request.method)
         if handler is None:
-            reply: jsonrpc.Message = ErrorResponse(request.id, METHOD_NOT_FOUND,
-                                                   f"this client has no handler for {request.method}")
+            reply: Response | ErrorResponse = ErrorResponse(request.id, METHOD_NOT_FOUND,
+                                                            f"this client has no handler for {request.method}")
         else:
             try:
-                reply = Response(request.id, await _call(handler, request.params or {}))
+                reply = Response(request.id, await call(handler, request.params or {}))
             except (RemoteError, JSONRPCError) as exc:
                 reply = ErrorResponse(request.id, exc.code, exc.message, exc.data)
             except Exception as exc:  # a broken handler must not leave the server waiting forever
                 reply = ErrorResponse(request.id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
         self._lifecycle.prepare_response()
-        await self._send(reply)
+        return reply
 
     # --- the primitives ------------------------------------------------------------------------
-    async def _list(self, method: str, key: str, timeout: float | None) -> list:
-        items: list = []
+    async def _list(self, method: str, key: str, timeout: float | None) -> Listing:
+        items = Listing()
         cursor: str | None = None
-        for _ in range(MAX_PAGES):
+        for page in range(MAX_PAGES):
             result = await self.request(method, {"cursor": cursor} if cursor else None, timeout=timeout)
-            page = result.get(key) if isinstance(result, dict) else None
-            if not isinstance(page, list):
+            listed = result.get(key) if isinstance(result, dict) else None
+            if not isinstance(listed, list):
                 raise RemoteProtocolError(f"expected the {method} result to hold an array {key!r}, got {result!r}")
-            items.extend(page)
+            items.add_page(listed, result, first=page == 0)
             cursor = result.get("nextCursor")
             if not cursor:
                 return items
         raise RemoteProtocolError(f"{method} was still returning a nextCursor after {MAX_PAGES} pages")
 
-    async def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+    async def list_tools(self, *, timeout: float | None = None) -> Listing:
         """``tools/list``, every page: the tools a *model* may choose to call."""
-        return [Tool.from_json(t) for t in await self._list("tools/list", "tools", timeout)]
+        listed = await self._list("tools/list", "tools", timeout)
+        return listed.derive(tool for tool in map(Tool.from_json, listed) if self._keep(tool))
+
+    def _keep(self, tool: Tool) -> bool:
+        """Remember a tool's x-mcp-header marks; on modern HTTP, leave out a tool whose marks are invalid."""
+        if not self._mirrors_headers:
+            return True
+        try:
+            self._header_paths[tool.name] = header_annotations(tool.input_schema)
+        except InvalidHeaderAnnotation as exc:
+            self.rejected_tools[tool.name] = str(exc)
+            LOG.warning("left out tool %r: %s", tool.name, exc)  # the spec: SHOULD log the tool and the reason
+            return False
+        return True
 
     async def call_tool(self, name: str, arguments: dict | None = None, *, timeout: float | None = None,
                         on_progress: Callback | None = None) -> ToolResult:
@@ -391,27 +370,29 @@ class Client:
         return ToolResult.from_json(await self.request("tools/call", params, timeout=timeout,
                                                        on_progress=on_progress))
 
-    async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+    async def list_resources(self, *, timeout: float | None = None) -> Listing:
         """``resources/list``, every page: data the *application* may read into the context."""
-        return [Resource.from_json(r) for r in await self._list("resources/list", "resources", timeout)]
+        listed = await self._list("resources/list", "resources", timeout)
+        return listed.derive(map(Resource.from_json, listed))
 
-    async def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
-        return [ResourceTemplate.from_json(r)
-                for r in await self._list("resources/templates/list", "resourceTemplates", timeout)]
+    async def list_resource_templates(self, *, timeout: float | None = None) -> Listing:
+        listed = await self._list("resources/templates/list", "resourceTemplates", timeout)
+        return listed.derive(map(ResourceTemplate.from_json, listed))
 
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> ResourceRead:
         return ResourceRead.from_json(await self.request("resources/read", {"uri": uri}, timeout=timeout))
 
     async def subscribe(self, uri: str) -> None:
-        """``resources/subscribe``: changes arrive as ``notifications/resources/updated``."""
+        """``resources/subscribe`` (legacy): changes arrive as ``notifications/resources/updated``."""
         await self.request("resources/subscribe", {"uri": uri})
 
     async def unsubscribe(self, uri: str) -> None:
         await self.request("resources/unsubscribe", {"uri": uri})
 
-    async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+    async def list_prompts(self, *, timeout: float | None = None) -> Listing:
         """``prompts/list``, every page: templates a *user* picks (a slash command, say)."""
-        return [Prompt.from_json(p) for p in await self._list("prompts/list", "prompts", timeout)]
+        listed = await self._list("prompts/list", "prompts", timeout)
+        return listed.derive(map(Prompt.from_json, listed))
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
                          timeout: float | None = None) -> PromptResult:
@@ -429,29 +410,34 @@ class Client:
             params["context"] = {"arguments": context}
         return Completion.from_json(await self.request("completion/complete", params, timeout=timeout))
 
+    async def discover(self, *, timeout: float | None = None) -> dict:
+        """``server/discover`` (modern): versions, capabilities, identity; refreshes ``server_capabilities``."""
+        if not isinstance(self._lifecycle, ModernLifecycle):
+            raise LocalProtocolError("server/discover belongs to the modern era; this connection speaks legacy")
+        result = await self.request(DISCOVER, timeout=timeout)
+        return self._lifecycle.accept_discover(result)
+
     async def ping(self, *, timeout: float | None = None) -> None:
-        """``ping``: the server must answer at once with an empty result."""
-        await self.request(PING, timeout=timeout)
+        """``ping``: the server must answer at once. The modern era removed ping; there a
+        ``server/discover``, which every modern server must answer, does the same job."""
+        if self.era == "modern":
+            await self.discover(timeout=timeout)
+        else:
+            await self.request(PING, timeout=timeout)
 
     async def set_logging_level(self, level: str) -> None:
-        """``logging/setLevel``: log lines at ``level`` and above arrive as notifications/message."""
-        await self.request("logging/setLevel", {"level": level})
+        """Log lines at ``level`` and above arrive as ``notifications/message``: legacy sends
+        ``logging/setLevel`` once; modern stamps the level on every later request instead."""
+        if isinstance(self._lifecycle, ModernLifecycle):
+            self._lifecycle.log_level = level
+        else:
+            await self.request("logging/setLevel", {"level": level})
 
     async def notify_roots_changed(self) -> None:
-        """Tell the server the roots changed (it will ask ``roots/list`` again)."""
+        """Tell the server the roots changed (it will ask ``roots/list`` again); legacy only."""
         await self.notify("notifications/roots/list_changed")
 
 
 def _static_roots(roots: Sequence[str | dict]) -> Handler:
     listed = [r if isinstance(r, dict) else {"uri": r} for r in roots]
     return lambda params: {"roots": listed}
-
-
-async def _call(callback: Callback | None, *args: Any) -> Any:
-    """Call a caller-supplied callback that may be a plain function or a coroutine function."""
-    if callback is None:
-        return None
-    result = callback(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result

@@ -5,6 +5,8 @@ Theory of operation
 MCP has three roles (spec "architecture"): the **host** is the application the user runs; it
 owns one **client** per **server**, and each client/server pair is its own connection, its own
 handshake and its own trust boundary, so a server that crashes takes only its own tools with it.
+Each connection also has its own era: with ``Host(servers, era="auto")`` every client probes its
+server, so one host can hold legacy and modern servers side by side (:meth:`Host.eras`).
 
     user ─▶ Host ─┬─ Client ─stdio─▶ weather server      tools/list, tools/call
                   └─ Client ─stdio─▶ files server
@@ -180,6 +182,10 @@ class Host:
         for name, error in self.failures.items():
             state[name] = "failed: " + str(error).splitlines()[0]
         return {name: state[name] for name in self.transports if name in state}
+
+    def eras(self) -> dict[str, str]:
+        """Each server in service: the era its connection speaks and the protocol version."""
+        return {name: f"{client.era} ({client.protocol_version})" for name, client in self.clients.items()}
 
     def recent(self) -> dict[str, Trace]:
         """Each server's frames since the last ``recent()``: what a cell put on each wire."""

@@ -1,6 +1,8 @@
 """Servers the client tests talk to, and small helpers. Run as a script to start a server:
 
-    python tests/client_helpers.py sdk              the official SDK's server (mcp==2.3.0) over stdio
+    python tests/client_helpers.py sdk              the official SDK's server (mcp==2.3.0) over stdio;
+                                                    dual-era: it serves 2026-07-28 to a client that opens
+                                                    with server/discover, legacy to one that initializes
     python tests/client_helpers.py mini [FLAGS]     a tiny hand-written legacy server that can misbehave
 
 ``mini`` speaks just enough MCP (initialize, ping, tools/list with two pages, tools/call) and
@@ -8,12 +10,18 @@ takes flags that make it misbehave the ways a real server can: ``--silent`` (nev
 ``--junk`` (prints a non-JSON line instead of answering initialize), ``--wrong-id`` (answers
 initialize with another id), ``--answer-version V``, ``--capabilities JSON``, ``--ignore-eof``
 (ignores end-of-file on stdin and SIGTERM), ``--stderr-flood BYTES`` (floods stderr while it
-handles a tools/call), ``--exit-on-call CODE`` (crashes on tools/call).
+handles a tools/call), ``--exit-on-call CODE`` (crashes on tools/call), ``--quiet-before-init``
+(ignores every request that comes before initialize, as some legacy servers do).
 Its ``slow`` tool never answers; ``echo`` answers with its arguments; ``progress`` sends two
 progress notifications and a log message first.
 
+The SDK server's ``book_table`` tool asks for input the modern way (MRTR): an elicitation and the
+client's roots in round one, a sampling request in round two, then it answers.
+
 Helpers: :func:`command` builds the argv; :func:`node_bin` finds an npm reference server in
-``.node/``; :func:`validate_frames` checks every frame of a trace against the official schema.
+``.node/``; :func:`validate_frames` checks every frame of a trace against the official schema;
+:func:`probe_and_rest` splits an ``era="auto"`` trace into the probe and the legacy session after it;
+:class:`FakeServer` and :class:`FakeModernServer` are scripted servers for the memory transport.
 """
 
 from __future__ import annotations
@@ -53,13 +61,13 @@ def process_alive(pid: int) -> bool:
 # --- checking frames against the official schema ------------------------------------------------
 
 _RESULTS = {  # method → result definition, for the methods these tests send or answer
-    "initialize": "InitializeResult", "tools/list": "ListToolsResult", "tools/call": "CallToolResult",
+    "server/discover": "DiscoverResult", "initialize": "InitializeResult", "tools/list": "ListToolsResult", "tools/call": "CallToolResult",
     "resources/list": "ListResourcesResult", "resources/templates/list": "ListResourceTemplatesResult",
     "resources/read": "ReadResourceResult", "prompts/list": "ListPromptsResult",
     "prompts/get": "GetPromptResult", "completion/complete": "CompleteResult", "roots/list": "ListRootsResult",
 }
 _REQUESTS = {
-    "initialize": "InitializeRequest", "tools/list": "ListToolsRequest", "tools/call": "CallToolRequest",
+    "server/discover": "DiscoverRequest", "initialize": "InitializeRequest", "tools/list": "ListToolsRequest", "tools/call": "CallToolRequest",
     "resources/list": "ListResourcesRequest", "resources/templates/list": "ListResourceTemplatesRequest",
     "resources/read": "ReadResourceRequest", "prompts/list": "ListPromptsRequest",
     "prompts/get": "GetPromptRequest", "ping": "PingRequest", "completion/complete": "CompleteRequest",
@@ -101,7 +109,7 @@ def validate_frames(trace, schema: dict, version: str) -> int:
     methods: dict[object, str] = {}  # (direction, id) of each request → its method
     checked = 0
     for frame in trace:
-        if frame.channel == "stderr":
+        if frame.channel in ("stderr", "note") or not frame.raw.strip():  # stderr, a note, a 202, a GET, a priming event
             continue
         message = json.loads(frame.raw)
         check("JSONRPCMessage", message, frame)
@@ -114,26 +122,38 @@ def validate_frames(trace, schema: dict, version: str) -> int:
         elif "result" in message:
             asked_by = "c2s" if frame.direction == "s2c" else "s2c"
             method = methods.get((asked_by, message["id"]))
-            if method in _RESULTS:
-                check(_RESULTS[method], message["result"], frame)
+            result = message["result"]
+            if isinstance(result, dict) and result.get("resultType") == "input_required":
+                check("InputRequiredResult", result, frame)  # MRTR: any of the three methods
+            elif method in _RESULTS:
+                check(_RESULTS[method], result, frame)
         checked += 1
     return checked
 
 
-# --- an in-process fake server, for MemoryTransport ------------------------------------------------
+def probe_and_rest(trace) -> tuple[list, list]:
+    """The frames before ``initialize`` (an era="auto" probe) and the frames from it on."""
+    frames = list(trace)
+    for i, frame in enumerate(frames):
+        if getattr(frame.message, "method", None) == "initialize":
+            return frames[:i], frames[i:]
+    return frames, []
+
+
+# --- in-process fake servers, for MemoryTransport -----------------------------------------------
 
 class FakeServer:
     """A scripted legacy server: ``handlers[method](params) → result``, or a list of messages to
     send instead of the default reply, or None to stay silent."""
 
-    def __init__(self, *, capabilities=None, version=None, handlers=None):
+    def __init__(self, *, capabilities=None, version=None, handlers=None, channel="stdio"):
         self.capabilities = {"tools": {}} if capabilities is None else capabilities
         self.version = version
         self.handlers = handlers or {}
         self.received: list = []
         from mcplab.transports.memory import MemoryTransport  # here: the script servers need no anyio
 
-        self.transport = MemoryTransport(self)
+        self.transport = MemoryTransport(self, channel=channel)
 
     def __call__(self, message):
         self.received.append(message)
@@ -155,10 +175,65 @@ class FakeServer:
         return [m.method for m in self.received if isinstance(m, (jsonrpc.Request, jsonrpc.Notification))]
 
 
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+
+
+class FakeModernServer:
+    """A scripted modern server: answers server/discover, checks ``_meta`` on every request the
+    way a 2026-07-28 server must, and answers ``handlers[method](request)`` like FakeServer (a
+    result gets ``resultType: "complete"`` unless it has one). ``supported`` is what it serves;
+    ``refuse_first`` answers the first request with -32022 whatever it asks; ``legacy_error``
+    makes it a legacy server answering every request before initialize with that error code."""
+
+    def __init__(self, *, capabilities=None, supported=("2026-07-28",), handlers=None, channel="stdio",
+                 refuse_first=False, legacy_error=None):
+        self.capabilities = {"tools": {}} if capabilities is None else capabilities
+        self.supported = list(supported)
+        self.handlers = handlers or {}
+        self.refuse_first, self.legacy_error = refuse_first, legacy_error
+        self.received: list = []
+        from mcplab.transports.memory import MemoryTransport
+
+        self.transport = MemoryTransport(self, channel=channel)
+
+    def __call__(self, message):
+        self.received.append(message)
+        if not isinstance(message, jsonrpc.Request):
+            return []
+        if self.legacy_error is not None:
+            return [jsonrpc.ErrorResponse(message.id, self.legacy_error, "Method not found")]
+        meta = (message.params or {}).get("_meta") or {}
+        if self.refuse_first or meta.get(META_VERSION) not in self.supported:
+            self.refuse_first = False
+            return [jsonrpc.ErrorResponse(message.id, -32022, "Unsupported protocol version",
+                                          {"supported": self.supported, "requested": meta.get(META_VERSION)})]
+        if "io.modelcontextprotocol/clientCapabilities" not in meta:
+            return [jsonrpc.ErrorResponse(message.id, -32602, "missing _meta clientCapabilities")]
+        if message.method == "server/discover":
+            return [jsonrpc.Response(message.id, {
+                "resultType": "complete", "supportedVersions": self.supported, "capabilities": self.capabilities,
+                "ttlMs": 60000, "cacheScope": "public",
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-modern", "version": "2"}}})]
+        handler = self.handlers.get(message.method)
+        if handler is None:
+            return [jsonrpc.ErrorResponse(message.id, -32601, f"no method {message.method}")]
+        outcome = handler(message)
+        if outcome is None or isinstance(outcome, list):
+            return outcome
+        return [jsonrpc.Response(message.id, {"resultType": "complete", **outcome})]
+
+    def requests(self, method=None):
+        return [m for m in self.received if isinstance(m, jsonrpc.Request) and method in (None, m.method)]
+
+
 # --- the official SDK's server ------------------------------------------------------------------
 
 def run_sdk_server() -> None:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp_types import (
+        CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestFormParams,
+        InputRequiredResult, ListRootsRequest, SamplingMessage, TextContent,
+    )
 
     app = MCPServer("sdk-weather", version="2.3.0")
 
@@ -187,6 +262,28 @@ def run_sdk_server() -> None:
         """Review some code."""
         return f"Please review:\n{code}"
 
+    def book_table(city, ctx):
+        """Book a table: asks the user to confirm and for the roots, then the client's model for a name."""
+        answers = ctx.input_responses or {}
+        if "confirm" not in answers and "name" not in answers:
+            form = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+            return InputRequiredResult(input_requests={
+                "confirm": ElicitRequest(params=ElicitRequestFormParams(message=f"Book a table in {city}?",
+                                                                        requested_schema=form)),
+                "where": ListRootsRequest()}, request_state="round-2")
+        if "name" not in answers:
+            if not answers["confirm"].content or not answers["confirm"].content.get("ok"):
+                return "not booked"
+            roots = ", ".join(str(root.uri) for root in answers["where"].roots)
+            ask = SamplingMessage(role="user", content=TextContent(type="text", text=f"Name a table in {city}"))
+            return InputRequiredResult(input_requests={"name": CreateMessageRequest(
+                params=CreateMessageRequestParams(messages=[ask], max_tokens=20))}, request_state=f"roots={roots}")
+        return f"booked {answers['name'].content.text} in {city} ({ctx.request_state})"
+
+    # Real objects, not the strings `from __future__ import annotations` makes: the SDK reads them.
+    book_table.__annotations__ = {"city": str, "ctx": Context, "return": str | InputRequiredResult}
+    app.tool()(book_table)
+
     app.run()
 
 
@@ -209,6 +306,7 @@ def run_mini(flags: list[str]) -> None:
     tools = [{"name": name, "description": f"the {name} tool", "inputSchema": {"type": "object"}}
              for name in ("echo", "slow", "progress", "fail")]
     print("mini server ready", file=sys.stderr, flush=True)
+    initialized = False
     while True:
         line = sys.stdin.readline()
         if not line:
@@ -219,7 +317,10 @@ def run_mini(flags: list[str]) -> None:
         method, rid, params = message.get("method"), message.get("id"), message.get("params") or {}
         if "--silent" in flags or rid is None or method is None:
             continue
+        if "--quiet-before-init" in flags and method != "initialize" and not initialized:
+            continue
         if method == "initialize":
+            initialized = True
             if "--junk" in flags:
                 out.write("Hello! I am a server that prints to stdout.\n")
                 out.flush()

@@ -302,9 +302,14 @@ async def test_a_closed_client_refuses_new_requests():
         await client.ping()
 
 
-def test_only_the_legacy_era_is_available_for_now():
-    with pytest.raises(ValueError, match="legacy"):
-        Client(MemoryTransport(lambda m: []), era="modern")
+@pytest.mark.parametrize("era, version, complaint", [
+    ("classic", None, "era must be"),
+    ("modern", "2025-06-18", "legacy era"),
+    ("legacy", "2026-07-28", "2026-07-28"),
+])
+def test_an_unknown_era_or_a_version_of_the_other_era_is_refused_at_once(era, version, complaint):
+    with pytest.raises((ValueError, LocalProtocolError), match=complaint):
+        Client(MemoryTransport(lambda m: []), era=era, version=version)
 
 
 async def test_recent_hands_out_each_frame_once():

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from client_helpers import FakeServer
+from client_helpers import FakeModernServer, FakeServer
 from mcplab import jsonrpc
 from mcplab.errors import LocalProtocolError
 from mcplab.host import (
@@ -114,6 +114,19 @@ async def test_calls_route_to_the_server_that_owns_the_tool():
         assert result.text == 'weather:get_weather {"city": "Beijing"}'
         with pytest.raises(LocalProtocolError, match="no tool 'search'"):
             await host.call("search", {})
+
+
+async def test_one_host_holds_a_legacy_and_a_modern_server_side_by_side_in_auto():
+    legacy = fake("legacy", tool("get_weather", city="string"))  # answers server/discover with -32601
+    modern = FakeModernServer(handlers={
+        "tools/list": lambda r: {"tools": [tool("read_file", path="string")], "ttlMs": 0, "cacheScope": "private"},
+        "tools/call": lambda r: {"content": [{"type": "text", "text": "modern:read_file"}]}})
+    async with Host({"old": legacy.transport, "new": modern.transport}, era="auto") as host:
+        assert host.eras() == {"old": "legacy (2025-11-25)", "new": "modern (2026-07-28)"}
+        assert (await host.call("read_file", {"path": "a"})).text == "modern:read_file"
+        assert (await host.call("get_weather", {"city": "Oslo"})).text.startswith("legacy:get_weather")
+        assert await host.check() == {"old": "up", "new": "up"}  # ping, or server/discover where ping is gone
+    assert [m.method for m in modern.requests()][-1] == "server/discover"
 
 
 async def test_the_agent_loop_runs_user_model_host_server_model_user():

@@ -177,7 +177,7 @@ def check_live_handshake(trace: Any) -> Feedback:
     hint = 'Client(stdio(WEATHER), version="2025-03-26"); pass client.trace after the async with block'
     if trace is ...:
         return unanswered(hint)
-    frames = [f for f in getattr(trace, "frames", []) if f.channel != "stderr"]
+    frames = [f for f in getattr(trace, "frames", []) if f.channel not in ("stderr", "note")]
     if len(frames) < 3:
         return failed(f"expected at least the three handshake frames, got {len(frames)}", hint)
     first, second, third = (f.message for f in frames[:3])

@@ -16,12 +16,17 @@ it in one cell and use it in the next.
 frame which did not decode turned into (the client decides what a bad frame means), and
 raises :class:`~mcplab.errors.TransportError` (for stdio, :class:`~mcplab.errors.ServerExited`)
 once nothing more can arrive. The stdio transport (``stdio.py``) and the Streamable HTTP one
-(a later issue) both fit this shape; ``memory.py`` is an in-process pair for unit tests.
+(``http.py``) both fit this shape; ``memory.py`` is an in-process pair for unit tests.
+
+``send`` may be given ``headers``: in the modern era the client mirrors each request's routing
+facts into HTTP headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``;
+see ``headers.py``). A transport with headers sends them with that one message, over any it
+would set itself; a transport without (stdio) ignores them, as the spec allows.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Mapping, Protocol, runtime_checkable
 
 from mcplab.errors import JSONRPCError
 from mcplab.jsonrpc import Message
@@ -37,8 +42,8 @@ class Transport(Protocol):
     async def open(self) -> None:
         """Connect (for stdio: spawn the server). Called once, before anything is sent."""
 
-    async def send(self, message: Message) -> None:
-        """Encode one message and send it as one frame."""
+    async def send(self, message: Message, *, headers: Mapping[str, str] | None = None) -> None:
+        """Encode one message and send it as one frame (with ``headers``, if the transport has any)."""
 
     async def send_raw(self, line: str) -> None:
         """Send text exactly as given, as one frame (the labs use it to show raw bytes)."""

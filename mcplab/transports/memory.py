@@ -9,13 +9,18 @@ trace, decoded again (so the server sees exactly what a pipe would carry) and pa
 plain or ``async``). :meth:`~MemoryTransport.push` makes the server speak unprompted
 (a notification, a request, or a raw line that is not JSON at all), and
 :meth:`~MemoryTransport.hang_up` makes it go away as a crashed server would.
+
+``MemoryTransport(serve, channel="http")`` plays an HTTP endpoint instead of a pipe, as far as
+the client can tell: frames are recorded on the ``http`` channel, each message sent keeps the
+headers the client gave in its frame's ``http`` field, as a POST would, and every reply reads as a
+200. That is how the tests see the modern headers without a web server.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import anyio
 
@@ -31,10 +36,11 @@ Serve = Callable[[jsonrpc.Message], Any]
 class MemoryTransport:
     """The client end of an in-process connection to ``serve``."""
 
-    channel = "stdio"
-
-    def __init__(self, serve: Serve) -> None:
+    def __init__(self, serve: Serve, *, channel: str = "stdio") -> None:
+        if channel not in ("stdio", "http"):
+            raise ValueError(f"channel must be 'stdio' or 'http', got {channel!r}")
         self.serve = serve
+        self.channel = channel
         self.trace = Trace()
         self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
         self._arrived = anyio.Event()
@@ -51,17 +57,18 @@ class MemoryTransport:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    async def send(self, message: jsonrpc.Message) -> None:
-        await self.send_raw(jsonrpc.encode(message))
+    async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
+        await self.send_raw(jsonrpc.encode(message), headers=headers)
 
-    async def send_raw(self, line: str) -> None:
+    async def send_raw(self, line: str, *, headers: Mapping[str, str] | None = None) -> None:
         if not self._open or self._gone is not None:
             raise self._gone or TransportError("the memory transport is not open")
         try:
             message: Any = jsonrpc.decode(line, mcp=False)
         except JSONRPCError as exc:
             message = exc
-        self.trace.record("c2s", "stdio", line, message)
+        head = {"method": "POST", "status": None, "headers": dict(headers or {})}  # what a POST would carry
+        self.trace.record("c2s", self.channel, line, message, http=head if self.channel == "http" else None)
         replies = self.serve(message)
         if inspect.isawaitable(replies):
             replies = await replies
@@ -75,7 +82,8 @@ class MemoryTransport:
             parsed: Any = jsonrpc.decode(line)
         except JSONRPCError as exc:
             parsed = exc
-        self.trace.record("s2c", "stdio", line, parsed)
+        head = {"method": "POST", "status": 200, "headers": {}} if self.channel == "http" else None
+        self.trace.record("s2c", self.channel, line, parsed, http=head)
         self._inbox.append(parsed)
         self._arrived.set()
 
@@ -100,3 +108,4 @@ class MemoryTransport:
     async def close(self) -> None:
         self._open = False
         self._arrived.set()
+

@@ -138,7 +138,8 @@ class StdioTransport:
         return self._process.returncode if self._process is not None else None
 
     # --- sending -----------------------------------------------------------------------------
-    async def send(self, message: jsonrpc.Message) -> None:
+    async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
+        """Write one message as one line; ``headers`` are ignored (stdio has none, spec "basic/transports")."""
         raw = jsonrpc.encode(message)
         self.trace.record("c2s", "stdio", raw, message)
         await self._write(raw.encode("utf-8") + b"\n")
