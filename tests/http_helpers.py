@@ -1,5 +1,6 @@
 """Helpers for the Streamable HTTP tests: an app served in-process on 127.0.0.1:0, raw POSTs with the
-right headers, a scripted HTTP server for client tests, and servers from elsewhere to talk to.
+right headers (a legacy session's, or a 2026-07-28 request's envelope and routing headers), a scripted
+HTTP server for client tests, and servers from elsewhere to talk to.
 
 Run as a script to start the official SDK's server over Streamable HTTP (the way
 ``mcplab.server.http.launch`` expects: ``--http --host H --port 0``, the URL on stderr)::
@@ -44,6 +45,33 @@ def request(method: str, request_id: int, params: dict | None = None) -> dict:
     if params is not None:
         message["params"] = params
     return message
+
+
+MODERN = "2026-07-28"
+
+
+def envelope(capabilities: dict | None = None, version: str = MODERN, **extra: Any) -> dict:
+    """The ``_meta`` every 2026-07-28 request carries."""
+    return {"io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": capabilities if capabilities is not None else {},
+            "io.modelcontextprotocol/clientInfo": {"name": "http-tests", "version": "1"}, **extra}
+
+
+def modern_request(method: str, request_id: int | str, params: dict | None = None,
+                   capabilities: dict | None = None, **meta: Any) -> dict:
+    """A 2026-07-28 request: ``params`` with the envelope added to its ``_meta``."""
+    params = dict(params or {})
+    params["_meta"] = {**envelope(capabilities), **meta, **params.get("_meta", {})}
+    return request(method, request_id, params)
+
+
+def modern_headers(body: dict, **extra: str) -> dict[str, str]:
+    """The headers a 2026-07-28 POST of ``body`` carries (mcplab.headers mirrors them), plus ``extra``."""
+    from mcplab.headers import request_headers
+
+    params = body.get("params") or {}
+    version = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion", MODERN)
+    return {**ACCEPT_BOTH, **request_headers(body["method"], params, version), **extra}
 
 
 # --- serving an app in this process ---------------------------------------------------------------

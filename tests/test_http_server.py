@@ -17,9 +17,11 @@ import anyio
 import httpx
 import pytest
 
-from http_helpers import ACCEPT_BOTH, ROOT, Session, initialize, is_sse, request, served, sse_messages
+from http_helpers import (
+    ACCEPT_BOTH, ROOT, Session, initialize, is_sse, modern_headers, modern_request, request, served, sse_messages,
+)
 from mcplab import Client
-from mcplab.errors import INVALID_REQUEST, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION
+from mcplab.errors import INVALID_REQUEST, PARSE_ERROR
 from mcplab.server import Context, Server
 from mcplab.server.http import MAX_BODY, create_app, hostname, launch
 from mcplab.transports.http import http
@@ -269,13 +271,13 @@ async def test_before_2025_06_18_the_protocol_version_header_is_not_checked(clie
     assert response.status_code == 200
 
 
-async def test_a_modern_request_is_refused_naming_the_revisions_served(client, url):
-    headers = {**ACCEPT_BOTH, "MCP-Protocol-Version": "2026-07-28"}
-    response = await client.post(url, json=request("server/discover", 1, {"_meta": {}}), headers=headers)
-    assert response.status_code == 400
-    error = response.json()["error"]
-    assert error["code"] == UNSUPPORTED_PROTOCOL_VERSION and "2025-11-25" in error["data"]["supported"]
-    assert response.json()["id"] == 1
+async def test_a_modern_request_on_the_same_url_is_served_without_a_session(client, url):
+    await opened(client, url)  # a legacy session is open beside it
+    body = modern_request("server/discover", 1)
+    response = await client.post(url, json=body, headers=modern_headers(body))
+    assert response.status_code == 200 and "mcp-session-id" not in response.headers
+    result = response.json()["result"]
+    assert result["resultType"] == "complete" and result["supportedVersions"][0] == "2026-07-28"
 
 
 # --- refusals: each its status, a JSON-RPC error body, and the server keeps serving --------------------

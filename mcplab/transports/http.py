@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Spec "basic/transports", Streamable HTTP (legacy revisions 2025-03-26 … 2025-11-25)::
+Spec "basic/transports", Streamable HTTP. The legacy revisions (2025-03-26 … 2025-11-25)::
 
     POST /mcp   Accept: application/json, text/event-stream      a request
         ← 200 application/json      {"jsonrpc":"2.0","id":3,"result":{...}}
@@ -11,36 +11,45 @@ Spec "basic/transports", Streamable HTTP (legacy revisions 2025-03-26 … 2025-1
     GET  /mcp   Accept: text/event-stream (optional)            ← a stream of server-initiated messages
     DELETE /mcp Mcp-Session-Id: …                               the session ends (on close)
 
+2026-07-28 keeps the POST and drops the rest (no session, no GET stream, no DELETE); instead each
+request carries routing headers mirrored from its body, which the client computes (``headers.py``)
+and hands to :meth:`HTTPTransport.send` with the message::
+
+    POST /mcp   MCP-Protocol-Version: 2026-07-28, Mcp-Method: tools/call, Mcp-Name: get_forecast, …
+        ← 200 (JSON or SSE, as above)     ← 400/404 + a JSON-RPC error: -32020/-32022 … or -32601
+
 :meth:`HTTPTransport.send` makes the POST. A JSON reply is read at once and queued for
 :meth:`~HTTPTransport.receive`. An SSE reply stays open, and a reader task of its own takes its events
-as they come, so a server→client request on it (sampling, elicitation) reaches the client, whose
-answer goes out as another POST while the stream is still open. The reader tasks belong to the
+as they come, so a server→client request on it (legacy sampling, elicitation) reaches the client,
+whose answer goes out as another POST while the stream is still open. The reader tasks belong to the
 transport: :meth:`~HTTPTransport.close` stops them. Why tasks, when the stdio transport needs none:
-several streams may be open at once (the GET stream, two calls), and a read that is cancelled halfway
-closes an HTTP stream for good, so each stream is read by one task that nobody cancels.
+several streams may be open at once (the GET stream, two calls, a ``subscriptions/listen``), and a
+read that is cancelled halfway closes an HTTP stream for good, so each stream is read by one task
+that nobody cancels. In 2026-07-28 closing a request's stream *is* its cancellation: a
+``notifications/cancelled`` sent with modern headers is not POSTed; the stream it names is closed.
 
-Two facts from the wire turn into headers, because the spec asks the client to echo them: the
-``Mcp-Session-Id`` of the initialize reply, and the ``protocolVersion`` of the initialize result (sent
-as ``MCP-Protocol-Version`` from 2025-06-18 on). With ``listen=True`` the transport also opens the
-optional GET stream once the session is initialized; a server may answer 405 (no such stream).
+Two facts from the legacy wire turn into headers, because the spec asks the client to echo them:
+the ``Mcp-Session-Id`` of the initialize reply, and the ``protocolVersion`` of the initialize result
+(sent as ``MCP-Protocol-Version`` from 2025-06-18 on). With ``listen=True`` the transport also opens
+the optional GET stream once the session is initialized; a server may answer 405 (no such stream).
 
 Every exchange lands in :attr:`HTTPTransport.trace` with its HTTP method, status and headers: the
 request as sent, the JSON body, each SSE event (its ``event``/``id``/``retry`` fields under
 ``http["sse"]``; a "priming" event has empty data), an empty frame for 202 and for DELETE. An error
 status raises :class:`~mcplab.errors.HTTPStatusError` (status, body, headers), unless its body is a
-JSON-RPC error answering the request, which then reaches the client as that request's error.
-A stream that ends before its response but gave an event id is resumed: after the ``retry`` delay,
-``GET`` with ``Last-Event-ID`` (2025-11-25 "polling"). :class:`SSEParser` is the sans-IO part.
+JSON-RPC error answering the request, which then reaches the client as that request's error (the
+trace keeps its status: a 404 with -32601 is how a modern server says "no such method", and a
+dual-era client reads eras from it). A stream that ends before its response but gave an event id
+is resumed: after the ``retry`` delay, ``GET`` with ``Last-Event-ID`` (2025-11-25 "polling").
+The event-stream parser is ``mcplab/sse.py``; ``render_http`` (``mcplab/trace_http.py``) prints
+the frames as HTTP text.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections import deque
-from dataclasses import dataclass
-from http import HTTPStatus
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, Mapping
 
 import anyio
 import httpx
@@ -48,8 +57,10 @@ import httpx
 from mcplab import jsonrpc
 from mcplab.errors import HTTPStatusError, JSONRPCError, TransportError
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
-from mcplab.trace import Frame, Trace
-from mcplab.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, at_least
+from mcplab.sse import SSEEvent, SSEParser
+from mcplab.trace import Trace
+from mcplab.trace_http import render_http
+from mcplab.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
 
 __all__ = ["HTTPTransport", "http", "SSEParser", "SSEEvent", "render_http"]
 
@@ -58,6 +69,7 @@ ACCEPT = f"{JSON_TYPE}, {SSE_TYPE}"
 USER_AGENT = "mcplab/0.1.0"
 DEFAULT_RETRY_MS = 1000   # reconnection delay when the server sent no "retry:" field
 DRAIN_GRACE = 0.1         # seconds to let a stream end by itself after it delivered its response
+CANCELLED = "notifications/cancelled"
 
 
 def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
@@ -68,90 +80,6 @@ def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60
     'http://127.0.0.1:8000/mcp'
     """
     return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen)
-
-
-# --- server-sent events, sans-IO -----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class SSEEvent:
-    """One dispatched event: ``data`` (lines joined by \\n), the ``event`` type, the last ``id``, ``retry``."""
-    data: str
-    event: str = "message"
-    id: str | None = None
-    retry: int | None = None
-
-
-_LINE_END = re.compile(rb"\r\n|\r|\n")
-
-
-class SSEParser:
-    """The event-stream format (WHATWG HTML, "server-sent events"): bytes in, events out.
-
-    Lines end in CRLF, LF or CR; ``:`` starts a comment; ``data:`` lines accumulate; an empty line
-    dispatches. Unlike a browser it also hands over events with empty data if they set an id or a
-    retry, because that is what a 2025-11-25 "priming" event is, and the trace should show it.
-
-    >>> SSEParser().feed(b"event: message\\r\\ndata: {}\\r\\n\\r\\n")
-    [SSEEvent(data='{}', event='message', id=None, retry=None)]
-    """
-
-    def __init__(self) -> None:
-        self._buffer = b""
-        self._data: list[str] = []
-        self._event = ""
-        self._fields = False   # this event set an id or a retry
-        self._retry: int | None = None
-        self._started = False
-        self.last_id: str | None = None
-        self.retry: int | None = None   # the latest reconnection time, in ms
-
-    def feed(self, chunk: bytes) -> list[SSEEvent]:
-        self._buffer += chunk
-        events: list[SSEEvent] = []
-        start = 0
-        while match := _LINE_END.search(self._buffer, start):
-            if match.group() == b"\r" and match.end() == len(self._buffer):
-                break  # a CR at the end of a chunk may be the first half of CRLF: wait for the next byte
-            event = self._line(self._buffer[start:match.start()].decode("utf-8", errors="replace"))
-            if event is not None:
-                events.append(event)
-            start = match.end()
-        self._buffer = self._buffer[start:]
-        return events
-
-    def end(self) -> list[SSEEvent]:
-        """The stream ended: a CR held back is a line end after all (an unfinished event is dropped)."""
-        if not self._buffer.endswith(b"\r"):
-            return []
-        return self.feed(b"\n")
-
-    def _line(self, line: str) -> SSEEvent | None:
-        if not self._started:
-            self._started = True
-            line = line.removeprefix("\ufeff")
-        if not line:
-            return self._dispatch()
-        if line.startswith(":"):
-            return None  # a comment: servers send them to keep a quiet connection alive
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id" and "\0" not in value:
-            self.last_id, self._fields = value, True
-        elif name == "retry" and value.isdigit():
-            self.retry = self._retry = int(value)
-            self._fields = True
-        return None
-
-    def _dispatch(self) -> SSEEvent | None:
-        event = None
-        if self._data or self._fields:
-            event = SSEEvent("\n".join(self._data), self._event or "message", self.last_id, self._retry)
-        self._data, self._event, self._fields, self._retry = [], "", False, None
-        return event
 
 
 # --- the transport -------------------------------------------------------------------------------------
@@ -244,26 +172,41 @@ class HTTPTransport:
             headers[HEADER_PROTOCOL_VERSION] = self.protocol_version
         return headers
 
-    async def send(self, message: jsonrpc.Message) -> None:
+    async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
+        """POST one message; ``headers`` (a modern request's routing headers) go with it, over ours."""
         if isinstance(message, Request) and message.method == "initialize":
             self._initialize_id = message.id
-        await self._post(jsonrpc.encode(message), message)
+        if _is_modern(headers) and isinstance(message, Notification) and message.method == CANCELLED:
+            await self._cancel(message)
+            return
+        await self._post(jsonrpc.encode(message), message, headers)
         if self.listen and isinstance(message, Notification) and message.method == "notifications/initialized":
             await self._get()
 
-    async def send_raw(self, line: str) -> None:
+    async def send_raw(self, line: str, *, headers: Mapping[str, str] | None = None) -> None:
         """POST ``line`` as the body exactly as given (it may be invalid: that is the point)."""
         try:
             parsed: Any = jsonrpc.decode(line, mcp=False)
         except JSONRPCError as exc:
             parsed = exc
-        await self._post(line, parsed)
+        await self._post(line, parsed, headers)
 
-    async def _post(self, raw: str, message: Any) -> None:
+    async def _cancel(self, note: Notification) -> None:
+        """2026-07-28 over HTTP: cancelling a request is closing its stream (nothing is POSTed)."""
+        request_id = (note.params or {}).get("requestId")
+        for stream in list(self._streams):
+            if stream.request_id == request_id and stream.reader is not None:
+                await stream.reader.stop()
+
+    async def _post(self, raw: str, message: Any, extra: Mapping[str, str] | None = None) -> None:
         client = self._open_client()
-        request = client.build_request("POST", self.url, content=raw.encode("utf-8"), headers=self.headers())
+        headers = httpx.Headers(self.headers())
+        for name, value in (extra or {}).items():
+            headers[name] = value  # case-insensitive: a header given for this message replaces ours
+        request = client.build_request("POST", self.url, content=raw.encode("utf-8"), headers=headers)
         self.trace.record("c2s", "http", raw, message, http=_head(request))
-        response = await self._exchange(client, request)
+        # A session belongs to the legacy era: a 2026-07-28 exchange never starts one, whatever the reply says.
+        response = await self._exchange(client, request, sessions=not _is_modern(extra))
         request_id = message.id if isinstance(message, Request) else None
         if response.status_code < 300 and _media_type(response) == SSE_TYPE:
             self._read_events(response, request_id)
@@ -298,12 +241,13 @@ class HTTPTransport:
         self.trace.record("s2c", "http", body, _decode(body) if body.strip() else None, http=_head(response))
         return False
 
-    async def _exchange(self, client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+    async def _exchange(self, client: httpx.AsyncClient, request: httpx.Request, *,
+                        sessions: bool = True) -> httpx.Response:
         try:
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise TransportError(f"{request.method} {self.url} failed: {type(exc).__name__}: {exc}") from exc
-        if self.session_id is None and HEADER_SESSION_ID in response.headers:
+        if sessions and self.session_id is None and HEADER_SESSION_ID in response.headers:
             self.session_id = response.headers[HEADER_SESSION_ID]
         return response
 
@@ -440,49 +384,10 @@ class HTTPTransport:
         self._closed = True
 
 
-# Headers render_http leaves out for stable output: the date, and the encodings httpx offers (they
-# depend on which compression libraries happen to be installed).
-VOLATILE = frozenset({"date", "accept-encoding"})
-
-
-def render_http(frames: Iterable[Frame], *, path: str = "/mcp", stable: bool = True) -> str:
-    """HTTP frames of a trace as the HTTP/1.1 text that crossed the wire, request line, headers, body.
-
-    ``stable=True`` keeps notebook output the same on every run: the port in ``Host`` becomes
-    ``PORT``, session ids become ``<session 1>``, ``<session 2>`` …, and :data:`VOLATILE` headers
-    are left out.
-
-    >>> print(render_http(client.trace.frames[:2]))           # doctest: +SKIP
-    POST /mcp HTTP/1.1
-    ...
-    """
-    sessions: dict[str, str] = {}
-    lines: list[str] = []
-    for frame in frames:
-        if frame.channel != "http" or not frame.http:
-            continue
-        head, sse = frame.http, frame.http.get("sse")
-        headers = dict(head.get("headers") or {})
-        if frame.direction == "c2s":
-            lines.append(f"{head['method']} {path} HTTP/1.1")
-        elif headers or sse is None:
-            lines.append(f"HTTP/1.1 {head['status']} {HTTPStatus(head['status']).phrase}")
-        for name, value in headers.items():
-            if stable and name.lower() in VOLATILE:
-                continue
-            if stable and name.lower() == "host":
-                value = re.sub(r":\d+$", ":PORT", value)
-            if stable and name.lower() == HEADER_SESSION_ID.lower():
-                value = sessions.setdefault(value, f"<session {len(sessions) + 1}>")
-            lines.append(f"{name}: {value}")
-        if headers:
-            lines.append("")
-        if sse is not None:
-            lines += [f"{field}: {sse[field]}" for field in ("event", "id", "retry") if field in sse]
-            lines += [f"data: {part}" for part in frame.raw.split("\n")] + [""]
-        elif frame.raw:
-            lines += [frame.raw, ""]
-    return "\n".join(lines).rstrip("\n")
+def _is_modern(headers: Mapping[str, str] | None) -> bool:
+    """Were these headers made for a 2026-07-28 request (its version header names a modern revision)?"""
+    return any(name.lower() == HEADER_PROTOCOL_VERSION.lower() and value in MODERN_VERSIONS
+               for name, value in (headers or {}).items())
 
 
 def _media_type(response: httpx.Response) -> str:
