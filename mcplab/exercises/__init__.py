@@ -20,3 +20,4 @@ from mcplab.exercises.lab02 import *  # noqa: F401,F403
 from mcplab.exercises.lab03 import *  # noqa: F401,F403
 from mcplab.exercises.lab04 import *  # noqa: F401,F403
 from mcplab.exercises.lab05 import *  # noqa: F401,F403
+from mcplab.exercises.lab06 import *  # noqa: F401,F403
