@@ -8,11 +8,14 @@
 
 Each subcommand imports what it needs only when it runs, so ``mcplab --help`` is instant.
 
-``inspect`` and ``call`` are a terminal view of the client: the handshake, the server's
-capabilities and its tools, resources and prompts as tables, or one request's result, and then
-the wire trace, every frame as it crossed the pipe (``--no-trace`` hides it, ``--trace-jsonl``
-saves it). Exit status: 0 on success, 1 when the server answered with an error (or a tool
-reported ``isError``), the connection failed or the command was refused.
+``inspect`` and ``call`` are a terminal view of the client: the era (with ``--era auto``, the
+default, the probe and why it decided as it did), the server's capabilities and its tools,
+resources and prompts as tables, or one request's result, and then the wire trace, every frame
+as it crossed the pipe (``--no-trace`` hides it, ``--trace-jsonl`` saves it). A server that asks
+the user something (elicitation: a legacy request, or a modern ``input_required`` round) is
+answered on the terminal, field by field, or declined when there is no terminal. Exit status:
+0 on success, 1 when the server answered with an error (or a tool reported ``isError``), the
+connection failed or the command was refused.
 """
 
 from __future__ import annotations
@@ -104,13 +107,24 @@ def _capabilities(capabilities: dict) -> str:
     return ", ".join(parts) or "none"
 
 
+def _era(client: Any) -> str:
+    """The era line, then one line per decision of the opening (the probe, when there was one)."""
+    lines = [f"era           {client.era}"]
+    lines += [f"              {'→ ' if i else ''}{d.reason}" for i, d in enumerate(client.era_decisions)]
+    return "\n".join(lines)
+
+
 async def _inspect_server(client: Any) -> int:
     info = client.server_info
     title = f" ({info['title']})" if info.get("title") else ""
     print(f"server        {info.get('name', '?')} {info.get('version', '')}{title}")
+    print(_era(client))
     asked = client.requested_version
     print(f"protocol      {client.protocol_version}" + ("" if asked == client.protocol_version else
                                                          f" (asked for {asked})"))
+    if client.discovery is not None:
+        print(f"discovery     may be cached {client.discovery.get('ttlMs', '?')} ms, "
+              f"{client.discovery.get('cacheScope', 'scope not said')}")
     print(f"capabilities  {_capabilities(client.server_capabilities)}")
     if client.instructions:
         print(f"instructions  {' '.join(client.instructions.split())}")
@@ -139,6 +153,42 @@ async def _inspect_server(client: Any) -> int:
     return 0
 
 
+FIELD_TYPES = {"boolean": lambda text: text.strip().lower() in ("y", "yes", "true", "1"),
+               "integer": int, "number": float}
+
+
+def ask_on_terminal(params: dict) -> dict:
+    """Answer an elicitation (legacy request or modern input request) on the terminal, field by field.
+
+    With no terminal to ask (stdin is a pipe), decline: nobody is there to accept.
+    """
+    message = params.get("message", "")
+    if not sys.stdin.isatty():
+        print(f"mcplab: the server asks {message!r}; there is no terminal to answer, so: decline", file=sys.stderr)
+        return {"action": "decline"}
+    print(f"\nthe server asks: {message}", file=sys.stderr)
+    if params.get("mode") == "url":
+        print(f"  open {params.get('url')}", file=sys.stderr)
+    content: dict[str, Any] = {}
+    try:  # input() blocks the event loop: fine here, the CLI has one connection and nothing else to do
+        for name, field in (params.get("requestedSchema") or {}).get("properties", {}).items():
+            kind = field.get("type", "string")
+            hint = f" [{field['default']}]" if "default" in field else ""
+            text = input(f"  {field.get('title', name)} ({kind}){hint}: ")
+            if text == "" and "default" in field:
+                content[name] = field["default"]
+            elif text != "":
+                content[name] = FIELD_TYPES.get(kind, str)(text)
+        if input("  send? [Y/n] ").strip().lower() in ("n", "no"):
+            return {"action": "decline"}
+    except (EOFError, KeyboardInterrupt):
+        return {"action": "cancel"}
+    except ValueError as exc:
+        print(f"mcplab: {exc}; declining", file=sys.stderr)
+        return {"action": "decline"}
+    return {"action": "accept", "content": content} if params.get("mode") != "url" else {"action": "accept"}
+
+
 async def _call_method(client: Any, method: str, params: dict | None) -> int:
     result = await client.request(method, params)
     print(json.dumps(result, ensure_ascii=False, indent=2))
@@ -147,12 +197,15 @@ async def _call_method(client: Any, method: str, params: dict | None) -> int:
 
 async def _session(args: argparse.Namespace, work: Any) -> int:
     from mcplab.client import Client
+    from mcplab.eras import EraCache
     from mcplab.errors import MCPLabError
 
     transport = _transport(args)
     status = 1
     try:
-        client = Client(transport, era=args.era, version=args.version, timeout=args.timeout)
+        # One connection per command: nothing to remember the era for, and each run shows its own probe.
+        client = Client(transport, era=args.era, version=args.version, timeout=args.timeout,
+                        elicitation=ask_on_terminal, era_cache=EraCache())
         async with client:
             status = await work(client)
     except (MCPLabError, ValueError) as exc:
@@ -183,12 +236,18 @@ def _call(args: argparse.Namespace) -> int:
     return anyio.run(_session, args, lambda client: _call_method(client, args.method, params))
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from mcplab import demo
+    return demo.run(args.step, color=False if args.no_color else None)
+
+
 def _client_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", metavar="CMD", help='start the server with this command, e.g. "python servers/weather.py"')
     where.add_argument("--url", help="connect to a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
-    parser.add_argument("--era", choices=("auto", "legacy", "modern"), default="legacy",
-                        help="how to open the connection (this version speaks legacy: the initialize handshake)")
+    parser.add_argument("--era", choices=("auto", "legacy", "modern"), default="auto",
+                        help="how to open: auto (default) probes with server/discover and falls back to "
+                             "initialize; legacy: initialize; modern: server/discover")
     parser.add_argument("--version", help="the protocol revision to ask for, e.g. 2024-11-05 (default: the latest)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
     parser.add_argument("--trace-jsonl", metavar="FILE", help="save every frame to FILE, one JSON object a line")
@@ -216,6 +275,11 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("params", nargs="?", help='the params as JSON, e.g. \'{"name": "get_weather", '
                                                '"arguments": {"city": "Beijing"}}\'')
     call.set_defaults(run=_call)
+
+    demo = sub.add_parser("demo", help="the whole tour in the terminal, every step with its wire trace")
+    demo.add_argument("--step", type=int, metavar="N", help="run only step N (1-6)")
+    demo.add_argument("--no-color", action="store_true", help="no colours (also: NO_COLOR set, or not a terminal)")
+    demo.set_defaults(run=_demo)
     return parser
 
 

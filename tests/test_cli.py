@@ -29,7 +29,7 @@ def test_table_aligns_columns_counting_wide_characters_twice():
 
 def test_inspect_shows_capabilities_tables_and_the_trace(capsys, tmp_path):
     saved = tmp_path / "trace.jsonl"
-    assert main(["inspect", "--stdio", WEATHER, "--trace-jsonl", str(saved)]) == 0
+    assert main(["inspect", "--stdio", WEATHER, "--era", "legacy", "--trace-jsonl", str(saved)]) == 0
     out = capsys.readouterr().out
     assert "server        weather 1.0.0" in out and "protocol      2025-11-25" in out
     assert "tools (2)" in out and "get_weather   city, units?" in out
@@ -43,11 +43,12 @@ def test_inspect_can_ask_for_an_older_version(capsys):
     assert main(["inspect", "--stdio", WEATHER, "--version", "2024-11-05", "--no-trace"]) == 0
     out = capsys.readouterr().out
     assert "protocol      2024-11-05" in out and "wire trace" not in out
+    assert "version 2024-11-05 is a legacy revision, so no probe" in out  # a legacy version needs no probe
 
 
 def test_call_prints_the_result_as_json(capsys):
     params = json.dumps({"name": "get_weather", "arguments": {"city": "北京"}}, ensure_ascii=False)
-    assert main(["call", "--stdio", WEATHER, "tools/call", params]) == 0
+    assert main(["call", "--stdio", WEATHER, "--era", "legacy", "tools/call", params]) == 0
     out = capsys.readouterr().out
     result = json.loads(out.split("\nwire trace")[0])
     assert result["content"][0]["text"].startswith("Beijing: sunny")
@@ -61,7 +62,7 @@ def test_a_tool_error_exits_with_status_one(capsys):
 
 def test_a_crashing_server_reports_the_error_and_still_shows_the_trace(capsys):
     crashing = shlex.join(command("mini", "--exit-on-call", "4"))
-    assert main(["call", "--stdio", crashing, "tools/call", '{"name": "echo"}']) == 1
+    assert main(["call", "--stdio", crashing, "--era", "legacy", "tools/call", '{"name": "echo"}']) == 1
     captured = capsys.readouterr()
     assert "ServerExited" in captured.err and "exited with code 4" in captured.err
     assert "mini server: crashing on purpose" in captured.out  # the stderr line, in the trace
@@ -73,9 +74,43 @@ def test_bad_params_are_refused_before_anything_starts(params, complaint):
         main(["call", "--stdio", MINI, "tools/call", params])
 
 
-def test_an_era_this_version_lacks_is_a_clear_error(capsys):
+def test_inspect_in_auto_shows_the_probe_and_the_fallback_to_initialize(capsys):
+    assert main(["inspect", "--stdio", MINI]) == 0
+    out = capsys.readouterr().out
+    assert ("era           legacy\n"
+            "              era='auto': probe with server/discover first\n"
+            "              → server/discover (2026-07-28) got error -32601 (Method not found): not a modern "
+            "answer, so the server is legacy; fall back to initialize\n") in out
+    trace = out.split("wire trace")[1]
+    assert trace.index('"method":"server/discover"') < trace.index('"method":"initialize"')
+
+
+@pytest.mark.interop
+def test_inspect_in_auto_lands_modern_on_the_sdk_server(capsys):
+    assert main(["inspect", "--stdio", shlex.join(command("sdk")), "--no-trace"]) == 0
+    out = capsys.readouterr().out
+    assert "era           modern\n" in out and "got a DiscoverResult listing 2026-07-28" in out
+    assert "protocol      2026-07-28" in out and "discovery     may be cached 0 ms, private" in out
+    assert "book_table" in out
+
+
+def test_era_modern_against_a_legacy_server_is_a_clear_error(capsys):
     assert main(["inspect", "--stdio", MINI, "--era", "modern", "--no-trace"]) == 1
-    assert "era='modern'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "EraError" in err and "era='auto'" in err
+
+
+def test_a_question_is_answered_on_the_terminal_field_by_field(monkeypatch):
+    from mcplab.cli import ask_on_terminal
+
+    form = {"message": "Book it?", "requestedSchema": {"type": "object", "properties": {
+        "ok": {"type": "boolean"}, "seats": {"type": "integer", "default": 2}, "name": {"type": "string"}}}}
+    answers = iter(["y", "", "Ada", ""])
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
+    assert ask_on_terminal(form) == {"action": "accept", "content": {"ok": True, "seats": 2, "name": "Ada"}}
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert ask_on_terminal(form) == {"action": "decline"}  # nobody at a terminal: decline
 
 
 @pytest.mark.http
@@ -93,7 +128,7 @@ def test_url_talks_streamable_http_to_the_same_server(capsys):
                 break
         assert url, "the weather server did not say where it listens"
         params = json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
-        assert main(["call", "--url", url, "tools/call", params]) == 0
+        assert main(["call", "--url", url, "--era", "legacy", "tools/call", params]) == 0
         out = capsys.readouterr().out
         assert "Paris: overcast" in out and "POST" in out
     finally:

@@ -1,0 +1,183 @@
+"""``mcplab demo``: the whole tour runs offline, fast, shows every step's wire strings, and leaves no process behind."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcplab import demo
+from mcplab.cli import main
+
+pytestmark = pytest.mark.subprocess
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = Path(sys.executable).with_name("mcplab")  # the console script pip installed beside the interpreter
+MCPLAB = [str(SCRIPT)] if SCRIPT.is_file() else [sys.executable, "-m", "mcplab.cli"]
+BUDGET = 30.0  # seconds: the acceptance criterion
+MARK = "MCPLAB_DEMO_TEST_MARK"  # every child inherits it, so /proc shows which processes are ours
+
+
+def bare_env(home: Path, **extra: str) -> dict[str, str]:
+    """What `env -i PATH=... HOME=...` gives: no proxy, no locale, no colour settings, nothing else."""
+    return {"PATH": "/usr/bin:/bin", "HOME": str(home), **extra}
+
+
+def ours(mark: str) -> list[int]:
+    """Live processes whose environment carries ``mark`` (zombies have an empty environ)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and f"{MARK}={mark}".encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            pass  # gone meanwhile, or not ours to read
+    return found
+
+
+def run_demo(args: list[str], env: dict[str, str], prefix: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess,
+                                                                                           float]:
+    start = time.monotonic()
+    done = subprocess.run([*prefix, *MCPLAB, "demo", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, encoding="utf-8", timeout=BUDGET * 2)
+    return done, time.monotonic() - start
+
+
+def assert_the_whole_tour(out: str) -> None:
+    for number, (title, _) in enumerate(demo.STEPS, 1):
+        assert f"── {number}. {title}" in out
+    for wire in ['"method":"initialize"', '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                 '"method":"tools/call"', '"method":"tools/list"', '"method":"resources/read"',
+                 '"method":"prompts/get"',
+                 "'..' is not allowed in a path", "POST /mcp HTTP/1.1", "HTTP/1.1 200 OK", "http POST 202",
+                 "Mcp-Session-Id: <session 1>", "http://127.0.0.1:PORT/mcp",
+                 "12 adapters vs 7 implementations", "1,000,000 adapters vs 10,100 implementations"]:
+        assert wire in out, wire
+    assert not re.search(r"127\.0\.0\.1:\d", out), "a real port leaked into the output"
+    assert ("modern era not available in this build" in out) or ('"_meta"' in out and "server/discover" in out)
+
+
+@pytest.mark.http
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to find leftover processes")
+def test_the_whole_tour_runs_in_a_bare_environment_in_under_30_seconds_and_leaves_no_process(tmp_path):
+    mark = uuid.uuid4().hex
+    done, took = run_demo(["--no-color"], bare_env(tmp_path, **{MARK: mark}))
+    assert done.returncode == 0, done.stderr
+    assert took < BUDGET, f"the demo took {took:.1f} s"
+    assert_the_whole_tour(done.stdout)
+    assert "\x1b[" not in done.stdout
+    assert ours(mark) == []
+
+
+@pytest.mark.http
+def test_the_tour_needs_no_network_only_loopback(tmp_path):
+    # A fresh network namespace has nothing but a loopback interface: any other address is unreachable.
+    # Whether a user may make one is the kernel's setting, not a tool we could install: skip, even in CI.
+    unshare, ip = shutil.which("unshare"), shutil.which("ip")
+    if not (unshare and ip) or subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode:
+        pytest.skip("cannot make a network namespace here (unshare -rn), so cannot cut the network off")
+    prefix = (unshare, "-rn", "sh", "-c", f'{ip} link set lo up && exec "$@"', "sh")
+    done, took = run_demo(["--no-color"], bare_env(tmp_path), prefix)
+    assert done.returncode == 0, done.stderr
+    assert took < BUDGET
+    assert_the_whole_tour(done.stdout)
+
+
+@pytest.mark.http
+def test_a_proxy_in_the_environment_is_bypassed_for_loopback(tmp_path):
+    nowhere = "http://127.0.0.1:9"  # the discard port: nothing listens, so a proxied request would fail
+    done, _ = run_demo(["--no-color", "--step", "4"], bare_env(tmp_path, HTTP_PROXY=nowhere, http_proxy=nowhere,
+                                                               ALL_PROXY=nowhere, all_proxy=nowhere))
+    assert done.returncode == 0, done.stderr
+    assert "POST /mcp HTTP/1.1" in done.stdout and "HTTP/1.1 200 OK" in done.stdout
+
+
+def test_colours_are_off_when_stdout_is_not_a_terminal(tmp_path):
+    done, _ = run_demo(["--step", "1"], bare_env(tmp_path, TERM="xterm-256color"))
+    assert done.returncode == 0 and "── 1. JSON-RPC" in done.stdout
+    assert "\x1b[" not in done.stdout
+    assert demo.use_color(stream=io.StringIO()) is False
+
+
+def in_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """Run the demo with a pseudo-terminal as its stdout; return what it wrote."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([*MCPLAB, "demo", *args], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                               stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 1 << 16)
+        except OSError:  # EIO: the last writer closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert process.wait(timeout=BUDGET) == 0
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+@pytest.mark.parametrize(("args", "extra", "coloured"), [
+    ([], {}, True),
+    (["--no-color"], {}, False),
+    ([], {"NO_COLOR": "1"}, False),
+    ([], {"TERM": "dumb"}, False),
+])
+def test_colours_in_a_terminal_follow_no_color_and_the_flag(tmp_path, args, extra, coloured):
+    out = in_a_terminal(["--step", "1", *args], bare_env(tmp_path, **{"TERM": "xterm-256color", **extra}))
+    assert "JSON-RPC" in out
+    assert ("\x1b[" in out) is coloured
+
+
+def test_a_build_without_the_modern_era_gets_one_line_and_the_tour_goes_on(monkeypatch):
+    real = demo._call_weather
+
+    async def no_modern_era(transport, era):
+        if era == "modern":
+            await transport.close()
+            raise ValueError("unknown era 'modern'")
+        return await real(transport, era)
+
+    monkeypatch.setattr(demo, "_call_weather", no_modern_era)
+    out = io.StringIO()
+    anyio.run(demo.step_eras, demo.Terminal(False, out=out))
+    assert "legacy (2025-11-25) wire trace (5 frames)" in out.getvalue()
+    assert out.getvalue().endswith("  modern era not available in this build: ValueError: unknown era 'modern'\n")
+
+
+def test_a_step_out_of_range_is_refused(capsys):
+    assert main(["demo", "--step", str(len(demo.STEPS) + 1)]) == 2
+    assert "--step must be between 1 and 6" in capsys.readouterr().err
+
+
+def test_differences_name_what_the_modern_era_changed_on_the_wire():
+    from mcplab.jsonrpc import Notification, Request, Response
+    from mcplab.trace import Trace
+
+    legacy, modern = Trace(), Trace()
+    for trace, frames in ((legacy, [("c2s", Request(1, "initialize", {})), ("s2c", Response(1, {})),
+                                    ("c2s", Notification("notifications/initialized")),
+                                    ("c2s", Request(2, "tools/call", {"name": "get_weather"})),
+                                    ("s2c", Response(2, {"content": []}))]),
+                          (modern, [("c2s", Request(1, "server/discover", {})), ("s2c", Response(1, {})),
+                                    ("c2s", Request(2, "tools/call", {"name": "get_weather", "_meta": {"a/b": 1}})),
+                                    ("s2c", Response(2, {"content": [], "resultType": "complete"}))])):
+        for direction, message in frames:
+            trace.record(direction, "stdio", "{}", message)
+    assert demo.differences(legacy.frames, modern.frames) == [
+        "opening: initialize → notifications/initialized (legacy) against server/discover (modern)",
+        "new in the tools/call request's params: _meta = a/b",
+        'new in the tools/call result: resultType = "complete"',
+        "frames for one call on a fresh connection: 5 (legacy) against 4 (modern)",
+    ]
