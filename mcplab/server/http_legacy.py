@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from starlette.responses import Response as HTTPResponse
 from starlette.responses import StreamingResponse
 
-from mcplab import jsonrpc
-from mcplab.errors import INVALID_REQUEST, RemoteError, RemoteProtocolError, TransportError
+from mcplab.errors import INVALID_REQUEST, RemoteProtocolError, TransportError
 from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.http_replies import SSE_TYPE, Stream, json_reply
+from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import USER_CODE, Server
 
 __all__ = ["Session"]
@@ -37,16 +36,14 @@ __all__ = ["Session"]
 log = logging.getLogger("mcplab.server.http")
 
 
-class Session:
+class Session(RunnerPeer):
     """One client's session: a toolkit Connection, its running requests, and the way back (a ``Peer``)."""
 
     def __init__(self, server: Server, session_id: str) -> None:
+        super().__init__()
         self.server = server
         self.id = session_id
         self.streams: dict[RequestId, Stream] = {}
-        self.tasks: dict[RequestId, asyncio.Task] = {}
-        self.pending = jsonrpc.PendingRequests()
-        self.next_id = jsonrpc.IdAllocator()
         self.connection = server.connect(self)
 
     # --- Peer: the way back to the client ---------------------------------------------------------
@@ -58,28 +55,13 @@ class Session:
             return
         stream.put(message)
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      related_to: RequestId | None = None) -> Any:
+    def deliver(self, request: Request, related_to: RequestId | None) -> None:
         stream = self.streams.get(related_to)  # type: ignore[arg-type]
         if stream is None:
-            raise TransportError(f"cannot send {method}: on HTTP it travels on the stream of the request it "
-                                 f"serves, and request {related_to!r} has none (no standalone GET stream here)")
-        request_id = self.next_id()
-        waiter = asyncio.get_running_loop().create_future()
-        self.pending.add(request_id, waiter)
-        stream.put(Request(request_id, method, params))
-        try:
-            reply = await waiter
-        finally:
-            self.pending.discard(request_id)
-        if isinstance(reply, ErrorResponse):
-            raise RemoteError(reply.code, reply.message, reply.data, method=method)
-        return reply.result
-
-    def cancel(self, request_id: RequestId) -> None:
-        task = self.tasks.get(request_id)
-        if task is not None:
-            task.cancel()
+            raise TransportError(f"cannot send {request.method}: on HTTP it travels on the stream of the "
+                                 f"request it serves, and request {related_to!r} has none (no standalone GET "
+                                 f"stream here)")
+        stream.put(request)
 
     # --- what the client POSTs ----------------------------------------------------------------------
     async def receive(self, message: Notification | Response | ErrorResponse) -> None:

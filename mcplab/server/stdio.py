@@ -39,8 +39,9 @@ import threading
 from typing import Any
 
 from mcplab import jsonrpc
-from mcplab.errors import JSONRPCError, ParseError, RemoteError, RemoteProtocolError, TransportError
+from mcplab.errors import JSONRPCError, ParseError, RemoteProtocolError, TransportError
 from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
+from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import Server
 from mcplab.versions import ServerEra, allows_batches
 
@@ -50,16 +51,14 @@ EOF_GRACE = 0.5  # seconds running requests get to finish after stdin closes
 CHUNK = 1 << 16
 
 
-class StdioSession:
+class StdioSession(RunnerPeer):
     """One client on a pair of file descriptors; implements the toolkit's ``Peer``."""
 
     def __init__(self, server: Server, out_fd: int, era: ServerEra = "dual") -> None:
+        super().__init__()
         self.server = server
         self.out_fd = out_fd
-        self.tasks: dict[RequestId, asyncio.Task] = {}
         self.holds: dict[RequestId, asyncio.Future] = {}
-        self.pending = jsonrpc.PendingRequests()
-        self.next_id = jsonrpc.IdAllocator()
         self.closing = False
         self.broken = False  # stdout is gone: nobody reads our replies any more
         self.connection = server.connect(self, era)
@@ -69,26 +68,10 @@ class StdioSession:
     def post(self, message: Message, *, related_to: RequestId | None = None) -> None:
         self._write(message)
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      related_to: RequestId | None = None) -> Any:
+    def deliver(self, request: Request, related_to: RequestId | None) -> None:
         if self.closing:
-            raise TransportError(f"cannot send {method}: the client closed stdin")
-        request_id = self.next_id()
-        waiter = asyncio.get_running_loop().create_future()
-        self.pending.add(request_id, waiter)
-        self._write(Request(request_id, method, params))
-        try:
-            reply = await waiter
-        finally:
-            self.pending.discard(request_id)
-        if isinstance(reply, ErrorResponse):
-            raise RemoteError(reply.code, reply.message, reply.data, method=method)
-        return reply.result
-
-    def cancel(self, request_id: RequestId) -> None:
-        task = self.tasks.get(request_id)
-        if task is not None:
-            task.cancel()
+            raise TransportError(f"cannot send {request.method}: the client closed stdin")
+        self._write(request)
 
     async def hold(self, request_id: RequestId) -> None:
         """Keep a request open: return when this session ends it, raise CancelledError if the client does."""

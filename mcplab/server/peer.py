@@ -1,0 +1,56 @@
+"""What every runner's session does the same way: ask the client something, cancel a running request.
+
+Theory of operation
+-------------------
+A runner (stdio, a legacy HTTP session) is the toolkit's ``Peer``: the way back to one client.
+Two of its duties do not depend on the transport, and live here:
+
+* :meth:`RunnerPeer.request` sends a server→client request (``sampling/createMessage``,
+  ``elicitation/create``, ``roots/list``) with the session's next id and waits for the response
+  with that id, which the runner hands to ``self.pending`` when it arrives;
+* :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``).
+
+How the request reaches the client is the runner's own: :meth:`RunnerPeer.deliver` writes a line
+on stdout, or puts the message on the event stream of the request it serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from mcplab import jsonrpc
+from mcplab.errors import RemoteError
+from mcplab.jsonrpc import ErrorResponse, Request, RequestId
+
+
+class RunnerPeer:
+    """Base of the runners' sessions: ``tasks`` by request id, ``pending`` server→client requests."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[RequestId, asyncio.Task] = {}
+        self.pending = jsonrpc.PendingRequests()
+        self.next_id = jsonrpc.IdAllocator()
+
+    def deliver(self, request: Request, related_to: RequestId | None) -> None:
+        """Send a server→client request on this transport, or raise TransportError saying why not."""
+        raise NotImplementedError
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      related_to: RequestId | None = None) -> Any:
+        request_id = self.next_id()
+        waiter = asyncio.get_running_loop().create_future()
+        self.pending.add(request_id, waiter)
+        try:
+            self.deliver(Request(request_id, method, params), related_to)
+            reply = await waiter
+        finally:
+            self.pending.discard(request_id)
+        if isinstance(reply, ErrorResponse):
+            raise RemoteError(reply.code, reply.message, reply.data, method=method)
+        return reply.result
+
+    def cancel(self, request_id: RequestId) -> None:
+        task = self.tasks.get(request_id)
+        if task is not None:
+            task.cancel()
