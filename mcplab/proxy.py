@@ -72,7 +72,8 @@ def create_app(backends: Sequence[str]) -> Starlette:
         raise ValueError("a proxy needs at least one backend URL")
     origins = [_origin(url) for url in backends]
     turns = itertools.cycle(range(len(origins)))
-    client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=5.0))  # a stream may stay open long
+    # A stream may stay open long; the backends are on this machine, so no proxy from the environment.
+    client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=5.0), trust_env=False)
 
     async def forward(request: Request) -> Response:
         number = next(turns)  # the whole routing policy: whoever is next

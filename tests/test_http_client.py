@@ -369,3 +369,17 @@ def test_every_lab05_name_is_exported_from_the_exercises_package():
 
     for name in lab05.__all__:
         assert getattr(exercises, name) is getattr(lab05, name), f"{name} is shadowed by another lab's name"
+
+
+@pytest.mark.anyio
+async def test_a_proxy_in_the_environment_is_not_used_for_a_server_on_this_machine(monkeypatch):
+    from mcplab import Client
+    from mcplab.server.http import launch
+    from mcplab.transports.http import http as http_transport
+
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
+    with launch(["python", "servers/weather.py"]) as server:
+        async with Client(http_transport(server.url), era="legacy") as client:
+            assert not (await client.call_tool("get_weather", {"city": "Beijing"})).is_error
+    assert "serving" in server.stderr()  # kept after stop() closed its files

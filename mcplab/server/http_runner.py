@@ -124,18 +124,23 @@ def _watch_stdin(loop: asyncio.AbstractEventLoop, on_eof: Any) -> None:
     threading.Thread(target=watch, name="mcplab-stdin-watchdog", daemon=True).start()
 
 
+def _read_all(file: Any) -> str:
+    return os.pread(file.fileno(), 1 << 20, 0).decode("utf-8", errors="replace")
+
+
 class ServerProcess:
     """A server started by :func:`launch`: its ``url``, its ``process``, what it wrote; ``stop()`` ends it."""
 
     def __init__(self, process: subprocess.Popen, url: str, stderr_file: Any, stdout_file: Any) -> None:
         self.process, self.url = process, url
         self._stderr, self._stdout = stderr_file, stdout_file
+        self._kept: dict[str, str] = {}  # what it wrote, kept when stop() closes the files
 
     def stderr(self) -> str:
-        return os.pread(self._stderr.fileno(), 1 << 20, 0).decode("utf-8", errors="replace")
+        return self._kept.get("stderr") or _read_all(self._stderr)
 
     def stdout(self) -> str:
-        return os.pread(self._stdout.fileno(), 1 << 20, 0).decode("utf-8", errors="replace")
+        return self._kept.get("stdout") or _read_all(self._stdout)
 
     def stop(self, timeout: float = 3.0) -> int | None:
         """Close its stdin (the watchdog ends it), then SIGTERM, then SIGKILL; return the exit code."""
@@ -148,7 +153,12 @@ class ServerProcess:
                 with contextlib.suppress(OSError):
                     signal_it()
             with contextlib.suppress(subprocess.TimeoutExpired):
-                return process.wait(timeout)
+                process.wait(timeout)
+                break
+        if not self._stderr.closed:
+            self._kept = {"stderr": self.stderr(), "stdout": self.stdout()}
+            self._stderr.close()
+            self._stdout.close()
         return process.returncode
 
     def __enter__(self) -> ServerProcess:

@@ -84,6 +84,11 @@ def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60
 
 # --- the transport -------------------------------------------------------------------------------------
 
+
+def _on_this_machine(url: str) -> bool:
+    host = (httpx.URL(url).host or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
 class _Stream:
     """An open event stream: the reply it is (POST, or a GET), the request it answers, its reader task."""
 
@@ -151,7 +156,10 @@ class HTTPTransport:
         if self._client is not None:
             raise TransportError("this HTTP transport is already open; make a new one per connection")
         # keep-alive: one TCP connection, reused for every POST while nothing else is in flight
-        self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT})
+        # A proxy from the environment is never right for a server on this machine (and httpx would
+        # send even 127.0.0.1 through HTTP_PROXY): trust the environment only for remote servers.
+        self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT},
+                                         trust_env=not _on_this_machine(self.url))
 
     async def __aenter__(self) -> HTTPTransport:
         await self.open()
