@@ -15,7 +15,8 @@ servers, so passing the suite says the toolkit speaks MCP, not that one server w
     2026-07-28 test_input_required_result_{elicitation, sampling, list_roots, request_state,
                multiple_inputs, multi_round, tampered_state, capabilities} (SEP-2322, MRTR),
                test_missing_capability, test_streaming_elicitation, test_logging_tool,
-               test_trigger_tool_change, test_trigger_prompt_change (SEP-2575, stateless),
+               test_trigger_tool_change, test_trigger_prompt_change (SEP-2575, stateless: from
+               mcplab/server/diagnostics.py, which any server adds with --diagnostics),
                test_header_param (SEP-2243: an x-mcp-header argument)
     resources  test://static-text, test://static-binary, test://watched-resource, test://template/{id}/data
     prompts    test_simple_prompt, test_prompt_with_arguments, test_prompt_with_embedded_resource,
@@ -39,6 +40,7 @@ from typing import Annotated
 from mcplab.server import (
     Context, Server, ToolError, audio, elicitation, embedded, image, roots, run, sampling, text, user,
 )
+from mcplab.server.diagnostics import add_to as add_diagnostics
 from mcplab.versions import at_least
 
 
@@ -300,40 +302,7 @@ async def test_input_required_result_capabilities(ctx: Context) -> str:
     return f"Answered: {', '.join(await ctx.ask(asks))}"
 
 
-@server.tool
-async def test_missing_capability(ctx: Context) -> str:
-    """Needs the client's sampling capability: without it, -32021 names what is missing."""
-    await ctx.sample("Reply with the word Success", max_tokens=10, key="check")
-    return "Success"
-
-
-@server.tool
-async def test_streaming_elicitation(ctx: Context) -> str:
-    """Elicits; in 2026-07-28 that is an input_required result, never a request on the stream."""
-    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
-    return f"Hello, {field(answer, 'name')}!"
-
-
-@server.tool
-async def test_logging_tool(ctx: Context) -> str:
-    """Logs three messages: a 2026-07-28 client sees them only if its request set a logLevel."""
-    for message in ("Tool execution started", "Tool processing data", "Tool execution completed"):
-        await ctx.info(message, logger="conformance")
-    return "Logging test completed"
-
-
-@server.tool
-def test_trigger_tool_change() -> str:
-    """Announces that the tool list changed (to subscriptions/listen streams that asked)."""
-    server.changed("tools")
-    return "Announced notifications/tools/list_changed"
-
-
-@server.tool
-def test_trigger_prompt_change() -> str:
-    """Announces that the prompt list changed (to subscriptions/listen streams that asked)."""
-    server.changed("prompts")
-    return "Announced notifications/prompts/list_changed"
+add_diagnostics(server)  # test_missing_capability, test_streaming_elicitation, test_logging_tool, test_trigger_*
 
 
 @server.tool

@@ -6,8 +6,9 @@ Server side: each bundled server is started with ``--http`` on 127.0.0.1:0 (``--
 URL serves both wires) and the suite runs once per server and revision (``conformance server --requirements
 REV -o DIR``); each scenario's ``checks.json`` is then a test of its own. ``servers/conformance.py`` must pass
 every required scenario of both revisions, and every 2026-07-28 one once more when started ``--era modern``;
-the weather and file servers every *generic* one (see GENERIC). A scenario passes when its checks.json exists,
-has no FAILURE (apart from the checks TOLERATED names, which need fixture tools a generic server lacks), and
+the weather and file servers every *generic* one (see GENERIC). Every server is started with ``--diagnostics``,
+which adds the five tools the generic ``server-stateless`` scenario pokes with (mcplab/server/diagnostics.py).
+A scenario passes when its checks.json exists, has no FAILURE, and
 the checks that prove it really ran (MUST_SUCCEED) are SUCCESS: some scenarios "pass" with no checks at all
 when nothing happened.
 
@@ -161,8 +162,8 @@ GENERIC: dict[str, dict[str, str]] = {LEGACY: {
     "dns-rebinding-protection": "the transport's Host/Origin check, whatever the server serves",
     "server-session-lifecycle": "initialized accepted, DELETE ends the session, its id then gets 404",
 }, MODERN: {
-    "server-stateless": "the envelope, discover, versions, header mismatch, 404s, subscriptions (not the "
-                        "diagnostic tools: TOLERATED)",
+    "server-stateless": "the envelope, discover, versions, header mismatch, 404s, subscriptions, with the "
+                        "diagnostic tools --diagnostics adds to any server",
     "tools-list": "a deterministic list; each tool with a name, a description and a schema",
     "resources-list": "lists whatever resources the server has",
     "prompts-list": "lists whatever prompts the server has; each needs a description",
@@ -173,13 +174,6 @@ GENERIC: dict[str, dict[str, str]] = {LEGACY: {
     "http-header-validation": "routing headers checked against the body, names case-insensitive",
 }}
 HEADER_PARAMETERS = {"conformance", "weather"}  # servers with an x-mcp-header tool parameter
-DIAGNOSTIC_TOOLS = ["sep-2575-server-rejects-undeclared-capability", "sep-2575-missing-capability-http-400",
-                    "sep-2575-http-server-no-independent-requests-on-stream", "sep-2575-server-no-log-without-loglevel",
-                    "sep-2575-server-sends-prompts-list-changed-on-subscription",
-                    "sep-2575-server-sends-tools-list-changed-on-subscription"]
-TOLERATED = {"server-stateless": DIAGNOSTIC_TOOLS}
-"""Checks of a generic scenario that call conformance.py's diagnostic tools (test_missing_capability,
-test_streaming_elicitation, test_logging_tool, test_trigger_*): "Not testable" on the other servers."""
 
 # The client scenarios of each revision that are not about authorization (auth/* needs an OAuth client),
 # and the checks that must be SUCCESS (a check id may repeat: the count says how often, at least).
@@ -256,7 +250,7 @@ def read_checks(out: Path, scenario: str, prefix: str = "") -> list[dict] | None
 
 def run_server_suite(name: str, era: str, revision: str, out: Path, env: dict[str, str]) -> str:
     """One ``conformance server --requirements REVISION`` run against ``servers/NAME.py --era ERA``; its log."""
-    with launch([sys.executable, str(ROOT / "servers" / f"{name}.py"), "--era", era]) as server:
+    with launch([sys.executable, str(ROOT / "servers" / f"{name}.py"), "--era", era, "--diagnostics"]) as server:
         cli = subprocess.run([str(NODE_BIN / "conformance"), "server", "--url", server.url,
                               "--requirements", revision, "-o", str(out)],
                              env=env, capture_output=True, text=True, timeout=300)
@@ -300,13 +294,13 @@ def suite_runs(tmp_path_factory):
     return servers, results
 
 
-def explain(checks: list[dict], must: list[str], bad: set[str], tolerated: list[str] = ()) -> list[str]:
+def explain(checks: list[dict], must: list[str], bad: set[str]) -> list[str]:
     problems = [f"{c['id']}: {c['status']} {c.get('errorMessage') or ''}".strip()
-                for c in checks if c["status"] in bad and c["id"] not in tolerated]
+                for c in checks if c["status"] in bad]
     for check_id in dict.fromkeys(must):
         wanted = must.count(check_id)
         got = sum(c["id"] == check_id and c["status"] == "SUCCESS" for c in checks)
-        if got < wanted and check_id not in tolerated:
+        if got < wanted:
             problems.append(f"{check_id}: expected SUCCESS{f' {wanted} times' if wanted > 1 else ''}, got "
                             f"{[c['status'] for c in checks if c['id'] == check_id] or 'no such check'}")
     return problems
@@ -319,8 +313,7 @@ def test_server_scenario_passes(suite_runs, server, era, revision, scenario):
     checks = results[scenario]
     assert checks, f"{scenario} left no checks.json for servers/{server}.py --era {era} (it crashed or never ran)\n{log}"
     must = MUST_SUCCEED[revision].get(scenario) or EXTRA[revision][scenario]
-    tolerated = TOLERATED.get(scenario, []) if server != "conformance" else []
-    problems = explain(checks, must, {"FAILURE"}, tolerated)
+    problems = explain(checks, must, {"FAILURE"})
     assert not problems, f"servers/{server}.py --era {era} fails {scenario} at {revision}:\n  " + "\n  ".join(problems)
 
 

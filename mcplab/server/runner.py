@@ -49,6 +49,8 @@ def arguments(description: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000; 0 picks a free one)")
     parser.add_argument("--era", choices=("dual", "legacy", "modern"), default="dual",
                         help="protocol generations to speak (default dual)")
+    parser.add_argument("--diagnostics", action="store_true",
+                        help="add the diagnostic tools the official conformance suite calls (test_*)")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
                         help="level of the log on stderr (default warning)")
     return parser
@@ -58,6 +60,10 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None) 
     """Parse the shared flags (unless given a namespace) and serve until the client goes away."""
     if not isinstance(args, argparse.Namespace):
         args = arguments(server.info.get("title") or server.info["name"]).parse_args(args)
+    if getattr(args, "diagnostics", False):
+        from mcplab.server import diagnostics
+
+        diagnostics.add_to(server)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format=f"{server.info['name']}: %(levelname)s %(name)s: %(message)s")
     if args.http:
