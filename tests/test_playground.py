@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from mcplab import notebook
+from mcplab.playground import _expand
 from mcplab.errors import MCPLabError
 
 pytest.importorskip("ipywidgets")
@@ -60,7 +61,7 @@ def test_a_value_that_does_not_parse_names_its_argument():
     ("file:///{path}", {"path": "src/greet.py"}, "file:///src%2Fgreet.py"),
 ])
 def test_resource_templates_expand_like_rfc_6570(template, values, uri):
-    assert notebook._expand(template, values) == uri
+    assert _expand(template, values) == uri
 
 
 def test_a_new_playground_is_not_connected_and_says_so():

@@ -220,7 +220,8 @@ _FORMAT_CHECKER_PACKAGES = ("rfc3987_syntax", "rfc3987", "rfc3986_validator", "r
                             "idna", "webcolors", "jsonpointer", "uri_template", "isoduration")
 
 
-def _import_jsonschema() -> Any:
+def load_jsonschema() -> Any:
+    """jsonschema, imported on first use with its optional format-checker packages hidden."""
     if "jsonschema" in sys.modules:
         return sys.modules["jsonschema"]
     hidden = [name for name in _FORMAT_CHECKER_PACKAGES if name not in sys.modules]
@@ -240,7 +241,7 @@ def compile_validator(schema: dict[str, Any]) -> Callable[[Any], str | None]:
 
     The dialect is the schema's ``$schema`` if it names one, else JSON Schema 2020-12 (the MCP default).
     """
-    jsonschema = _import_jsonschema()
+    jsonschema = load_jsonschema()
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     validator = cls(schema)
 
