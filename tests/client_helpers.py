@@ -228,7 +228,8 @@ class FakeModernServer:
 
 # --- the official SDK's server ------------------------------------------------------------------
 
-def run_sdk_server() -> None:
+def sdk_app():
+    """The official SDK's MCPServer the interop tests talk to, over stdio or (tests/http_helpers.py) HTTP."""
     from mcp.server.mcpserver import Context, MCPServer
     from mcp_types import (
         CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestFormParams,
@@ -283,8 +284,11 @@ def run_sdk_server() -> None:
     # Real objects, not the strings `from __future__ import annotations` makes: the SDK reads them.
     book_table.__annotations__ = {"city": str, "ctx": Context, "return": str | InputRequiredResult}
     app.tool()(book_table)
+    return app
 
-    app.run()
+
+def run_sdk_server() -> None:
+    sdk_app().run()
 
 
 # --- a tiny hand-written legacy server that can misbehave --------------------------------------

@@ -230,11 +230,11 @@ def server_everything_http() -> Iterator[str]:
 
 
 def run_sdk_server(argv: list[str]) -> None:
-    """The official SDK's MCPServer over Streamable HTTP (its default app: SSE replies, sessions)."""
+    """The official SDK's test server over Streamable HTTP (its default app: SSE replies, sessions)."""
     import argparse
 
     import uvicorn
-    from mcp.server.mcpserver import MCPServer
+    from client_helpers import sdk_app
 
     sys.path.insert(0, str(ROOT))
     from mcplab.server.http import BANNER, bind, endpoint_url
@@ -244,27 +244,7 @@ def run_sdk_server(argv: list[str]) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    app = MCPServer("sdk-weather", version="2.3.0")
-
-    @app.tool()
-    def get_weather(city: str) -> str:
-        """Current weather for a city."""
-        return f"{city}: sunny, 12 °C"
-
-    @app.tool()
-    def divide(a: float, b: float) -> float:
-        """Divide a by b."""
-        return a / b
-
-    @app.resource("notes://today", mime_type="text/plain")
-    def today() -> str:
-        """Today's notes."""
-        return "buy milk"
-
-    @app.prompt()
-    def review(code: str) -> str:
-        """Review some code."""
-        return f"Please review:\n{code}"
+    app = sdk_app()  # the same server the stdio interop tests use (tests/client_helpers.py)
 
     sock = bind(args.host, args.port)
     server = uvicorn.Server(uvicorn.Config(app.streamable_http_app(host=args.host), log_config=None,

@@ -13,31 +13,16 @@ import anyio
 import pytest
 
 from conftest import need
+from sdk_driver import MODERN, callbacks, exercise_everything
 from server_helpers import ROOT, SERVERS
 
 try:
     import mcp
-    from mcp import types
 except ImportError:  # pragma: no cover - the test extra is missing
     mcp = None
 
 pytestmark = [pytest.mark.interop, pytest.mark.subprocess,
               pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
-
-MODERN = "2026-07-28"
-TOOL_ARGUMENTS = {
-    "get_weather": {"city": "Beijing"}, "get_forecast": {"city": "China", "days": 2},
-    "read_file": {"path": "notes.md"}, "search_files": {"pattern": "*.py"}, "get_file_info": {"path": "logo.png"},
-    "test_sampling": {"prompt": "Test prompt for sampling"}, "test_elicitation": {"message": "Who are you?"},
-    "json_schema_2020_12_tool": {"name": "Ada", "phone": "123", "contactMethod": "phone"},
-    "test_header_param": {"region": "us-west1"},
-}
-PROMPT_ARGUMENTS = {
-    "weather_report": {"city": "Seattle"}, "summarize_file": {"path": "README.txt"},
-    "review_code": {"path": "src/greet.py"}, "test_prompt_with_arguments": {"arg1": "a", "arg2": "b"},
-    "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
-}
-FILLS = {"string": "Ada", "boolean": True, "integer": 3, "number": 1.5, "array": []}
 
 
 @pytest.fixture
@@ -45,51 +30,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def fill(schema: dict) -> dict:
-    """A form answer that matches a requestedSchema: first choices, plain values."""
-    content = {}
-    for name, field in schema.get("properties", {}).items():
-        content[name] = (field["enum"][0] if "enum" in field else field["oneOf"][0]["const"] if "oneOf" in field
-                         else FILLS[field.get("type", "string")])
-    return content
-
-
 @asynccontextmanager
 async def sdk_client(name: str, mode: str, *flags: str, asked: list | None = None) -> AsyncIterator[Any]:
     need(mcp is not None, "the official SDK (mcp==2.3.0) is not installed")
-
-    async def sampling(context: Any, params: Any) -> Any:
-        if asked is not None:
-            asked.append("sampling")
-        return types.CreateMessageResult(role="assistant", model="test-model", stop_reason="endTurn",
-                                         content=types.TextContent(type="text", text="The capital is Paris."))
-
-    async def elicitation(context: Any, params: Any) -> Any:
-        if asked is not None:
-            asked.append(params.message)
-        return types.ElicitResult(action="accept", content=fill(params.requested_schema))
-
-    async def roots(context: Any) -> Any:
-        return types.ListRootsResult(roots=[types.Root(uri="file:///tmp/work", name="work")])
-
     server = mcp.StdioServerParameters(command=sys.executable, args=[str(SERVERS / f"{name}.py"), *flags], cwd=ROOT)
-    async with mcp.Client(server, mode=mode, sampling_callback=sampling, elicitation_callback=elicitation,
-                          list_roots_callback=roots, cache=None) as client:
+    async with mcp.Client(server, mode=mode, cache=None, **callbacks(asked)) as client:
         yield client
-
-
-async def exercise_everything(client: Any) -> dict[str, Any]:
-    outcomes: dict[str, Any] = {}
-    for tool in (await client.list_tools()).tools:
-        result = await client.call_tool(tool.name, TOOL_ARGUMENTS.get(tool.name, {}))
-        assert result.content and bool(result.is_error) is (tool.name == "test_error_handling"), (tool.name, result)
-        outcomes[tool.name] = result
-    for resource in (await client.list_resources()).resources:
-        assert (await client.read_resource(str(resource.uri))).contents, resource.uri
-    assert (await client.list_resource_templates()).resource_templates
-    for prompt in (await client.list_prompts()).prompts:
-        assert (await client.get_prompt(prompt.name, PROMPT_ARGUMENTS.get(prompt.name, {}))).messages, prompt.name
-    return outcomes
 
 
 @pytest.mark.anyio
