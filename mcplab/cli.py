@@ -99,14 +99,6 @@ def _transport(args: argparse.Namespace) -> Any:
     return http(args.url)
 
 
-def _capabilities(capabilities: dict) -> str:
-    parts = []
-    for name, value in sorted(capabilities.items()):
-        flags = [key for key, on in value.items() if on is True] if isinstance(value, dict) else []
-        parts.append(f"{name} ({', '.join(flags)})" if flags else name)
-    return ", ".join(parts) or "none"
-
-
 def _era(client: Any) -> str:
     """The era line, then one line per decision of the opening (the probe, when there was one)."""
     lines = [f"era           {client.era}"]
@@ -125,7 +117,9 @@ async def _inspect_server(client: Any) -> int:
     if client.discovery is not None:
         print(f"discovery     may be cached {client.discovery.get('ttlMs', '?')} ms, "
               f"{client.discovery.get('cacheScope', 'scope not said')}")
-    print(f"capabilities  {_capabilities(client.server_capabilities)}")
+    from mcplab.versions import capabilities_text
+
+    print(f"capabilities  {capabilities_text(client.server_capabilities)}")
     if client.instructions:
         print(f"instructions  {' '.join(client.instructions.split())}")
     declared = client.server_capabilities

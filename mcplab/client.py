@@ -23,10 +23,19 @@ server capability was never declared and, in the modern era, stamps ``_meta``; t
 unknown is an error. ``tools/call``, ``resources/read`` and ``prompts/get`` answered with
 ``input_required`` are answered and retried (MRTR, ``mrtr.py``).
 
+**Starting over**, noted in the trace each time. Over legacy HTTP a 404 for the session means the
+server ended it: the client MUST start a new session with a fresh ``initialize`` (2025-11-25
+transports), then sends the request again, once. Over modern HTTP a reply stream that ends before
+its response loses the request: the client MUST re-issue it with a new id (2026-07-28 changelog),
+at most :data:`MAX_REISSUES` times. Lists follow ``nextCursor`` until it is absent: ``""`` is a
+cursor like any other (2026-07-28 pagination).
+
 **Asking the client.** A legacy server sends requests (``sampling/createMessage``,
 ``elicitation/create``, ``roots/list``); a modern one puts them in an ``input_required`` result.
 The handlers you pass (``sampling=``, ``elicitation=``, ``roots=``) answer both, and a capability
 is declared only when it has a handler. ``input_handler=`` replaces them for MRTR (a prompt, a form).
+Roots, Sampling and Logging (``on_log=``, :meth:`Client.set_logging_level`) are deprecated in
+2026-07-28 (SEP-2577, ``versions.DEPRECATED``): they still work, and new servers should not need them.
 
 **Modern HTTP.** Every request carries routing headers (``headers.py``), tool parameters marked
 ``x-mcp-header`` become ``Mcp-Param-*`` headers, and a tool whose marks break the spec's rules
@@ -44,7 +53,7 @@ from mcplab.connection import Connection, call
 from mcplab.eras import INITIALIZE, EraCache, Verdict, first_step, server_key
 from mcplab.errors import (
     HEADER_MISMATCH, INTERNAL_ERROR, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, JSONRPCError,
-    LocalProtocolError, RemoteError, RemoteProtocolError,
+    LocalProtocolError, RemoteError, RemoteProtocolError, SessionExpired, TransportError,
 )
 from mcplab.headers import InvalidHeaderAnnotation, header_annotations, param_headers
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, Response
@@ -56,14 +65,15 @@ from mcplab.results import (
     result_type,
 )
 from mcplab.trace import Trace
-from mcplab.transports.base import Transport
+from mcplab.transports.base import StreamEnded, Transport
 from mcplab.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS
 
-__all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_ERA", "PROBE_TIMEOUT", "ERA_CACHE"]
+__all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_ERA", "PROBE_TIMEOUT", "ERA_CACHE", "MAX_REISSUES"]
 
 DEFAULT_TIMEOUT = 30.0   # seconds per request, unless the caller says otherwise
 PROBE_TIMEOUT = 5.0      # seconds era="auto" waits for server/discover before calling the server legacy
 MAX_PAGES = 1000         # a list that never ends must not hang the client
+MAX_REISSUES = 2         # times a modern request whose reply stream broke is sent again
 # DESIGN.md's default is "auto"; it stays "legacy" until the labs' stored traces (made with the
 # legacy default) are regenerated, since "auto" adds the probe to every trace.
 DEFAULT_ERA = "legacy"
@@ -78,7 +88,11 @@ Handler = Callable[[dict], Any]
 
 
 class Client:
-    """A connection to one MCP server (see the module docstring)."""
+    """A connection to one MCP server (see the module docstring).
+
+    ``sampling=``, ``roots=`` and ``on_log=`` serve features deprecated in 2026-07-28 (SEP-2577):
+    Sampling, Roots and Logging keep working in every revision, but new servers should not rely on them.
+    """
 
     probe_timeout = PROBE_TIMEOUT
     max_rounds = MAX_ROUNDS
@@ -250,10 +264,10 @@ class Client:
                                 asked_by=f"{method} {name}" if name else method)
 
     async def _request_once(self, method: str, params: dict | None, timeout: float, on_progress: Callback | None,
-                            *, retried: bool = False) -> Any:
+                            *, retried: bool = False, reissues: int = 0, request_id: Any = None) -> Any:
         self._connection.raise_if_failed()
         stamped = self._lifecycle.prepare(method, params)
-        request_id = self._connection.ids()
+        request_id = self._connection.ids() if request_id is None else request_id
         if on_progress is not None:  # the request id doubles as the progress token: unique while active
             stamped = dict(stamped or {})
             stamped["_meta"] = {**stamped.get("_meta", {}), "progressToken": request_id}
@@ -261,14 +275,36 @@ class Client:
         try:
             response = await self._connection.exchange(Request(request_id, method, stamped), timeout,
                                                        extra_headers=self._param_headers(method, stamped))
+        except SessionExpired:
+            if retried or self.era != "legacy":
+                raise
+            await self._new_session(f"the server answered {method} (id {request_id}) with 404 for this session")
+            return await self._request_once(method, params, timeout, on_progress, retried=True)
         finally:
             self._progress.pop(request_id, None)
+        if isinstance(response, StreamEnded):
+            if reissues >= MAX_REISSUES:
+                raise TransportError(f"{method}: the reply stream broke {reissues + 1} times before the response "
+                                     f"came ({response.reason}); gave up")
+            again = self._connection.ids()
+            self.trace.note(f"{method} (id {request_id}): {response.reason}; 2026-07-28 streams cannot be resumed, "
+                            f"so the request is re-issued as a new request, id {again}")
+            return await self._request_once(method, params, timeout, on_progress, retried=retried,
+                                            reissues=reissues + 1, request_id=again)
         if isinstance(response, ErrorResponse):
             if not retried and await self._recover(method, response):
                 return await self._request_once(method, params, timeout, on_progress, retried=True)
             raise RemoteError(response.code, response.message, response.data, method=method)
         result_type(response.result)  # an unknown resultType is an error, whatever the method
         return response.result
+
+    async def _new_session(self, why: str) -> None:
+        """The server ended the legacy HTTP session: initialize again, as the spec says the client MUST."""
+        self.trace.note(f"session: {why}; starting a new session with initialize (2025-11-25 transports, "
+                        f"session management); what the old session held, subscriptions included, is gone")
+        verdict = Verdict("legacy", INITIALIZE, self.protocol_version, "a new session after a 404")
+        await open_era(self._connection, verdict, self._make_lifecycle, asked_era="legacy", timeout=self.timeout,
+                       probe_timeout=min(self.probe_timeout, self.timeout))
 
     async def _recover(self, method: str, error: ErrorResponse) -> bool:
         """A modern refusal that one retry can fix: another version (-32022), stale tool headers (-32020)."""
@@ -336,14 +372,16 @@ class Client:
         items = Listing()
         cursor: str | None = None
         for page in range(MAX_PAGES):
-            result = await self.request(method, {"cursor": cursor} if cursor else None, timeout=timeout)
+            result = await self.request(method, {"cursor": cursor} if cursor is not None else None, timeout=timeout)
             listed = result.get(key) if isinstance(result, dict) else None
             if not isinstance(listed, list):
                 raise RemoteProtocolError(f"expected the {method} result to hold an array {key!r}, got {result!r}")
             items.add_page(listed, result, first=page == 0)
             cursor = result.get("nextCursor")
-            if not cursor:
+            if cursor is None:  # only an absent cursor ends the list: "" is a cursor (2026-07-28 pagination)
                 return items
+            if not isinstance(cursor, str):
+                raise RemoteProtocolError(f"expected the {method} result's nextCursor to be a string, got {cursor!r}")
         raise RemoteProtocolError(f"{method} was still returning a nextCursor after {MAX_PAGES} pages")
 
     async def list_tools(self, *, timeout: float | None = None) -> Listing:
@@ -427,14 +465,16 @@ class Client:
 
     async def set_logging_level(self, level: str) -> None:
         """Log lines at ``level`` and above arrive as ``notifications/message``: legacy sends
-        ``logging/setLevel`` once; modern stamps the level on every later request instead."""
+        ``logging/setLevel`` once; modern stamps the level on every later request instead.
+        Logging is deprecated in 2026-07-28 (SEP-2577)."""
         if isinstance(self._lifecycle, ModernLifecycle):
             self._lifecycle.log_level = level
         else:
             await self.request("logging/setLevel", {"level": level})
 
     async def notify_roots_changed(self) -> None:
-        """Tell the server the roots changed (it will ask ``roots/list`` again); legacy only."""
+        """Tell the server the roots changed (it will ask ``roots/list`` again); legacy only:
+        2026-07-28 removed the notification, and Roots are deprecated in 2026-07-28 (SEP-2577)."""
         await self.notify("notifications/roots/list_changed")
 
 

@@ -18,7 +18,9 @@ next. Notifications that arrive while no request is waiting are dispatched when 
 a late answer to it is ignored, as the spec says. A server that exits, writes a line that is not
 JSON-RPC, or answers an id nobody asked for ends the connection: every waiting request and
 every later one raises the same typed error. An HTTP refusal of one POST
-(:class:`~mcplab.errors.HTTPStatusError`) fails only that request: each POST stands alone.
+(:class:`~mcplab.errors.HTTPStatusError`) fails only that request: each POST stands alone, and so
+does a modern reply stream that broke (:class:`~mcplab.transports.base.StreamEnded`: the request's
+answer, which the client meets by sending the request again).
 
 **Headers.** In the modern era every request's routing facts are mirrored into HTTP headers
 (``headers.py``). The connection adds them to every message it sends while its lifecycle is
@@ -40,7 +42,7 @@ from mcplab.errors import (
 from mcplab.headers import request_headers
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcplab.lifecycle import CANCELLED, CLOSED, ModernLifecycle
-from mcplab.transports.base import Transport
+from mcplab.transports.base import StreamEnded, Transport
 from mcplab.versions import META_PROTOCOL_VERSION
 
 __all__ = ["Connection", "call"]
@@ -53,7 +55,7 @@ class _Waiter:
     __slots__ = ("response", "event")
 
     def __init__(self) -> None:
-        self.response: Response | ErrorResponse | None = None
+        self.response: Response | ErrorResponse | StreamEnded | None = None
         self.event: anyio.Event | None = None
 
 
@@ -96,7 +98,7 @@ class Connection:
             raise
 
     async def exchange(self, request: Request, timeout: float, *, announce: bool = True,
-                       extra_headers: dict[str, str] | None = None) -> Response | ErrorResponse:
+                       extra_headers: dict[str, str] | None = None) -> Response | ErrorResponse | StreamEnded:
         """Send ``request`` and wait for its response; on timeout, give up (and say so, if ``announce``)."""
         self.raise_if_failed()
         waiter = _Waiter()
@@ -169,8 +171,14 @@ class Connection:
                 other.event.set()
                 return
 
-    async def _dispatch(self, message: jsonrpc.Message | JSONRPCError) -> None:
-        if isinstance(message, (Response, ErrorResponse)):
+    async def _dispatch(self, message: jsonrpc.Message | JSONRPCError | StreamEnded) -> None:
+        if isinstance(message, StreamEnded):  # no message: the transport lost a request's reply stream
+            waiter = self._pending.discard(message.request_id)
+            if waiter is not None:
+                waiter.response = message
+                if waiter.event is not None:
+                    waiter.event.set()
+        elif isinstance(message, (Response, ErrorResponse)):
             if message.id is not None and message.id in self._abandoned:
                 self._abandoned.remove(message.id)  # the spec: ignore a response that comes too late
                 return

@@ -52,6 +52,7 @@ from mcplab.trace import Frame
 from mcplab.transports.base import Transport
 from mcplab.transports.http import http, render_http
 from mcplab.transports.stdio import stdio
+from mcplab.versions import capabilities_text
 
 __all__ = ["STEPS", "Terminal", "run", "use_color", "differences"]
 
@@ -167,10 +168,8 @@ def _style(view: trace_views.View) -> str:
 
 
 def _capabilities(capabilities: dict) -> str:
-    """``{"tools": {"listChanged": true}, "logging": {}}`` → ``logging, tools (listChanged)``."""
-    flags = {name: [k for k, on in value.items() if on is True] if isinstance(value, dict) else []
-             for name, value in capabilities.items()}
-    return ", ".join(f"{n} ({', '.join(f)})" if f else n for n, f in sorted(flags.items())) or "none ({})"
+    """``{"tools": {"listChanged": true}, "logging": {}}`` → ``logging (deprecated in 2026-07-28), tools (listChanged)``."""
+    return capabilities_text(capabilities) if capabilities else "none ({})"
 
 
 def exchange(frames: Iterable[Frame], method: str) -> list[Frame]:

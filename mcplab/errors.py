@@ -41,8 +41,11 @@ INTERNAL_ERROR = -32603
 """Internal JSON-RPC error (JSON-RPC 2.0 §5.1)."""
 
 # --- MCP's own codes, in the -32000..-32099 range JSON-RPC reserves for implementations -----
+# Until 2025-11-25 MCP simply used that range. 2026-07-28 splits it ("basic", Error Codes):
+# -32000..-32019 is left to implementations (no new codes), -32020..-32099 is the spec's own.
 RESOURCE_NOT_FOUND = -32002
-"""Resource not found: MCP legacy revisions (server/resources, "Error Handling")."""
+"""Resource not found: MCP 2024-11-05 … 2025-11-25 (server/resources, "Error Handling"); 2026-07-28
+retired it (servers answer -32602, and clients SHOULD still accept -32002 from older servers)."""
 HEADER_MISMATCH = -32020
 """HTTP headers disagree with the body, or a required header is missing (MCP 2026-07-28)."""
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
@@ -63,6 +66,16 @@ ERROR_NAMES: dict[int, str] = {
 }
 
 
+DEFINED_BY: dict[int, str] = {
+    PARSE_ERROR: "JSON-RPC 2.0", INVALID_REQUEST: "JSON-RPC 2.0", METHOD_NOT_FOUND: "JSON-RPC 2.0",
+    INVALID_PARAMS: "JSON-RPC 2.0", INTERNAL_ERROR: "JSON-RPC 2.0",
+    RESOURCE_NOT_FOUND: "MCP 2024-11-05 … 2025-11-25 (2026-07-28 answers -32602 instead)",
+    HEADER_MISMATCH: "MCP 2026-07-28", MISSING_REQUIRED_CLIENT_CAPABILITY: "MCP 2026-07-28",
+    UNSUPPORTED_PROTOCOL_VERSION: "MCP 2026-07-28",
+}
+"""Which specification defines each code, and in which MCP revisions it holds."""
+
+
 def error_name(code: int) -> str:
     """The short name of a wire error code, e.g. ``-32601`` → ``"Method not found"``."""
     if code in ERROR_NAMES:
@@ -80,8 +93,9 @@ class JSONRPCError(MCPLabError):
     """A message that must be refused with a JSON-RPC error response.
 
     ``request_id`` is the id of the offending request when it could be read (the reply
-    echoes it), else ``None`` (the reply carries ``"id": null``). ``raw`` is the text as
-    it arrived, so a trace can show what was refused.
+    echoes it), else ``None`` (the reply leaves the id out, or carries ``"id": null`` in the
+    revisions before 2025-11-25: ``jsonrpc.error_response``). ``raw`` is the text as it
+    arrived, so a trace can show what was refused.
     """
 
     code: int = INTERNAL_ERROR
@@ -193,6 +207,11 @@ class HTTPStatusError(TransportError):
         self.status = status
         self.body = body
         self.headers = dict(headers or {})
+
+
+class SessionExpired(HTTPStatusError):
+    """HTTP 404 for a request that named a legacy session: the server ended it, and the client MUST
+    start a new one with a fresh ``initialize`` (2025-11-25 transports, "Session Management")."""
 
 
 class RequestTimeout(MCPLabError):

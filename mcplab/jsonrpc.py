@@ -17,8 +17,13 @@ rule. :func:`decode_and_show_work` runs the same checks and returns every step, 
 MCP is stricter than JSON-RPC in one place: a request id is a string or an integer and
 never ``null`` (JSON-RPC merely discourages null ids, MCP forbids them because a null id
 cannot be told apart from the id of an error about an unreadable request). ``decode``
-enforces that unless called with ``mcp=False``. In one place MCP is looser: since 2025-11-25
-an error response may leave ``id`` out instead of sending ``null``.
+enforces that unless called with ``mcp=False``.
+
+The error that answers an unreadable request is where the revisions part ways. JSON-RPC 2.0
+§5 gives it ``"id": null``; the MCP schemas up to 2025-06-18 require every error response to
+carry a string or integer id (so no reply to such a request satisfies them, and JSON-RPC's
+``null`` is kept); from 2025-11-25 on ``id`` is optional and never null, so the reply leaves it
+out. :func:`error_response` writes either form (:func:`keeps_null_id` says which).
 
 Batches (a JSON array of messages) are plain JSON-RPC 2.0. MCP 2025-03-26 allowed them and
 2025-06-18 removed them again, so :func:`decode` refuses arrays unless ``allow_batch=True``;
@@ -36,7 +41,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
 from mcplab.errors import (  # re-exported: the codes belong to the wire format
@@ -44,10 +49,12 @@ from mcplab.errors import (  # re-exported: the codes belong to the wire format
     MISSING_REQUIRED_CLIENT_CAPABILITY, PARSE_ERROR, RESOURCE_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
     InvalidRequest, JSONRPCError, LocalProtocolError, ParseError, RemoteProtocolError,
 )
+from mcplab.versions import at_least
 
 __all__ = [
     "Request", "Notification", "Response", "ErrorResponse", "Message", "Batch",
     "encode", "decode", "to_dict", "decode_and_show_work", "Work", "answer_batch", "error_response",
+    "keeps_null_id",
     "LineFramer", "IdAllocator", "PendingRequests",
     "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
     "RESOURCE_NOT_FOUND", "HEADER_MISMATCH", "MISSING_REQUIRED_CLIENT_CAPABILITY",
@@ -83,11 +90,16 @@ class Response:
 
 @dataclass(frozen=True)
 class ErrorResponse:
-    """A failure: ``id`` is ``None`` when the request's id could not be read."""
+    """A failure: ``id`` is ``None`` when the request's id could not be read.
+
+    Such a reply leaves ``"id"`` out on the wire (MCP 2025-11-25 and later); ``null_id`` writes
+    JSON-RPC 2.0's ``"id": null`` instead, the only form revisions up to 2025-06-18 have.
+    """
     id: RequestId | None
     code: int
     message: str
     data: Any = None
+    null_id: bool = field(default=False, compare=False, repr=False)
 
     @property
     def error(self) -> dict[str, Any]:
@@ -111,6 +123,8 @@ def to_dict(message: Message) -> dict[str, Any]:
         obj = {"jsonrpc": JSONRPC, "method": message.method}
     elif isinstance(message, Response):
         return {"jsonrpc": JSONRPC, "id": message.id, "result": message.result}
+    elif message.id is None and not message.null_id:
+        return {"jsonrpc": JSONRPC, "error": message.error}  # no readable id: left out (MCP 2025-11-25)
     else:
         return {"jsonrpc": JSONRPC, "id": message.id, "error": message.error}
     if message.params is not None:
@@ -141,9 +155,26 @@ def _dumps(obj: Any) -> str:
     return text
 
 
-def error_response(error: JSONRPCError) -> ErrorResponse:
-    """The reply a peer should get for a refused message."""
-    return ErrorResponse(error.request_id, error.code, error.message, error.data)
+NO_NULL_ID_SINCE = "2025-11-25"  # the first revision whose error responses may leave "id" out
+
+
+def keeps_null_id(version: str | None) -> bool:
+    """Does revision ``version`` answer an unreadable request with ``"id": null``? (None: nothing
+    agreed yet, and the newest revision, which leaves the id out, decides.)"""
+    return version is not None and not at_least(version, NO_NULL_ID_SINCE)
+
+
+def error_response(error: JSONRPCError, *, null_id: bool = False) -> ErrorResponse:
+    """The reply a peer should get for a refused message.
+
+    When its id could not be read, the reply leaves ``"id"`` out (MCP 2025-11-25 and later), or
+    carries ``"id": null`` with ``null_id=True`` (JSON-RPC 2.0 §5; see :func:`keeps_null_id`).
+
+    >>> encode(error_response(ParseError("not JSON")))
+    '{"jsonrpc":"2.0","error":{"code":-32700,"message":"not JSON"}}'
+    """
+    return ErrorResponse(error.request_id, error.code, error.message, error.data,
+                         null_id=null_id and error.request_id is None)
 
 
 # --- decode ------------------------------------------------------------------------------------
@@ -269,7 +300,8 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
     if steps is not None:  # the explanation is built only for decode_and_show_work
         steps.append(("has \"error\"",
                       f"an error response (code {error['code']}) to request {json.dumps(rid)}"))
-    return ErrorResponse(rid, error["code"], error["message"], error.get("data"))
+    return ErrorResponse(rid, error["code"], error["message"], error.get("data"),
+                         null_id="id" in obj and rid is None)
 
 
 def decode(text: str | bytes, *, mcp: bool = True, allow_batch: bool = False) -> Message | Batch:
@@ -340,7 +372,7 @@ def answer_batch(batch: Batch, handle: Callable[[Message], Message | None]) -> l
     replies: list[Message] = []
     for item in batch:
         if isinstance(item, JSONRPCError):
-            replies.append(error_response(item))
+            replies.append(error_response(item, null_id=True))  # JSON-RPC 2.0 §6, as 2025-03-26 has it
             continue
         try:
             reply = handle(item)

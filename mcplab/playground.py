@@ -213,9 +213,12 @@ class Playground:
             raise
         self.client, self.catalogue = client, catalogue
         info = client.server_info
+        from mcplab.versions import capabilities_text  # marks Roots, Sampling, Logging: deprecated in 2026-07-28
+
         self._status(f"connected to {info.get('name', '?')} {info.get('version', '')} over "
                      f"{getattr(transport, 'channel', self.transport_buttons.value)}, "
-                     f"protocol {client.protocol_version}: {self._counts()}")
+                     f"protocol {client.protocol_version}: {self._counts()}; "
+                     f"capabilities: {capabilities_text(client.server_capabilities)}")
         self.kind_buttons.value = next((k for k in KINDS if catalogue[k]), "tools")
         self._list_items()
         self._show_trace()

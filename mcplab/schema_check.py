@@ -30,7 +30,7 @@ from mcplab.errors import JSONRPCError
 from mcplab.server.schema import load_jsonschema
 from mcplab.trace import Frame
 from mcplab.trace_views import Badge, View
-from mcplab.versions import HEADER_PROTOCOL_VERSION, META_PROTOCOL_VERSION
+from mcplab.versions import ALL_VERSIONS, HEADER_PROTOCOL_VERSION, META_PROTOCOL_VERSION
 
 SPEC_DIR_ENV = "MCPLAB_SPEC_DIR"
 REPO = Path(__file__).resolve().parent.parent
@@ -196,8 +196,8 @@ def _versions(views: list[View], version: str | None) -> dict[int, str | None]:
             found[view.frame.seq] = meta[META_PROTOCOL_VERSION]
         elif view.answers is not None:
             found[view.frame.seq] = found.get(view.answers)
-        else:
-            found[view.frame.seq] = header or session
+        else:  # a header that names no revision (a client's mistake) says nothing about the frame's
+            found[view.frame.seq] = header if header in ALL_VERSIONS else session
     return found
 
 

@@ -20,7 +20,8 @@ Versions are never compared as strings: :func:`at_least` compares positions in
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 Era = Literal["legacy", "modern"]
 ServerEra = Literal["legacy", "modern", "dual"]
@@ -66,3 +67,43 @@ HEADER_SESSION_ID = "Mcp-Session-Id"
 HEADER_METHOD = "Mcp-Method"
 HEADER_NAME = "Mcp-Name"
 HEADER_PARAM_PREFIX = "Mcp-Param-"
+
+
+# --- what 2026-07-28 deprecated ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Deprecation:
+    """A feature still in the spec but scheduled for removal: new implementations SHOULD NOT adopt it."""
+    feature: str
+    since: str
+    sep: str
+    instead: str
+
+
+DEPRECATED: dict[str, Deprecation] = {
+    "roots": Deprecation("Roots", "2026-07-28", "SEP-2577",
+                         "pass directories or files as tool arguments, resource URIs or server configuration"),
+    "sampling": Deprecation("Sampling", "2026-07-28", "SEP-2577", "call the model provider's API directly"),
+    "logging": Deprecation("Logging", "2026-07-28", "SEP-2577",
+                           "log to stderr (stdio) or use OpenTelemetry"),
+}
+"""Capability name → its deprecation (2026-07-28 "deprecated.mdx", the registry of deprecated features).
+They work as before in every revision; the earliest removal is the first revision on or after 2027-07-28."""
+
+
+def capabilities_text(capabilities: dict[str, Any]) -> str:
+    """Capabilities in one line, the deprecated ones marked, flags in brackets.
+
+    >>> capabilities_text({"tools": {"listChanged": True}, "logging": {}})
+    'logging (deprecated in 2026-07-28), tools (listChanged)'
+    """
+    parts = []
+    for name, value in sorted(capabilities.items()):
+        notes = [f"deprecated in {DEPRECATED[name].since}"] if name in DEPRECATED else []
+        flags = [key for key, on in value.items() if on is True] if isinstance(value, dict) else []
+        if notes and flags:
+            notes = [f"{notes[0]}; {', '.join(flags)}"]
+        elif flags:
+            notes = [", ".join(flags)]
+        parts.append(f"{name} ({notes[0]})" if notes else name)
+    return ", ".join(parts) or "none"

@@ -69,7 +69,9 @@ def need(ctx: Context, version: str, feature: str) -> None:
 
 RED_PIXEL = png_pixel(255, 0, 0)
 
-server = Server("mcplab-conformance", "1.0.0", title="mcplab conformance fixtures")
+# logging=True: test_tool_with_logging sends log messages (a capability deprecated in 2026-07-28, which
+# the suite still calls), so this server declares it; the teaching servers never log, and do not.
+server = Server("mcplab-conformance", "1.0.0", title="mcplab conformance fixtures", logging=True)
 
 
 # --- tools ---------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@
 ``mini`` speaks just enough MCP (initialize, ping, tools/list with two pages, tools/call) and
 takes flags that make it misbehave the ways a real server can: ``--silent`` (never answers),
 ``--junk`` (prints a non-JSON line instead of answering initialize), ``--wrong-id`` (answers
-initialize with another id), ``--answer-version V``, ``--capabilities JSON``, ``--ignore-eof``
+initialize with another id), ``--answer-version V``, ``--cursor C`` (the nextCursor of the first
+tools/list page, ``page-2`` unless told; ``""`` is a valid cursor), ``--capabilities JSON``, ``--ignore-eof``
 (ignores end-of-file on stdin and SIGTERM), ``--stderr-flood BYTES`` (floods stderr while it
 handles a tools/call), ``--exit-on-call CODE`` (crashes on tools/call), ``--quiet-before-init``
 (ignores every request that comes before initialize, as some legacy servers do).
@@ -299,6 +300,7 @@ def run_mini(flags: list[str]) -> None:
 
     capabilities = json.loads(flag("--capabilities", '{"tools": {"listChanged": true}}'))
     answer_version = flag("--answer-version")
+    next_cursor = flag("--cursor", "page-2")
     if "--ignore-eof" in flags:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     out = sys.stdout
@@ -335,10 +337,10 @@ def run_mini(flags: list[str]) -> None:
         elif method == "ping":
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "tools/list":  # two pages, to exercise nextCursor
-            page = 1 if params.get("cursor") == "page-2" else 0
+            page = 1 if "cursor" in params and params["cursor"] == next_cursor else 0
             result = {"tools": tools[page * 2:page * 2 + 2]}
             if page == 0:
-                result["nextCursor"] = "page-2"
+                result["nextCursor"] = next_cursor
             send({"jsonrpc": "2.0", "id": rid, "result": result})
         elif method == "tools/call":
             if flag("--exit-on-call"):

@@ -39,3 +39,25 @@ def spec_schema():
         return _load_schema(version)
 
     return load
+
+
+# --- the end-of-session walk of every recorded frame (tests/wire_log.py, tests/test_wire_schemas.py) ---------
+
+WIRE_WALK = "test_wire_schemas.py::test_every_frame_the_suite_recorded_validates_against_its_revision"
+
+
+def pytest_collection_modifyitems(config, items):
+    """When the walk is part of the run, record every wire from here on and run the walk last."""
+    walk = [item for item in items if item.nodeid.endswith(WIRE_WALK)]
+    if walk:
+        import wire_log
+
+        wire_log.install()
+        items[:] = [item for item in items if item not in walk] + walk
+
+
+def pytest_unconfigure(config):
+    import sys
+
+    if "wire_log" in sys.modules:
+        sys.modules["wire_log"].uninstall()

@@ -71,9 +71,9 @@ def check_server_message(version: str, message: dict | list, method: str | None,
                          methods: dict | None = None) -> None:
     """Validate one message a server sent against ``version``'s official schema.
 
-    ``method`` is the method of the request a response answers. A parse-error reply carries
-    ``"id": null`` as JSON-RPC 2.0 §5 requires; MCP's schema has no way to say that (its ids are
-    strings or integers), so such replies are checked for shape here instead.
+    ``method`` is the method of the request a response answers. A reply to a message whose id could
+    not be read leaves the id out from 2025-11-25 on (schema-valid); before, it carries JSON-RPC 2.0's
+    ``"id": null``, which those schemas cannot express, so it is checked for shape here instead.
     """
     modern_envelopes = at_least(version, "2025-11-25")
     if version == MODERN:
@@ -91,7 +91,10 @@ def check_server_message(version: str, message: dict | list, method: str | None,
         check_definition(version, "JSONRPCNotification", message)
         check_definition(version, "ServerNotification", message)
     elif "error" in message:
-        if message.get("id") is None:
+        if "id" in message and message["id"] is None:
+            # Up to 2025-06-18 an error response must carry an id, and none could be read: JSON-RPC
+            # 2.0 §5's "id": null. From 2025-11-25 the id is optional and never null: left out.
+            assert not modern_envelopes, f"{version} leaves an unreadable request's id out, never null: {message}"
             assert set(message) == {"jsonrpc", "id", "error"} and isinstance(message["error"]["code"], int)
             return
         check_definition(version, "JSONRPCErrorResponse" if modern_envelopes else "JSONRPCError", message)
@@ -109,9 +112,7 @@ def check_modern_message(message: dict, method: str | None) -> None:
         check_definition(MODERN, "JSONRPCNotification", message)
         check_definition(MODERN, "ServerNotification", message)
     elif "error" in message:
-        if message.get("id") is None:
-            assert set(message) == {"jsonrpc", "id", "error"} and isinstance(message["error"]["code"], int)
-            return
+        assert message.get("id", 0) is not None, f"2026-07-28 never sends a null id: {message}"
         check_definition(MODERN, "JSONRPCErrorResponse", message)
         code = message["error"]["code"]
         if code in MODERN_ERRORS:
@@ -221,6 +222,13 @@ class RawServer:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         cwd=ROOT, env=env)
+        # Every line both ways, for the end-of-session schema walk (tests/wire_log.py): the server's
+        # lines are checked, ours are what a test chose to send and only fix the revision.
+        from mcplab.trace import Trace
+        import wire_log
+
+        self.trace = Trace()
+        wire_log.keep(self.trace, "raw stdio: " + " ".join(Path(a).name for a in argv), server=True, client=False)
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.stderr: list[bytes] = []
         threading.Thread(target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True).start()
@@ -235,8 +243,21 @@ class RawServer:
     # --- sending -------------------------------------------------------------------------------------
 
     def send_raw(self, data: bytes) -> None:
+        for line in data.splitlines():
+            if line.strip():
+                self._record("c2s", line)
         self.process.stdin.write(data)
         self.process.stdin.flush()
+
+    def _record(self, direction: str, line: bytes) -> None:
+        from mcplab import jsonrpc
+        from mcplab.errors import JSONRPCError
+
+        try:  # a test may send what MCP forbids (a null id); the server must not
+            parsed: Any = jsonrpc.decode(line, mcp=direction == "s2c", allow_batch=True)
+        except JSONRPCError as exc:
+            parsed = exc
+        self.trace.record(direction, "stdio", line, None if isinstance(parsed, list) else parsed)
 
     def send(self, message: dict) -> None:
         if "method" in message and "id" in message:
@@ -254,6 +275,7 @@ class RawServer:
         if line is None:
             self.lines.put(None)
             raise EOFError("the server closed stdout; stderr:\n" + b"".join(l for l in self.stderr if l).decode())
+        self._record("s2c", line.rstrip(b"\r\n"))
         message = json.loads(line)
         if self.version:
             method = None if isinstance(message, list) else self.sent_methods.get(message.get("id"))

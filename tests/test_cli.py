@@ -134,3 +134,10 @@ def test_url_talks_streamable_http_to_the_same_server(capsys):
     finally:
         server.terminate()
         server.wait(timeout=5)
+
+
+def test_inspect_marks_the_capabilities_2026_07_28_deprecated(capsys):
+    conformance = shlex.join([sys.executable, str(ROOT / "servers" / "conformance.py")])
+    assert main(["inspect", "--stdio", conformance, "--era", "legacy", "--no-trace"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("capabilities"))
+    assert "logging (deprecated in 2026-07-28)" in line and "tools (listChanged)" in line

@@ -221,3 +221,14 @@ def test_the_server_exits_when_the_client_process_is_killed(tmp_path):
     finally:
         process.kill()
         process.wait()
+
+
+async def test_an_empty_next_cursor_is_a_cursor_and_only_an_absent_one_ends_the_listing():
+    # 2026-07-28 pagination: "an empty string is a valid cursor and thus MUST NOT be treated as the end
+    # of results"; a client sends it back as given.
+    async with Client(mini("--cursor", ""), timeout=5) as client:
+        tools = await client.list_tools()
+    assert [t.name for t in tools] == ["echo", "slow", "progress", "fail"]
+    asked = [f.message.params for f in client.trace
+             if f.direction == "c2s" and getattr(f.message, "method", None) == "tools/list"]
+    assert asked == [None, {"cursor": ""}]

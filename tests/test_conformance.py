@@ -154,7 +154,8 @@ EXTRA: dict[str, dict[str, list[str]]] = {LEGACY: {
 GENERIC: dict[str, dict[str, str]] = {LEGACY: {
     "server-initialize": "the handshake, and a session id of visible ASCII",
     "ping": "every server answers ping with {}",
-    "logging-set-level": "every server that declares logging (all three do) answers logging/setLevel with {}",
+    "logging-set-level": "every server that declares logging answers logging/setLevel with {} (started with "
+                         "--diagnostics, whose tools log, all three declare it)",
     "tools-list": "lists whatever tools the server has; each needs a name, a description and a schema",
     "resources-list": "lists whatever resources the server has",
     "prompts-list": "lists whatever prompts the server has; each needs a description",

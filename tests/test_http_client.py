@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from http_helpers import Scripted, served
 from mcplab import Client
-from mcplab.errors import HTTPStatusError, RemoteError, TransportError
+from mcplab.errors import HTTPStatusError, RemoteError, SessionExpired, TransportError
 from mcplab.transports.http import HTTPTransport, SSEEvent, SSEParser, http
 
 # --- the SSE parser (sans-IO) --------------------------------------------------------------------------
@@ -198,18 +198,23 @@ async def test_a_refusal_that_names_the_request_fails_only_that_request():
 
 @pytest.mark.anyio
 @pytest.mark.http
-async def test_a_404_for_the_session_says_to_start_over_and_forgets_the_id():
+async def test_a_404_for_the_session_starts_one_new_session_and_a_second_404_is_raised():
     async def gone(message, headers):
-        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "gone"}},
+        return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": "gone"}},
                             status_code=404)
 
     scripted = Scripted({"ping": gone})
     async with served(scripted.app()) as url:
         transport = http(url)
         async with Client(transport) as client:
-            with pytest.raises(HTTPStatusError, match="ended this session") as caught:
+            with pytest.raises(SessionExpired, match="ended this session") as caught:
                 await client.ping()
             assert caught.value.status == 404 and transport.session_id is None
+    assert len(scripted.posts("initialize")) == 2 and len(scripted.posts("ping")) == 2  # one new session, once
+    (first, _), (second, _) = scripted.posts("ping")
+    assert "mcp-session-id" in first and "mcp-session-id" in second
+    (opening, _), (again, _) = scripted.posts("initialize")
+    assert "mcp-session-id" not in again  # a new session starts without the old id
     assert all(verb != "DELETE" for verb, _, _ in scripted.received)
 
 
@@ -383,3 +388,75 @@ async def test_a_proxy_in_the_environment_is_not_used_for_a_server_on_this_machi
         async with Client(http_transport(server.url), era="legacy") as client:
             assert not (await client.call_tool("get_weather", {"city": "Beijing"})).is_error
     assert "serving" in server.stderr()  # kept after stop() closed its files
+
+
+# --- the bundled servers, for real: the standalone stream and a lost session ---------------------------------
+
+def _launch(script: str, *flags: str):
+    import sys
+
+    from http_helpers import ROOT
+    from mcplab.server.http import launch
+
+    return launch([sys.executable, str(ROOT / "servers" / f"{script}.py"), *flags])
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+@pytest.mark.subprocess
+async def test_over_legacy_http_a_subscription_hears_about_the_write_as_it_would_over_stdio(tmp_path):
+    # The files server advertises resources.subscribe and listChanged: the client opens the session's
+    # GET stream (2025-11-25 transports, "Listening for Messages from the Server"), and the updates a
+    # write causes travel on it.
+    (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    heard: list[str] = []
+    with _launch("files", "--root", str(tmp_path), "--writable") as server:
+        async with Client(http(server.url), on_notification=lambda n: heard.append(n.method)) as client:
+            caps = client.server_capabilities["resources"]
+            assert caps == {"subscribe": True, "listChanged": True}
+            await client.subscribe("file:///notes.md")
+            await client.call_tool("write_file", {"path": "notes.md", "content": "# Notes\n\nMore.\n"})
+            await client.call_tool("write_file", {"path": "new.md", "content": "new\n"})
+            with anyio.fail_after(5):
+                while not {"notifications/resources/updated", "notifications/resources/list_changed"} <= set(heard):
+                    await client.ping()  # notifications are read while the client waits for a reply
+        gets = [f for f in client.trace if f.channel == "http" and (f.http or {}).get("method") == "GET"]
+        assert gets[0].direction == "c2s" and gets[1].http["status"] == 200
+        updated = [f.message for f in client.trace if getattr(f.message, "method", "") == "notifications/resources/updated"]
+        assert updated[0].params == {"uri": "file:///notes.md"}
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_the_client_opens_no_get_stream_when_the_server_advertises_nothing_to_carry():
+    scripted = Scripted({})  # its capabilities: {"tools": {}}, no listChanged, no subscribe
+    async with served(scripted.app()) as url:
+        async with Client(http(url)) as client:
+            await client.ping()
+    assert "GET" not in [verb for verb, _, _ in scripted.received]
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+@pytest.mark.subprocess
+async def test_after_a_404_on_its_session_the_client_starts_a_new_session_and_says_so():
+    # 2025-11-25 transports, session management: on 404 for a request with a session id the client
+    # MUST start a new session with a fresh InitializeRequest, without the old id.
+    import httpx
+
+    with _launch("weather") as server:
+        transport = http(server.url)
+        async with Client(transport) as client:
+            await client.ping()
+            old = transport.session_id
+            ended = httpx.delete(server.url, headers={"Mcp-Session-Id": old, "MCP-Protocol-Version": "2025-11-25"})
+            assert ended.status_code == 204
+            result = await client.call_tool("get_weather", {"city": "Paris"})
+            assert result.text.startswith("Paris:")
+            assert transport.session_id not in (None, old)
+        notes = [f.raw for f in client.trace if f.channel == "note"]
+        assert any("404" in note and "initialize" in note for note in notes), notes
+        posted = [f.message.method for f in client.trace if f.direction == "c2s" and hasattr(f.message, "method")]
+        assert posted.count("initialize") == 2 and posted[-1] == "tools/call"
+        refused = [f for f in client.trace if f.direction == "s2c" and (f.http or {}).get("status") == 404]
+        assert len(refused) == 1

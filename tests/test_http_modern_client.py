@@ -250,3 +250,66 @@ async def test_a_tool_with_invalid_header_marks_is_left_out_with_a_warning(caplo
     assert [tool.name for tool in listed] == ["valid_tool"]
     assert "bad_tool" in client.rejected_tools
     assert any("bad_tool" in record.getMessage() for record in caplog.records)
+
+
+# --- a response stream that breaks before its response ---------------------------------------------------------
+
+async def _discover(message, headers):
+    return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": {
+        "resultType": "complete", "supportedVersions": [MODERN], "capabilities": {"tools": {}}, "ttlMs": 0,
+        "cacheScope": "private"}})
+
+
+def _progress_then(end: str):
+    """An SSE reply that carries one progress notification, then ends (``"close"``) or breaks (``"drop"``)."""
+    from starlette.responses import StreamingResponse
+
+    async def body():
+        yield b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":' \
+              b'{"progressToken":"t","progress":1}}\n\n'
+        if end == "drop":
+            raise RuntimeError("the connection drops mid-stream")
+
+    return StreamingResponse(body(), media_type="text/event-stream")
+
+
+@pytest.mark.parametrize("end", ["close", "drop"])
+async def test_a_broken_response_stream_is_reissued_as_a_new_request_with_a_new_id(end):
+    # 2026-07-28 changelog (major change 9): resumability is gone; "a broken response stream loses the
+    # in-flight request; clients MUST re-issue it as a new request with a new request ID".
+    attempts: list[dict] = []
+
+    async def tools_call(message, headers):
+        attempts.append(message)
+        if len(attempts) == 1:
+            return _progress_then(end)
+        return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": {
+            "resultType": "complete", "content": [{"type": "text", "text": "second time lucky"}]}})
+
+    scripted = Scripted({"server/discover": _discover, "tools/call": tools_call})
+    async with served(scripted.app()) as url:
+        async with Client(http(url), era="modern", era_cache=EraCache(), timeout=5) as client:
+            with anyio.fail_after(4):
+                result = await client.call_tool("echo", {"text": "hi"})
+    assert result.text == "second time lucky"
+    assert attempts[0]["id"] != attempts[1]["id"] and attempts[0]["params"] == attempts[1]["params"]
+    notes = [f.raw for f in client.trace if f.channel == "note"]
+    assert any("re-issu" in note and str(attempts[1]["id"]) in note for note in notes), notes
+
+
+async def test_a_stream_that_keeps_breaking_is_reissued_a_bounded_number_of_times():
+    from mcplab.client import MAX_REISSUES
+    from mcplab.errors import TransportError
+
+    attempts: list[dict] = []
+
+    async def tools_call(message, headers):
+        attempts.append(message)
+        return _progress_then("close")
+
+    scripted = Scripted({"server/discover": _discover, "tools/call": tools_call})
+    async with served(scripted.app()) as url:
+        async with Client(http(url), era="modern", era_cache=EraCache(), timeout=5) as client:
+            with anyio.fail_after(4), pytest.raises(TransportError, match="broke"):
+                await client.call_tool("echo", {"text": "hi"})
+    assert len(attempts) == 1 + MAX_REISSUES and len({a["id"] for a in attempts}) == len(attempts)

@@ -24,7 +24,7 @@ from http_helpers import (
 )
 from mcplab import Client
 from mcplab.errors import (
-    HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
+    HEADER_MISMATCH, RemoteError, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from mcplab.eras import EraCache
@@ -43,7 +43,7 @@ def anyio_backend() -> str:
 
 
 def toy_server(events: list | None = None) -> Server:
-    server = Server("toy", "1.0")
+    server = Server("toy", "1.0", logging=True)  # count logs
 
     @server.tool
     def echo(text: str) -> str:
@@ -317,16 +317,27 @@ async def test_a_modern_request_ignores_a_session_id_it_does_not_own(client, url
     assert response.status_code == 200 and checked(response, "tools/list")[0]["result"]["tools"]
 
 
-async def test_a_modern_only_endpoint_refuses_get_and_delete_and_initialize():
+async def test_a_modern_only_endpoint_refuses_get_and_delete():
     async with served(create_app(toy_server(), era="modern")) as url, httpx.AsyncClient(timeout=10) as client:
         for verb in ("GET", "DELETE"):
             response = await client.request(verb, url, headers={**ACCEPT_BOTH, "Mcp-Session-Id": "s"})
             assert response.status_code == 405 and response.headers["allow"] == "POST", verb
+
+
+async def test_a_legacy_initialize_at_a_modern_only_endpoint_gets_400_header_mismatch_naming_the_versions(checked):
+    # 2026-07-28 versioning, compatibility matrix, Legacy client → Modern server over HTTP: "the request
+    # is missing the required headers and is rejected per server validation with 400 Bad Request"; and a
+    # modern-only server SHOULD name the versions it supports in any error to initialize.
+    async with served(create_app(toy_server(), era="modern")) as url, httpx.AsyncClient(timeout=10) as client:
         legacy = await client.post(url, json=initialize(), headers=ACCEPT_BOTH)
-        error = legacy.json()["error"]
-        assert legacy.status_code == 404 and error["code"] == METHOD_NOT_FOUND
-        assert MODERN in error["data"]["supported"]  # the one hint a legacy client can show its user
-        assert "mcp-session-id" not in legacy.headers
+        assert legacy.status_code == 400 and "mcp-session-id" not in legacy.headers
+        error = checked(legacy, "initialize")[0]
+        assert error["id"] == 1 and error["error"]["code"] == HEADER_MISMATCH
+        assert error["error"]["data"]["supported"] == [MODERN] and MODERN in error["error"]["message"]
+        with pytest.raises(RemoteError) as caught:
+            async with Client(http(url), era="legacy"):
+                pass
+    assert caught.value.code == HEADER_MISMATCH and caught.value.data["supported"] == [MODERN]
 
 
 async def test_a_legacy_only_endpoint_treats_a_modern_request_as_a_legacy_server_would():

@@ -160,7 +160,8 @@ async def test_progress_turns_the_reply_into_an_event_stream_ending_with_the_res
     params = {"name": "count", "arguments": {"n": 3}, "_meta": {"progressToken": "t"}}
     response = await session.post(request("tools/call", 2, params))
     assert is_sse(response)
-    assert response.text.startswith("event: message\ndata: ")
+    # A 2025-11-25 stream opens with a priming event (an id, empty data); then one event per message.
+    assert response.text.startswith("id: 1\ndata: \n\nevent: message\ndata: ")
     messages = sse_messages(response.text)
     assert [m.get("method") for m in messages] == ["notifications/progress"] * 3 + [None]
     assert [m["params"]["progress"] for m in messages[:3]] == [1, 2, 3]
@@ -182,7 +183,7 @@ async def test_a_server_request_travels_on_the_stream_and_its_answer_comes_back_
         lines = stream.aiter_lines()
         asked = None
         async for line in lines:
-            if line.startswith("data:"):
+            if line.startswith("data:") and line[5:].strip():  # the priming event's data is empty
                 asked = json.loads(line[5:])
                 break
         assert asked["method"] == "elicitation/create" and asked["params"]["message"] == "Name?"
@@ -288,7 +289,7 @@ REFUSALS = [
     ("a foreign Host (DNS rebinding)", "POST", {"Host": "evil.example.com"}, INITIALIZE, 403, INVALID_REQUEST),
     ("a foreign Origin", "POST", {"Origin": "http://evil.example.com"}, INITIALIZE, 403, INVALID_REQUEST),
     ("the Origin of a sandboxed page", "POST", {"Origin": "null"}, INITIALIZE, 403, INVALID_REQUEST),
-    ("GET: no standalone stream", "GET", {"Accept": "text/event-stream"}, "", 405, INVALID_REQUEST),
+    ("GET without a session", "GET", {"Accept": "text/event-stream"}, "", 400, INVALID_REQUEST),
     ("PUT", "PUT", {}, INITIALIZE, 405, INVALID_REQUEST),
     ("Accept without SSE", "POST", {"Accept": "application/json"}, INITIALIZE, 406, INVALID_REQUEST),
     ("Accept without JSON", "POST", {"Accept": "text/event-stream"}, INITIALIZE, 406, INVALID_REQUEST),
@@ -311,7 +312,7 @@ async def test_each_refusal_has_its_status_and_a_json_rpc_error_and_the_server_k
     error = response.json()
     assert error["jsonrpc"] == "2.0" and error["error"]["code"] == code and error["error"]["message"]
     if status == 405:
-        assert response.headers["allow"] == "POST, DELETE"
+        assert response.headers["allow"] == "GET, POST, DELETE"
     assert (await session.call("ping", 50))["result"] == {}
 
 
@@ -443,3 +444,142 @@ async def test_fifty_concurrent_sessions_each_make_twenty_calls():
         async with Client(http(server.url)) as client:  # and it still serves
             await client.ping()
 
+
+
+# --- error replies without a readable id, per revision ----------------------------------------------------
+
+@pytest.mark.parametrize("what, verb, headers, body, status, code", REFUSALS, ids=[r[0] for r in REFUSALS])
+async def test_a_refusal_outside_any_session_leaves_the_id_out(client, url, spec_schema, what, verb, headers, body,
+                                                               status, code):
+    # Nothing was agreed yet, so the newest revisions decide: 2025-11-25 and 2026-07-28 make an error's
+    # id optional and never null (transports: "a JSON-RPC error response that has no id").
+    from server_helpers import check_definition
+
+    schemas = [spec_schema(v) and v for v in ("2025-11-25", "2026-07-28")]
+    response = await client.request(verb, url, content=body, headers={**ACCEPT_BOTH, **headers})
+    error = response.json()
+    assert response.status_code >= 400 and "id" not in error, error
+    for version in schemas:
+        check_definition(version, "JSONRPCErrorResponse", error)
+
+
+async def test_inside_a_2025_06_18_session_an_unreadable_body_gets_the_json_rpc_null_id(client, url):
+    session = await opened(client, url, "2025-06-18")
+    response = await session.post("not json")
+    assert response.status_code == 400 and response.json()["id"] is None
+    latest = await opened(client, url, "2025-11-25")
+    response = await latest.post("not json")
+    assert response.status_code == 400 and "id" not in response.json()
+
+
+# --- MCP-Protocol-Version: an invalid or unsupported value is refused in every session ------------------------
+
+@pytest.mark.parametrize("session_version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+@pytest.mark.parametrize("value", ["banana", "2099-01-01", "", "2026-07-28"])
+async def test_an_invalid_or_unsupported_protocol_version_header_gets_400_in_any_session(client, url, session_version,
+                                                                                        value):
+    # 2025-11-25 transports: "If the server receives a request with an invalid or unsupported
+    # MCP-Protocol-Version, it MUST respond with 400 Bad Request" (2026-07-28 has no sessions).
+    session = await opened(client, url, session_version)
+    response = await session.post(request("ping", 3), **{"MCP-Protocol-Version": value})
+    assert response.status_code == 400, response.text
+    assert response.json()["id"] == 3 and response.json()["error"]["code"] == INVALID_REQUEST
+    assert (await session.call("ping", 4))["result"] == {}
+
+
+# --- the priming event (2025-11-25) ---------------------------------------------------------------------------
+
+def sse_events(body: str) -> list[dict[str, str]]:
+    """Each event of an SSE body as {field: value} (comments dropped)."""
+    events = []
+    for block in body.replace("\r\n", "\n").split("\n\n"):
+        fields = dict(line.split(": ", 1) if ": " in line else (line.rstrip(":"), "")
+                      for line in block.split("\n") if line and not line.startswith(":"))
+        if fields:
+            events.append(fields)
+    return events
+
+
+async def test_a_2025_11_25_event_stream_opens_with_a_priming_event(client, url):
+    # 2025-11-25 transports: the server SHOULD immediately send an event with an id and empty data.
+    session = await opened(client, url, "2025-11-25")
+    params = {"name": "count", "arguments": {"n": 2}, "_meta": {"progressToken": "t"}}
+    response = await session.post(request("tools/call", 2, params))
+    events = sse_events(response.text)
+    assert events[0]["data"] == "" and events[0]["id"], events[0]
+    assert [json.loads(e["data"]).get("method") for e in events[1:]] == ["notifications/progress"] * 2 + [None]
+    again = sse_events((await session.post(request("tools/call", 3, params))).text)
+    assert again[0]["id"] != events[0]["id"]  # ids are unique across the streams of a session
+
+
+async def test_before_2025_11_25_no_priming_event_is_sent(client, url):
+    session = await opened(client, url, "2025-06-18")
+    params = {"name": "count", "arguments": {"n": 1}, "_meta": {"progressToken": "t"}}
+    events = sse_events((await session.post(request("tools/call", 2, params))).text)
+    assert all(e.get("data") for e in events) and "id" not in events[0]
+
+
+# --- the standalone GET stream of a legacy session ---------------------------------------------------------------
+
+def growing_server() -> Server:
+    server = toy_server()
+
+    @server.tool
+    def grow(name: str) -> str:
+        """Add a tool called name (every connected client hears tools/list_changed)."""
+        server.tool(lambda: name, name=name, description="added at run time")
+        return f"added {name}"
+
+    return server
+
+
+async def next_message(lines) -> dict:
+    async for line in lines:
+        if line.startswith("data:") and line[5:].strip():
+            return json.loads(line[5:])
+    raise AssertionError("the stream ended")
+
+
+async def test_get_opens_the_sessions_standalone_stream_which_carries_list_changes():
+    async with served(create_app(growing_server())) as url, httpx.AsyncClient(timeout=10) as client:
+        session = await opened(client, url, "2025-11-25")
+        headers = {**session.headers(), "Accept": "text/event-stream"}
+        async with client.stream("GET", url, headers=headers) as stream:
+            assert stream.status_code == 200 and is_sse(stream)
+            second = await client.get(url, headers=headers)  # one standalone stream per session
+            assert second.status_code == 409 and second.json()["error"]["code"] == INVALID_REQUEST
+            lines = stream.aiter_lines()
+            reply = await session.call("tools/call", 2, {"name": "grow", "arguments": {"name": "sprout"}})
+            assert reply["result"]["content"][0]["text"] == "added sprout"
+            with anyio.fail_after(5):
+                heard = await next_message(lines)
+            assert heard == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            deleted = await client.delete(url, headers=session.headers())
+            assert deleted.status_code == 204
+            with anyio.fail_after(5):  # ending the session ends its stream
+                rest = [line async for line in lines]
+            assert not [line for line in rest if line.startswith("data:") and line[5:].strip()]
+
+
+GET_REFUSALS = [
+    # (what, extra headers, with the session?, status)
+    ("no session id", {}, False, 400),
+    ("an unknown session", {"Mcp-Session-Id": "nope"}, False, 404),
+    ("Accept without text/event-stream", {"Accept": "application/json"}, True, 406),
+    ("a protocol version the session did not agree", {"MCP-Protocol-Version": "2025-06-18"}, True, 400),
+]
+
+
+@pytest.mark.parametrize("what, extra, with_session, status", GET_REFUSALS, ids=[g[0] for g in GET_REFUSALS])
+async def test_a_get_that_cannot_open_a_stream_is_refused(client, url, what, extra, with_session, status):
+    session = await opened(client, url, "2025-11-25")
+    headers = {**(session.headers() if with_session else {}), "Accept": "text/event-stream", **extra}
+    response = await client.get(url, headers=headers)
+    assert response.status_code == status and response.json()["error"]["code"] == INVALID_REQUEST
+    assert (await session.call("ping", 9))["result"] == {}
+
+
+async def test_a_modern_only_server_still_answers_get_with_405():
+    async with served(create_app(toy_server(), era="modern")) as url, httpx.AsyncClient(timeout=10) as client:
+        response = await client.get(url, headers={"Accept": "text/event-stream"})
+    assert response.status_code == 405 and response.headers["allow"] == "POST"

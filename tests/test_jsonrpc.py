@@ -158,7 +158,7 @@ def serve(text: str) -> object:
     try:
         decoded = jsonrpc.decode(text, allow_batch=True)
     except JSONRPCError as exc:
-        return jsonrpc.to_dict(jsonrpc.error_response(exc))
+        return jsonrpc.to_dict(jsonrpc.error_response(exc, null_id=True))  # plain JSON-RPC 2.0: "id": null
     if isinstance(decoded, list):
         replies = jsonrpc.answer_batch(decoded, spec_server)
         return None if replies is None else [jsonrpc.to_dict(r) for r in replies]
@@ -237,7 +237,7 @@ def test_a_notification_that_fails_inside_a_batch_still_gets_no_reply():
 
 
 def test_a_batch_encodes_as_one_json_array():
-    line = jsonrpc.encode([Response("1", 7), ErrorResponse(None, -32600, "Invalid Request")])
+    line = jsonrpc.encode([Response("1", 7), ErrorResponse(None, -32600, "Invalid Request", null_id=True)])
     assert json.loads(line) == [{"jsonrpc": "2.0", "id": "1", "result": 7},
                                 {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}]
 
@@ -377,3 +377,24 @@ def test_decode_raises_nothing_but_typed_errors_on_arbitrary_text(text):
         jsonrpc.decode(text)
     except JSONRPCError:
         pass
+
+
+# --- the reply to an unreadable request, per revision -----------------------------------------------------
+
+@pytest.mark.parametrize("version, null", [(None, False), ("2026-07-28", False), ("2025-11-25", False),
+                                           ("2025-06-18", True), ("2025-03-26", True), ("2024-11-05", True)])
+def test_an_unreadable_requests_error_leaves_the_id_out_from_2025_11_25_and_is_null_before(version, null):
+    reply = jsonrpc.encode(jsonrpc.error_response(ParseError("not JSON"), null_id=jsonrpc.keeps_null_id(version)))
+    assert json.loads(reply) == ({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "not JSON"}}
+                                 if null else {"jsonrpc": "2.0", "error": {"code": -32700, "message": "not JSON"}})
+
+
+def test_a_readable_id_is_echoed_whatever_the_revision():
+    refused = InvalidRequest("wrong", request_id=7)
+    assert jsonrpc.to_dict(jsonrpc.error_response(refused, null_id=True))["id"] == 7
+
+
+def test_an_error_response_keeps_its_id_form_through_decode_and_encode():
+    for text in ('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}',
+                 '{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}}'):
+        assert jsonrpc.encode(jsonrpc.decode(text)) == text

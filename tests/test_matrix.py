@@ -74,6 +74,15 @@ def test_an_outcome_names_the_era_or_the_error():
     assert not matrix.Outcome(row, "stdio", True).matches_spec
 
 
+def test_over_http_the_legacy_to_modern_row_must_fail_with_the_status_the_spec_names():
+    # Only stdio leaves the error to the implementation; over HTTP the spec says 400 (server validation).
+    row = next(r for r in matrix.SPEC_ROWS if (r.client, r.server) == ("legacy", "modern"))
+    assert row.http_status == 400
+    assert matrix.Outcome(row, "http", False, code=-32020, status=400).matches_spec
+    assert not matrix.Outcome(row, "http", False, code=-32601, status=404).matches_spec
+    assert matrix.Outcome(row, "stdio", False, code=-32601).matches_spec
+
+
 @pytest.mark.subprocess
 @pytest.mark.anyio
 async def test_over_stdio_every_row_ends_as_the_spec_says_in_under_three_seconds():
@@ -114,9 +123,10 @@ async def test_over_http_every_row_ends_as_the_spec_says():
             server.stop()
     assert table.all_match, table
     by_pair = {(o.row.client, o.row.server): o for o in table.outcomes}
-    # The legacy POST lacks the modern headers (400 in the spec's table), and initialize is no modern
-    # method (404 with -32601): which check comes first is the server's choice; both refuse it.
-    assert by_pair["legacy", "modern"].status in (400, 404)
+    # The spec's table: the legacy POST lacks the modern headers, so server validation refuses it with
+    # 400 (HeaderMismatch); the error names the versions the server speaks.
+    assert (by_pair["legacy", "modern"].status, by_pair["legacy", "modern"].code) == (400, -32020)
+    assert by_pair["legacy", "modern"].wire == "initialize → 400 -32020"
     assert by_pair["modern", "legacy"].status == 400              # the legacy server wants a session
     assert by_pair["dual-era", "legacy"].era == "legacy"
     assert "127.0.0.1" not in repr(table)

@@ -168,3 +168,19 @@ async def test_what_cannot_connect_is_said_in_the_status_line(options, expected)
         return
     assert expected in pg.status.value.replace("&#x27;", "'")
     assert pg.client is None and pg._server is None
+
+
+@pytest.mark.anyio
+@pytest.mark.subprocess
+async def test_the_status_line_lists_the_servers_capabilities_and_marks_the_deprecated_ones():
+    import sys
+
+    from client_helpers import ROOT
+
+    pg = notebook.playground([sys.executable, str(ROOT / "servers" / "conformance.py")])
+    await pg.connect()
+    try:
+        status = pg.status.value
+    finally:
+        await pg.close()
+    assert "logging (deprecated in 2026-07-28)" in status and "tools (listChanged)" in status

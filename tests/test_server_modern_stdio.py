@@ -175,8 +175,35 @@ def test_subscriptions_listen_holds_until_cancelled_and_ends_gracefully_at_eof()
         ended = server.recv()
         assert ended["id"] == 102 and ended["result"]["resultType"] == "complete"
         assert ended["result"]["_meta"][SUB] == 102 and set(ended["result"]) == {"resultType", "_meta"}
+        torn_down = server.recv()  # cancellation.mdx: the server MUST say so with notifications/cancelled
+        assert torn_down["method"] == "notifications/cancelled" and torn_down["params"]["requestId"] == 102
         with pytest.raises(EOFError):
             server.recv()  # and nothing for 101, which the client cancelled
+        assert server.process.wait(5) == 0
+
+
+@pytest.mark.parametrize("how", ["stdin closes", "SIGTERM"])
+def test_a_listen_stream_the_server_ends_gets_its_result_and_notifications_cancelled(how: str) -> None:
+    # 2026-07-28 cancellation: "A server MUST send notifications/cancelled referencing a
+    # subscriptions/listen request ID when it tears down that subscription stream" (on stdio, the
+    # schema says); subscriptions: it SHOULD answer the listen request first, a graceful end.
+    import signal
+
+    with RawServer(server_argv("weather", "--era", "modern"), version=MODERN) as server:
+        server.sent_methods["listen"] = "subscriptions/listen"
+        server.send({"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
+                     "params": modern_params({"notifications": {"toolsListChanged": True}})})
+        assert server.recv()["method"] == "notifications/subscriptions/acknowledged"
+        assert "supportedVersions" in modern_call(server, "server/discover")["result"]
+        if how == "SIGTERM":
+            server.process.send_signal(signal.SIGTERM)
+        else:
+            server.process.stdin.close()
+        ended, torn_down = server.recv(), server.recv()
+        assert ended["id"] == "listen" and ended["result"]["_meta"][SUB] == "listen"
+        assert torn_down == {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                             "params": {"requestId": "listen", "reason": torn_down["params"]["reason"]}}
+        assert "stopping" in torn_down["params"]["reason"] or "closed" in torn_down["params"]["reason"]
         assert server.process.wait(5) == 0
 
 

@@ -86,7 +86,10 @@ def test_every_method_at_every_version(name: str, version: str) -> None:
         info = server.initialize(version, CLIENT_CAPABILITIES)
         assert info["protocolVersion"] == version
         assert server.result("ping") == {}
-        assert server.result("logging/setLevel", {"level": "debug"}) == {}
+        if "logging" in info["capabilities"]:  # only a server that logs declares it (deprecated in 2026-07-28)
+            assert server.result("logging/setLevel", {"level": "debug"}) == {}
+        else:
+            assert server.request("logging/setLevel", {"level": "debug"})["error"]["code"] == -32601
 
         for tool in walk(server, "tools/list", "tools"):
             arguments = ARGUMENTS[name][tool["name"]]
@@ -358,3 +361,44 @@ def test_importing_a_server_stays_light_no_jsonschema_until_a_tool_call() -> Non
             "print(sorted({'jsonschema', 'anyio', 'httpx'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.strip() == "[]"
+
+
+# --- the reply to a line whose id cannot be read, per revision ----------------------------------------
+
+UNREADABLE = [  # (case, server flags, session revision or None, the revisions whose schema it must satisfy)
+    ("dual-era, nothing agreed yet: the newest form", [], None, ("2025-11-25", "2026-07-28")),
+    ("legacy-only, nothing agreed yet: the newest legacy form", ["--era", "legacy"], None, ("2025-11-25",)),
+    ("modern-only", ["--era", "modern"], None, ("2026-07-28",)),
+    ("a 2025-11-25 session", [], "2025-11-25", ("2025-11-25",)),
+]
+
+
+@pytest.mark.parametrize("case, flags, session, revisions", UNREADABLE, ids=[u[0] for u in UNREADABLE])
+def test_an_unreadable_line_is_answered_without_an_id_from_2025_11_25_on(case, flags, session, revisions,
+                                                                        spec_schema) -> None:
+    # JSON-RPC 2.0 answers an unreadable request with "id": null; MCP 2025-11-25 and 2026-07-28 make the
+    # id optional and never null (schema: JSONRPCErrorResponse), so the reply leaves it out.
+    from server_helpers import check_definition
+
+    for revision in revisions:
+        spec_schema(revision)
+    with RawServer(server_argv("weather", *flags)) as server:
+        if session:
+            server.initialize(session)
+        server.send_raw(b'{"jsonrpc": "2.0", "id": 7, "method": \n')
+        reply = server.recv()
+        assert reply["error"]["code"] == -32700 and "id" not in reply, reply
+        for revision in revisions:
+            check_definition(revision, "JSONRPCErrorResponse", reply)
+        assert server.close() == 0
+
+
+def test_in_a_2025_06_18_session_an_unreadable_line_keeps_the_json_rpc_null_id() -> None:
+    # Up to 2025-06-18 an error response must carry an id (schema: JSONRPCError requires it) and no
+    # id can be read, so JSON-RPC 2.0 §5 decides: "id": null.
+    with RawServer(server_argv("weather")) as server:
+        server.initialize("2025-06-18")
+        server.send_raw(b"not json\n")
+        reply = server.recv()
+        assert reply["error"]["code"] == -32700 and reply["id"] is None
+        assert server.close() == 0

@@ -24,7 +24,7 @@ def anyio_backend() -> str:
 
 
 def demo_server(page_size: int = 50) -> Server:
-    server = Server("demo", "1.2.3", title="Demo", page_size=page_size)
+    server = Server("demo", "1.2.3", title="Demo", page_size=page_size, logging=True)  # count logs
 
     @server.tool(title="Add", annotations={"readOnlyHint": True})
     def add(a: int, b: int = 1) -> str:
@@ -519,3 +519,160 @@ def test_tool_result_spelled_out_passes_through() -> None:
     value = ToolResult([text("a")], structured={"x": 1}, is_error=True)
     assert tool_result(value, "2025-06-18") == {"content": [{"type": "text", "text": "a"}], "isError": True,
                                                 "structuredContent": {"x": 1}}
+
+
+# --- outputSchema and structuredContent, at every revision --------------------------------------------------
+
+CANNOT_EXPRESS = [  # (case, output schema): 2025-06-18 and 2025-11-25 require {"type": "object", ...} at the root
+    ("an array schema", {"type": "array", "items": {"type": "integer"}}),
+    ("a string schema", {"type": "string"}),
+    ("a schema with no type", {"properties": {"n": {"type": "integer"}}}),
+    ("a list instead of a schema", ["type", "object"]),
+    ("a boolean schema", True),
+]
+
+
+@pytest.mark.parametrize("case, schema", CANNOT_EXPRESS, ids=[c[0] for c in CANNOT_EXPRESS])
+def test_an_output_schema_some_revision_cannot_express_is_refused_at_registration(case, schema) -> None:
+    server = Server("strict")
+    with pytest.raises(ValueError) as caught:
+        server.tool(lambda: [1], name="numbers", description="Numbers.", output_schema=schema)
+    message = str(caught.value)
+    assert "numbers" in message and "outputSchema" in message and '"type": "object"' in message
+    assert "2025-06-18" in message and "2025-11-25" in message
+    assert "numbers" not in server.tools
+
+
+STRUCTURED_SERVER = '''
+from mcplab.server import Server, ToolResult, run, text
+
+server = Server("structured")
+SHAPE = {"type": "object", "properties": {"type": {"type": "string"}, "text": {"type": "string"}},
+         "required": ["type", "text"]}
+N = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+@server.tool(output_schema=SHAPE)
+def shaped() -> dict:
+    """Structured output that happens to look like a text content block."""
+    return {"type": "text", "text": "still structured"}
+
+@server.tool(output_schema=N)
+def spelled(ok: bool) -> ToolResult:
+    """A ToolResult spelled out: its structured value must match the schema too."""
+    return ToolResult([text("n")], structured={"n": 1} if ok else {"n": "one"})
+
+@server.tool(output_schema=N)
+def words() -> str:
+    """A string where the schema promises an object."""
+    return "not an object"
+
+run(server)
+'''
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
+def test_structured_results_conform_to_the_declared_schema_at_every_revision(tmp_path, version) -> None:
+    # server/tools, "Output Schema": servers MUST provide structured results that conform to it.
+    import sys
+
+    from server_helpers import RawServer, modern_params
+
+    script = tmp_path / "structured.py"
+    script.write_text(STRUCTURED_SERVER, encoding="utf-8")
+    modern = version == "2026-07-28"
+    with RawServer([sys.executable, str(script)]) as server:
+        if not modern:
+            server.initialize(version)
+
+        def call(name: str, arguments: dict) -> dict:
+            params = {"name": name, "arguments": arguments}
+            return server.result("tools/call", modern_params(params) if modern else params)
+
+        shaped = call("shaped", {})
+        assert shaped["structuredContent"] == {"type": "text", "text": "still structured"}
+        assert json.loads(shaped["content"][0]["text"]) == shaped["structuredContent"]
+        assert call("spelled", {"ok": True})["structuredContent"] == {"n": 1}
+        wrong = call("spelled", {"ok": False})
+        assert wrong["isError"] is True and "outputSchema" in wrong["content"][0]["text"]
+        assert "structuredContent" not in wrong
+        string = call("words", {})
+        assert string["isError"] is True and "structuredContent" not in string
+        assert server.close() == 0
+
+
+@pytest.mark.subprocess
+def test_a_server_whose_output_schema_no_legacy_revision_can_express_does_not_start(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "loose.py"
+    script.write_text("from mcplab.server import Server, run\n"
+                      "server = Server('loose')\n"
+                      "@server.tool(output_schema={'type': 'array'})\n"
+                      "def numbers() -> list:\n"
+                      "    '''Numbers.'''\n"
+                      "    return [1, 2]\n"
+                      "run(server)\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], input=b"", capture_output=True, timeout=20)
+    assert done.returncode != 0 and done.stdout == b""
+    assert b"outputSchema" in done.stderr and b"2025-06-18" in done.stderr
+
+
+# --- advertise only what a server really does; mark what 2026-07-28 deprecated ----------------------------------
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name, logs", [("weather", False), ("files", False), ("conformance", True)])
+def test_a_bundled_server_advertises_logging_only_if_it_logs(name: str, logs: bool) -> None:
+    # 2026-07-28 deprecated.mdx (SEP-2577): Logging is deprecated and new implementations SHOULD NOT
+    # adopt it; a server that never sends notifications/message must not claim the capability.
+    from server_helpers import RawServer, modern_params, server_argv
+
+    with RawServer(server_argv(name)) as server:
+        discovered = server.result("server/discover", modern_params())["capabilities"]
+    with RawServer(server_argv(name)) as server:
+        initialized = server.initialize("2025-11-25")["capabilities"]
+        refused = server.request("logging/setLevel", {"level": "info"})
+    assert ("logging" in discovered) is logs and ("logging" in initialized) is logs
+    assert ("error" in refused) is not logs
+    if not logs:
+        assert refused["error"]["code"] == METHOD_NOT_FOUND
+
+
+@pytest.mark.anyio
+async def test_a_server_declares_logging_only_when_told_and_a_log_it_did_not_declare_is_not_sent(caplog) -> None:
+    quiet, loud = Server("quiet"), Server("loud", logging=True)
+    for server in (quiet, loud):
+        @server.tool
+        async def chatty(ctx: Context) -> str:
+            """Logs one line."""
+            await ctx.warning("something to say")
+            return "said"
+
+    for server, declared in ((quiet, False), (loud, True)):
+        session = MemorySession(server)
+        info = await session.initialize("2025-11-25")
+        assert ("logging" in info["capabilities"]) is declared
+        with caplog.at_level("WARNING", logger="mcplab.server"):
+            await session.result("tools/call", {"name": "chatty"})
+        sent = [n for n in session.notifications if n["method"] == "notifications/message"]
+        assert len(sent) == (1 if declared else 0)
+    assert any("logging=True" in record.getMessage() for record in caplog.records)
+
+
+def test_the_deprecated_features_of_2026_07_28_are_named_with_their_sep_and_marked_where_shown() -> None:
+    from mcplab.versions import DEPRECATED, capabilities_text
+
+    assert set(DEPRECATED) == {"roots", "sampling", "logging"}
+    assert all(feature.sep == "SEP-2577" and feature.since == "2026-07-28" and feature.instead
+               for feature in DEPRECATED.values())
+    assert capabilities_text({"tools": {"listChanged": True}, "logging": {}}) == \
+        "logging (deprecated in 2026-07-28), tools (listChanged)"
+    assert capabilities_text({"roots": {"listChanged": True}, "sampling": {}}) == \
+        "roots (deprecated in 2026-07-28; listChanged), sampling (deprecated in 2026-07-28)"
+    import mcplab.client
+    import mcplab.server.context
+    for documented in (Server, mcplab.server.context.Context.log, mcplab.server.context.Context.sample,
+                       mcplab.server.context.Context.list_roots, mcplab.client.Client,
+                       mcplab.client.Client.set_logging_level, mcplab.client.Client.notify_roots_changed):
+        assert "deprecated in 2026-07-28" in (documented.__doc__ or ""), documented

@@ -58,7 +58,7 @@ REPLY_SITUATIONS = {
     "d": "POST tools/call without the Mcp-Session-Id header",
     "e": "POST ping with a session id that DELETE has ended",
     "f": "POST initialize from a web page whose Origin is http://evil.example",
-    "g": "GET /mcp on this lab's server (it offers no standalone stream)",
+    "g": "PUT /mcp, with the session id (the endpoint serves GET, POST and DELETE)",
     "h": "POST a 5 MiB body",
 }
 _REPLIES = {"a": 202, "b": "json", "c": "sse", "d": 400, "e": 404, "f": 403, "g": 405, "h": 413}
@@ -69,7 +69,7 @@ _WHY = {
     "d": "after initialize every message must carry the session id: 400",
     "e": "an ended session is gone: 404, and the client must initialize again",
     "f": "a foreign Origin is refused with 403: the DNS-rebinding defence",
-    "g": "no standalone stream here: 405 Method Not Allowed",
+    "g": "a method the endpoint does not serve: 405 Method Not Allowed, with Allow: GET, POST, DELETE",
     "h": "the server reads at most 4 MiB: 413 Content Too Large",
 }
 

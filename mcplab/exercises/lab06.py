@@ -20,7 +20,7 @@ from mcplab.versions import LATEST_MODERN, META_CLIENT_CAPABILITIES, META_CLIENT
 __all__ = [
     "check_modern_request", "check_routing_headers", "check_matrix_failures", "check_behind_proxy",
     "check_tampered_state", "LEGACY_CALL", "FORECAST_CALL", "FORECAST_SCHEMA", "MATRIX_ROWS", "WHY_IT_FAILS",
-    "PROXY_SITUATIONS", "NEXT_STEPS",
+    "PROXY_SITUATIONS", "NEXT_STEPS", "SPEC_ON_STATE",
 ]
 
 # --- 1. from legacy to modern ---------------------------------------------------------------------
@@ -135,7 +135,9 @@ def check_routing_headers(answer: Any) -> Feedback:
 MATRIX_ROWS = {1: ("modern", "modern"), 2: ("modern", "legacy"), 3: ("dual-era", "modern"),
                4: ("dual-era", "legacy"), 5: ("legacy", "modern"), 6: ("legacy", "dual-era"),
                7: ("legacy", "legacy")}
-"""The spec's seven rows: number → (client era, server era)."""
+"""The spec's seven rows: number → (client era, server era). The question is about stdio, where no
+session id exists: over HTTP the same rows fail on other checks first (a legacy server wants its
+session, a modern one its headers), which the lab's HTTP table shows."""
 
 WHY_IT_FAILS = {
     "a": "the server has never heard of server/discover, and this client will not fall back to initialize",
@@ -147,8 +149,9 @@ _FAILS = {2: "a", 5: "b"}
 
 
 def check_matrix_failures(answer: Any) -> Feedback:
-    """{row number: letter of WHY_IT_FAILS} for every row of MATRIX_ROWS that fails."""
-    hint = "two rows fail: find the two pairs where one side speaks only the era the other lacks"
+    """{row number: letter of WHY_IT_FAILS} for every row of MATRIX_ROWS that fails over stdio."""
+    hint = ("two rows fail: find the two pairs where one side speaks only the era the other lacks, and read "
+            "their first request and its answer in the stdio table")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or not all(isinstance(k, int) for k in answer):
@@ -166,6 +169,10 @@ def check_matrix_failures(answer: Any) -> Feedback:
         client, server = MATRIX_ROWS[missing[0]]
         return failed(f"row {missing[0]} ({client} client, {server} server) fails too", hint)
     for row, letter in _FAILS.items():
+        if answer[row] == "d":
+            return failed(f"row {row}: over stdio there is no session id at all. That is the HTTP table's row "
+                          f"(a legacy HTTP server refuses a POST without its session); this question is about "
+                          f"stdio", hint)
         if answer[row] != letter:
             return failed(f"row {row} fails, but not for that reason: look at the first request the client "
                           f"sends and what the server does with it (run the matrix and read 'on the wire')", hint)
@@ -233,10 +240,19 @@ def _tampered_verdict() -> tuple[int, str]:
     raise AssertionError("a tampered state passed the check")  # pragma: no cover - would be a server bug
 
 
+SPEC_ON_STATE = ("the spec (MRTR, requestState): a server MUST treat requestState as attacker input and MUST "
+                 "reject state that fails verification; it names no error code and no next step for the client")
+
+
 def check_tampered_state(answer: Any) -> Feedback:
-    """{"kind": "error" or "result", "code": the JSON-RPC code, "next": one of NEXT_STEPS}."""
-    hint = ('a dict {"kind": ..., "code": ..., "next": NEXT_STEPS[...]}: the server treats requestState as '
-            "attacker input, and its integrity check says what to do")
+    """{"kind": "error" or "result" (what the spec requires), "code": the JSON-RPC code this server sends,
+    "next": what this server's message tells the client to do, one of NEXT_STEPS}.
+
+    Only ``kind`` is a protocol fact; ``code`` and ``next`` are this server's choices, and the feedback
+    says so (:data:`SPEC_ON_STATE`).
+    """
+    hint = ('a dict {"kind": ..., "code": ..., "next": NEXT_STEPS[...]}: "kind" is what the spec requires of a '
+            'server that cannot verify a state; "code" and "next" are what this server sent in section 7')
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != {"kind", "code", "next"}:
@@ -245,12 +261,17 @@ def check_tampered_state(answer: Any) -> Feedback:
         return failed("some entries are still ...", hint)
     code, message = _tampered_verdict()
     if answer["kind"] != "error":
-        return failed("a changed state is not answered with a result: it is a protocol error (the request is "
-                      "malformed), not a tool failure", hint)
+        return failed("a changed state is not answered with a result: the spec says a server MUST reject state "
+                      "that fails verification, so it is a protocol error, not a tool failure", hint)
     if answer["code"] != code:
-        return failed(f"the code is not {answer['code']!r}: a bad requestState is a bad parameter", hint)
+        return failed(f"this server does not send {answer['code']!r}. The spec names no code for a rejected "
+                      f"state, so the code is the server's choice: mcplab treats a bad requestState as a bad "
+                      f"parameter. Read it in section 7", hint)
     if answer["next"] != NEXT_STEPS[1]:
-        return failed("the state will never pass again, and a cancellation is for requests still running", hint)
-    return passed(f"{code}, \"{message.split(':')[0]}\": the MAC no longer matches, so the server starts over "
-                  f"rather than trust what came back")
+        return failed("that is not what this server's message says (the state will never pass again, and a "
+                      "cancellation is for requests still running); the spec leaves the client's next step "
+                      "open, so read the server's own words in section 7", hint)
+    return passed(f"the error is the protocol's: {SPEC_ON_STATE}. The code {code} and the advice in \""
+                  f"{message.split(':')[0]}\" (start over without the state) are this server's choices; "
+                  f"another server may choose differently")
 

@@ -163,8 +163,10 @@ def tool_result(value: Any, version: str, *, structured_output: bool = False) ->
     """The ``tools/call`` result for whatever a tool returned."""
     if isinstance(value, ToolResult):
         content, structured, is_error = list(value.content), value.structured, value.is_error
-    elif structured_output and not _is_block(value) and not isinstance(value, str):
-        # A structured result SHOULD also be sent as JSON text, for clients that only read content.
+    elif structured_output:
+        # With an outputSchema the value is the structured result, whatever it looks like (a dict with
+        # "type": "text" is still data); it SHOULD also go out as JSON text, for clients that read
+        # only content.
         content, structured, is_error = [text(json.dumps(value, ensure_ascii=False))], value, False
     else:
         content, structured, is_error = _blocks(value), None, False

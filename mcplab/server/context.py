@@ -28,6 +28,7 @@ only :meth:`Context.ask` knows how the question travels.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -37,6 +38,8 @@ from mcplab.server import mrtr
 from mcplab.server.content import for_version
 from mcplab.server.mrtr import InputRequest, InputRequired, Rounds
 from mcplab.versions import Era, ServerEra, at_least
+
+log = logging.getLogger("mcplab.server")
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 """Syslog severities (RFC 5424), lowest first, as ``logging/setLevel`` and ``notifications/message`` use them."""
@@ -125,10 +128,20 @@ class Context:
         self._post("notifications/progress", for_version("progress", params, self.version))
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
-        """``notifications/message`` at ``level``, sent only if the client's level lets it through."""
+        """``notifications/message`` at ``level``, sent only if the client's level lets it through.
+
+        Logging is deprecated in 2026-07-28 (SEP-2577): a new server logs to stderr (Python's
+        ``logging``) instead. A server that still sends log messages declares it: ``Server(logging=True)``.
+        """
         if level not in LOG_LEVELS:
             raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
-        if "logging" not in self.connection.server_capabilities or not self.connection.wants_log(level):
+        if "logging" not in self.connection.server_capabilities:
+            # A capability the server never declared must not be used: said on stderr, not on the wire.
+            log.warning("a %s log message was not sent: this server does not declare the logging capability "
+                        "(Server(..., logging=True)); logging is deprecated in 2026-07-28, stderr is the "
+                        "place for logs", level)
+            return
+        if not self.connection.wants_log(level):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger:
@@ -238,7 +251,10 @@ class Context:
 
     async def sample(self, prompt: str | list[dict[str, Any]], *, max_tokens: int = 100, key: str | None = None,
                      **params: Any) -> dict[str, Any]:
-        """``sampling/createMessage``: ask the client's model; returns ``{"role", "content", "model", ...}``."""
+        """``sampling/createMessage``: ask the client's model; returns ``{"role", "content", "model", ...}``.
+
+        Sampling is deprecated in 2026-07-28 (SEP-2577): a new server calls a model provider's API itself.
+        """
         request = mrtr.sampling(prompt, max_tokens=max_tokens, **params)
         return await self.request(request.method, request.params, capability="sampling", key=key)
 
@@ -252,6 +268,10 @@ class Context:
                                   key=key)
 
     async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
-        """``roots/list``: the directories the client lets this server work in."""
+        """``roots/list``: the directories the client lets this server work in.
+
+        Roots are deprecated in 2026-07-28 (SEP-2577): a new server takes directories as tool
+        arguments, resource URIs or its own configuration.
+        """
         result = await self.request("roots/list", capability="roots", key=key)
         return list(result.get("roots", []))

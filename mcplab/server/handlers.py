@@ -97,10 +97,8 @@ async def call_tool(server: Server, params: dict, conn: Connection, request: Req
         raise InvalidParams(message)
     try:
         value = await call(tool.fn, tool.arguments(arguments), tool.context_param, conn, request)
-        if tool.output_schema is not None and not isinstance(value, content.ToolResult):
-            tool.check_output = tool.check_output or schema.compile_validator(tool.output_schema)
-            if wrong := tool.check_output(value):
-                raise content.ToolError(f"{name} returned output that does not match its outputSchema: {wrong}")
+        if tool.output_schema is not None:
+            check_structured(tool, value)
         return content.tool_result(value, conn.version, structured_output=tool.output_schema is not None)
     except JSONRPCError:
         raise
@@ -111,6 +109,23 @@ async def call_tool(server: Server, params: dict, conn: Connection, request: Req
     except Exception as exc:
         log.exception("tool %s failed", name)
         return content.error_result(f"{name} failed: {type(exc).__name__}: {exc}")
+
+
+def check_structured(tool: Any, value: Any) -> None:
+    """A ToolError unless a tool with an outputSchema returned structured output that conforms to it.
+
+    server/tools, "Output Schema": a server MUST provide structured results that conform to the
+    schema, at every revision. A ``ToolResult`` that reports a failure (``is_error``) needs none.
+    """
+    if isinstance(value, content.ToolResult):
+        if value.is_error:
+            return
+        value = value.structured
+        if value is None:
+            raise content.ToolError(f"{tool.name} has an outputSchema but returned no structured content")
+    tool.check_output = tool.check_output or schema.compile_validator(tool.output_schema)
+    if wrong := tool.check_output(value):
+        raise content.ToolError(f"{tool.name} returned output that does not match its outputSchema: {wrong}")
 
 
 # --- resources ---------------------------------------------------------------------------------------

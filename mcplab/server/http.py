@@ -20,20 +20,25 @@ What comes back::
                                               →  200 text/event-stream: progress, log messages (legacy: also
                                                  server→client requests) about it, then its response
     a modern error                            →  its status: 404 for -32601, 400 for -32020/-32021/-32022/-32602
+    GET with a session (legacy)               →  200 text/event-stream: the session's standalone stream, for
+                                                 what belongs to no request (list changes, resource updates)
     DELETE with a session                     →  204: the session is over (its id gets 404 from now on)
-    GET (and, modern-only, DELETE)            →  405: no standalone stream; 2026-07-28 has none at all
+    GET, DELETE (modern-only)                 →  405: 2026-07-28 has neither a GET stream nor sessions
 
 Refusals, checked before either era sees the message, each an HTTP status with a JSON-RPC error
 body: ``Host``/``Origin`` not on the allow-list (403: the DNS-rebinding defence), another HTTP
 method (405), ``Accept`` without JSON and SSE (406), ``Content-Type`` not JSON (415), a body over
 4 MiB (413), not JSON (400, -32700), not one JSON-RPC message (400, -32600). Then legacy checks the
-session (400/404) and ``MCP-Protocol-Version`` (400, from 2025-06-18); modern checks the envelope,
-the routing headers and the version (http_modern.py).
+session (400/404) and ``MCP-Protocol-Version`` (400 for a value that is not a legacy revision, in
+any session; from 2025-06-18 also for one that is not the session's); modern checks the envelope,
+the routing headers and the version (http_modern.py). A refusal whose request id could not be read
+leaves the id out, as 2025-11-25 and 2026-07-28 say, except in a session of an older revision,
+where JSON-RPC's ``"id": null`` is the only form (``jsonrpc.keeps_null_id``).
 
 A session that negotiated 2025-03-26 may POST a JSON-RPC batch (that revision only); it is answered
-with one JSON array. Left out: resumability (event ids, ``Last-Event-ID``) and the standalone GET
-stream, so a legacy notification that belongs to no request (``list_changed``) is dropped; a modern
-client hears about changes on a ``subscriptions/listen`` stream instead.
+with one JSON array. Left out: replaying events after ``Last-Event-ID`` (resumption is a MAY; a
+2025-11-25 stream still opens with a priming event). A modern client hears about changes on a
+``subscriptions/listen`` stream instead of GET.
 
 Running it as a process (``serve_http``, ``launch``) is http_runner.py; what a reply looks like
 (``Refusal``, ``Stream``, the status table) is http_replies.py.
@@ -55,7 +60,7 @@ from starlette.routing import Route
 
 from mcplab import jsonrpc
 from mcplab.errors import JSONRPCError
-from mcplab.jsonrpc import Message, Notification, Request, Response
+from mcplab.jsonrpc import Message, Notification, Request, Response, keeps_null_id
 from mcplab.server import http_modern
 from mcplab.server.http_legacy import Session
 from mcplab.server.http_replies import JSON_TYPE, SSE_TYPE, Refusal, json_reply
@@ -63,7 +68,9 @@ from mcplab.server.http_runner import (  # noqa: F401  (re-exported: the labs im
     BANNER, LOOPBACK, MCP_PATH, READY, ServerProcess, bind, endpoint_url, launch, serve_http,
 )
 from mcplab.server.toolkit import Server
-from mcplab.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, ServerEra, allows_batches, at_least
+from mcplab.versions import (
+    HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, ServerEra, allows_batches, at_least,
+)
 
 __all__ = ["create_app", "serve_http", "launch", "ServerProcess", "Endpoint", "Session", "Refusal",
            "check_host_and_origin", "allow_list", "hostname", "MCP_PATH", "MAX_BODY"]
@@ -126,14 +133,24 @@ class Endpoint:
                                   self.allowed_hosts, self.allowed_origins)
             if request.method == "POST":
                 return await self.post(request)
+            legacy = self.era != "modern" and request.headers.get(HEADER_PROTOCOL_VERSION) not in MODERN_VERSIONS
+            if request.method == "GET" and legacy:
+                return self.listen(request)
             if request.method == "DELETE" and self.era != "modern":
                 return self.delete(request.headers.get(HEADER_SESSION_ID))
-            allow = "POST" if self.era == "modern" else "POST, DELETE"
-            raise Refusal(405, f"{request.method} is not served: POST each message to {MCP_PATH} (this server "
-                               f"offers no standalone GET stream{', and no sessions' if self.era == 'modern' else ''})",
-                          headers={"Allow": allow})
+            allow = {"Allow": "POST" if self.era == "modern" else "GET, POST, DELETE"}
+            if self.era == "modern" or request.method == "GET":
+                raise Refusal(405, f"{request.method} is not served: 2026-07-28 has no standalone stream and no "
+                                   f"sessions; POST each message to {MCP_PATH}", headers=allow)
+            raise Refusal(405, f"{request.method} is not served: POST each message to {MCP_PATH}, GET opens a "
+                               f"session's stream, DELETE ends a session", headers=allow)
         except Refusal as refusal:
-            return refusal.response()
+            return refusal.response(null_id=keeps_null_id(self._session_version(request)))
+
+    def _session_version(self, request: HTTPRequest) -> str | None:
+        """The revision of the session a request names, if it names one that is open."""
+        session = self.sessions.get(request.headers.get(HEADER_SESSION_ID, "")) if self.era != "modern" else None
+        return session.connection.version if session is not None else None
 
     async def post(self, request: HTTPRequest) -> HTTPResponse:
         headers = request.headers
@@ -235,14 +252,31 @@ class Endpoint:
         self.sessions.move_to_end(session_id)
         return session
 
-    def check_version(self, value: str | None, session: Session, message: Message) -> None:
+    def check_version(self, value: str | None, session: Session, message: Message | None) -> None:
+        """400 for an ``MCP-Protocol-Version`` this session cannot use (spec "transports", Protocol
+        Version Header: an invalid or unsupported value MUST get 400, whatever the session's revision)."""
         # A missing header is allowed: the spec's fallback is the version the session already knows.
-        negotiated = session.connection.version
-        if value is None or negotiated is None or not at_least(negotiated, "2025-06-18"):
+        if value is None:
             return
-        if value != negotiated:
+        request_id = getattr(message, "id", None)
+        if value not in LEGACY_VERSIONS:
+            raise Refusal(400, f"{HEADER_PROTOCOL_VERSION}: {value!r} is not a revision a session can speak "
+                               f"(this server's sessions speak {', '.join(reversed(LEGACY_VERSIONS))})",
+                          request_id=request_id)
+        negotiated = session.connection.version
+        # The header exists since 2025-06-18, and from then on it must name the negotiated version.
+        if negotiated is not None and at_least(negotiated, "2025-06-18") and value != negotiated:
             raise Refusal(400, f"{HEADER_PROTOCOL_VERSION}: {value} does not match the version this session "
-                               f"negotiated, {negotiated}", request_id=getattr(message, "id", None))
+                               f"negotiated, {negotiated}", request_id=request_id)
+
+    def listen(self, request: HTTPRequest) -> HTTPResponse:
+        """GET: the session's standalone stream (406 without SSE in Accept, 400/404 without a session)."""
+        if SSE_TYPE not in {_media_type(part) for part in (request.headers.get("accept") or "").split(",")}:
+            raise Refusal(406, f"expected Accept to list {SSE_TYPE}: GET opens an event stream, got "
+                               f"{request.headers.get('accept')!r}")
+        session = self.session(request.headers.get(HEADER_SESSION_ID))
+        self.check_version(request.headers.get(HEADER_PROTOCOL_VERSION), session, None)
+        return session.listen()
 
     def delete(self, session_id: str | None) -> HTTPResponse:
         session = self.session(session_id)

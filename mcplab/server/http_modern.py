@@ -23,8 +23,10 @@ a JSON-RPC error that echoes the request id:
 4. the toolkit (``Server.handle``): an unknown or removed method → -32601 with **404**, a missing
    client capability → -32021 with 400 (:data:`~mcplab.server.http_replies.ERROR_STATUS`).
 
-``initialize`` skips 1-3: the toolkit answers it -32601 naming the versions served, the one hint a
-legacy client can show its user.
+``initialize`` skips 1-3. Sent by a legacy client it carries none of the headers every modern POST
+carries, so server validation refuses it: -32020 with 400 (versioning, compatibility matrix, "Legacy
+client → Modern server"); sent with them, the toolkit answers -32601 (404). Either way the error names
+the versions this server speaks (``data.supported``), the one hint a legacy client can show its user.
 
 There is no session. Each POST gets an :class:`Exchange`, the toolkit's ``Peer`` for that request
 alone: progress and log messages go on its event stream, and ``hold`` keeps a
@@ -42,12 +44,12 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 from starlette.responses import StreamingResponse
 
-from mcplab.errors import JSONRPCError, TransportError
+from mcplab.errors import HEADER_MISMATCH, JSONRPCError, TransportError
 from mcplab.jsonrpc import ErrorResponse, Message, Request, RequestId
 from mcplab.server import modern
 from mcplab.server.header_checks import check_headers
 from mcplab.server.http_replies import ERROR_STATUS, SSE_TYPE, Stream, json_reply, status_for
-from mcplab.versions import ServerEra
+from mcplab.versions import HEADER_METHOD, HEADER_PROTOCOL_VERSION, ServerEra
 
 if TYPE_CHECKING:
     from mcplab.server.toolkit import Server
@@ -105,7 +107,11 @@ class Exchange:
 async def answer(server: Server, era: ServerEra, request: Request, http: HTTPRequest,
                  exchanges: set[Exchange]) -> HTTPResponse:
     """Check one modern request against its headers, run it, and reply with JSON or an event stream."""
-    if request.method != "initialize":
+    if request.method == "initialize":
+        refusal = _initialize_without_headers(_pairs(http), request, era)
+        if refusal is not None:
+            return json_reply(refusal, ERROR_STATUS[refusal.code])
+    else:
         try:
             meta = modern.read_meta(request)
             name = request.params.get("name") if request.method == "tools/call" else None  # type: ignore[union-attr]
@@ -151,6 +157,19 @@ async def _first_message(exchange: Exchange, http: HTTPRequest) -> bool:
         return True
     finally:
         woken.cancel()
+
+
+def _initialize_without_headers(pairs: list[tuple[str, str]], request: Request, era: ServerEra) -> ErrorResponse | None:
+    """The -32020 a legacy ``initialize`` gets for the modern headers it lacks (None if it has them)."""
+    sent = {name.lower() for name, _ in pairs}
+    missing = [name for name in (HEADER_PROTOCOL_VERSION, HEADER_METHOD) if name.lower() not in sent]
+    if not missing:
+        return None
+    supported = modern.supported_versions(era)
+    return ErrorResponse(request.id, HEADER_MISMATCH,
+                         f"Header mismatch: {' and '.join(missing)} missing; every request to this server carries "
+                         f"them, and initialize, a legacy handshake, does not exist here: this server speaks "
+                         f"{', '.join(supported)}", {"supported": supported})
 
 
 def _pairs(http: HTTPRequest) -> list[tuple[str, str]]:

@@ -16,6 +16,9 @@ reply is an event stream that ends after the response.
 
 Each SSE event is ``event: message`` plus exactly one ``data:`` line: ``jsonrpc.encode`` never puts
 a newline in its text, and clients (the conformance suite among them) read streams line by line.
+A 2025-11-25 stream opens with a *priming* event, an event id and empty data (transports: the
+server SHOULD send one at once, so that the client has an id to reconnect with); earlier revisions
+never defined it, and 2026-07-28 removed event ids with resumability.
 """
 
 from __future__ import annotations
@@ -58,8 +61,12 @@ class Refusal(Exception):
         self.status, self.code, self.message, self.data = status, code, message, data
         self.request_id, self.headers = request_id, headers
 
-    def response(self) -> HTTPResponse:
-        return json_reply(ErrorResponse(self.request_id, self.code, self.message, self.data), self.status, self.headers)
+    def response(self, *, null_id: bool = False) -> HTTPResponse:
+        """The refusal as an HTTP response; ``null_id``: the revision in force answers an unreadable
+        request with ``"id": null`` (before 2025-11-25; ``jsonrpc.keeps_null_id``), else the id is left out."""
+        error = ErrorResponse(self.request_id, self.code, self.message, self.data,
+                              null_id=null_id and self.request_id is None)
+        return json_reply(error, self.status, self.headers)
 
 
 def json_reply(message: Message, status: int = 200, headers: dict[str, str] | None = None) -> HTTPResponse:
@@ -85,14 +92,16 @@ class Stream:
     With ``keepalive`` (seconds), a quiet stream sends an SSE comment that often, so that a proxy does
     not close a long ``subscriptions/listen`` for being idle; clients ignore comments.
     """
-    __slots__ = ("outbox", "wake", "done", "on_abandon", "keepalive")
+    __slots__ = ("outbox", "wake", "done", "on_abandon", "keepalive", "prime")
 
-    def __init__(self, on_abandon: Callable[[], None] | None = None, keepalive: float | None = None) -> None:
+    def __init__(self, on_abandon: Callable[[], None] | None = None, keepalive: float | None = None,
+                 prime: str | None = None) -> None:
         self.outbox: deque[Message] = deque()
         self.wake = asyncio.Event()
         self.done = False
         self.on_abandon = on_abandon
         self.keepalive = keepalive
+        self.prime = prime  # the event id of a priming event to open the stream with (2025-11-25)
 
     def put(self, message: Message) -> None:
         if not self.done:  # nothing may follow the response
@@ -107,6 +116,8 @@ class Stream:
 
     async def events(self) -> AsyncIterator[bytes]:
         try:
+            if self.prime is not None:
+                yield b"id: " + self.prime.encode("ascii") + b"\ndata: \n\n"
             while True:
                 while self.outbox:
                     yield sse_event(self.outbox.popleft())

@@ -148,10 +148,7 @@ def capabilities(server: Server, conn: Connection) -> dict[str, Any]:
     """The server's capabilities in 2026-07-28: list changes only where ``subscriptions/listen`` works."""
     key = ("capabilities", subscriptions.can_listen(conn.peer))
     if key not in server.memo:  # every request needs them: worked out once per catalogue
-        caps = server.capabilities(MODERN_VERSIONS[-1])
-        server.memo[key] = caps if key[1] else {
-            name: {k: v for k, v in value.items() if k not in ("listChanged", "subscribe")}
-            for name, value in caps.items()}
+        server.memo[key] = server.capabilities(MODERN_VERSIONS[-1], pushes=key[1])
     return server.memo[key]
 
 

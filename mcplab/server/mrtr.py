@@ -72,13 +72,14 @@ def elicitation(message: str, schema: dict[str, Any]) -> InputRequest:
 
 
 def sampling(prompt: str | list[dict[str, Any]], *, max_tokens: int = 100, **params: Any) -> InputRequest:
-    """Ask the client's model (``sampling/createMessage``); ``prompt`` is text or a list of messages."""
+    """Ask the client's model (``sampling/createMessage``); ``prompt`` is text or a list of messages.
+    Sampling is deprecated in 2026-07-28 (SEP-2577)."""
     messages = [{"role": "user", "content": {"type": "text", "text": prompt}}] if isinstance(prompt, str) else prompt
     return InputRequest("sampling/createMessage", {"messages": messages, "maxTokens": max_tokens, **params})
 
 
 def roots() -> InputRequest:
-    """Ask for the client's roots (``roots/list``)."""
+    """Ask for the client's roots (``roots/list``). Roots are deprecated in 2026-07-28 (SEP-2577)."""
     return InputRequest("roots/list")
 
 

@@ -149,6 +149,28 @@ def reflect(fn: Callable, *, skip: type | None = None,
     return input_schema, description, context_param
 
 
+OBJECT_OUTPUT_FROM, OBJECT_OUTPUT_UNTIL = "2025-06-18", "2025-11-25"
+
+
+def check_output_schema(schema: Any, tool: str = "tool") -> None:
+    """ValueError unless every revision that has ``outputSchema`` can carry ``schema``.
+
+    2025-06-18 and 2025-11-25 require an object schema (``"type": "object"`` at the root) and an
+    object ``structuredContent``; 2026-07-28 allows any JSON Schema and any JSON value. A toolkit
+    server speaks every revision, so it registers only what all of them can express (the older
+    revisions drop ``outputSchema`` and send the JSON as text).
+    """
+    if isinstance(schema, dict) and schema.get("type") == "object":
+        return
+    got = f"{type(schema).__name__} {schema!r}" if not isinstance(schema, dict) else \
+        f'a schema with "type": {schema.get("type")!r}' if "type" in schema else "a schema with no \"type\""
+    raise ValueError(f'{tool}: an outputSchema must be a JSON Schema object with "type": "object" at its root: '
+                     f"MCP {OBJECT_OUTPUT_FROM} and {OBJECT_OUTPUT_UNTIL} allow nothing else (server/tools, "
+                     f"\"Output Schema\"), and this server speaks them; got {got}. Wrap the value instead: "
+                     f'{{"type": "object", "properties": {{"result": <your schema>}}, "required": ["result"]}}, '
+                     f'and return {{"result": value}}')
+
+
 HEADER_KEYWORD = "x-mcp-header"
 HEADER_TYPES = ("string", "integer", "boolean")  # spec: primitives only, and not "number"
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 tchar: a header name's characters

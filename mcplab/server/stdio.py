@@ -10,7 +10,8 @@ write anything to stdout that is not an MCP message. This module only moves byte
     stdin ──(event loop)──▶ LineFramer.lines ──▶ decode ──▶ Server.handle ──▶ reply ──▶ stdout
                                                       │ a response ──▶ wakes the tool that asked the client
                                                       └ a framing/decoding error ──▶ its error reply
-                                                        (-32700 with "id": null for a line that is not JSON)
+                                                        (-32700 for a line that is not JSON: no "id" from
+                                                        2025-11-25 on, "id": null before; jsonrpc.py)
 
 * Order: notifications and ``initialize`` are handled inline, in arrival order: they change the
   connection's state, and everything after them must see that change. Every other request runs as
@@ -19,7 +20,9 @@ write anything to stdout that is not an MCP message. This module only moves byte
   has not decided its era, each new task takes its first step before the next line is read: the
   first request that is served decides (modern.py), and a later ``initialize`` must not overtake it.
 * A modern ``subscriptions/listen`` stays open in :meth:`StdioSession.hold` until the client cancels
-  it (no response) or stdin ends (its closing result goes out: spec "subscriptions").
+  it (no response) or the server ends it, when stdin ends or on SIGTERM: its closing result goes out
+  (spec "subscriptions", graceful closure), then ``notifications/cancelled`` naming it, which on stdio
+  is how a server tears a subscription down (2026-07-28 "cancellation").
 * Server→client requests (sampling, elicitation, roots) get ids 1, 2, 3 … and wait for the matching
   response line (``PendingRequests``).
 * Batches (a JSON array on one line) are decoded only in a session that negotiated 2025-03-26, the one
@@ -49,6 +52,7 @@ log = logging.getLogger("mcplab.server.stdio")
 
 EOF_GRACE = 0.5  # seconds running requests get to finish after stdin closes
 CHUNK = 1 << 16
+CANCELLED = "notifications/cancelled"
 
 
 class StdioSession(RunnerPeer):
@@ -97,7 +101,7 @@ class StdioSession(RunnerPeer):
         if isinstance(item, list):
             self._receive_batch(item)
         elif isinstance(item, JSONRPCError):
-            self._write(jsonrpc.error_response(item))
+            self._write(jsonrpc.error_response(item, null_id=jsonrpc.keeps_null_id(self.connection.version)))
         elif isinstance(item, (Response, ErrorResponse)):
             self._resolve(item)
         elif isinstance(item, Notification) or item.method == "initialize":
@@ -166,12 +170,13 @@ class StdioSession(RunnerPeer):
             log.warning("stdout closed (%s); dropping further replies", exc)
             self.broken = True
 
-    async def close(self) -> None:
-        """stdin ended: let running requests finish briefly, then cancel the rest."""
+    async def close(self, why: str = "the client closed stdin") -> None:
+        """The session ends (stdin ended, or the server is stopping): end the subscriptions gracefully,
+        let running requests finish briefly, then cancel the rest."""
         self.closing = True
-        for held in list(self.holds.values()):
-            if not held.done():
-                held.set_result(None)  # a graceful end: each subscription answers before we go
+        ending = [request_id for request_id, held in self.holds.items() if not held.done()]
+        for request_id in ending:
+            self.holds[request_id].set_result(None)  # a graceful end: each subscription answers before we go
         for request_id in list(self.pending):
             waiter = self.pending.discard(request_id)
             if waiter is not None and not waiter.done():
@@ -182,6 +187,9 @@ class StdioSession(RunnerPeer):
             for task in late:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+        for request_id in ending:  # 2026-07-28 "cancellation": the one notifications/cancelled a server sends
+            self._write(Notification(CANCELLED, {"requestId": request_id,
+                                                 "reason": f"the server is stopping: {why}"}))
 
 
 def _watch_stdin(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
@@ -233,11 +241,25 @@ async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: S
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes] = asyncio.Queue()
     _watch_stdin(stdin, loop, chunks)
+    stopping: list[str] = []
+    _on_sigterm(loop, lambda: (stopping.append("SIGTERM"), chunks.put_nowait(b"")))
     session = StdioSession(server, stdout, era)
     framer = jsonrpc.LineFramer()
     while data := await chunks.get():
         for line in framer.lines(data):
             await session.receive(session.decode(line))
-    if framer.pending:
+    if framer.pending and not stopping:
         log.warning("stdin ended inside a message (%d bytes without a newline); ignored", framer.pending)
-    await session.close()
+    await session.close("it received SIGTERM" if stopping else "the client closed stdin")
+
+
+def _on_sigterm(loop: asyncio.AbstractEventLoop, stop: Any) -> None:
+    # SIGTERM is the lifecycle's second step ("basic/lifecycle": close stdin, then SIGTERM): end the
+    # way EOF does, so open subscriptions still get their closing result. Only the main thread of a
+    # loop that can watch signals may install it; elsewhere SIGTERM keeps its default.
+    import signal
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, stop)
+    except (ValueError, RuntimeError, NotImplementedError):
+        pass

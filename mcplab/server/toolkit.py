@@ -41,12 +41,13 @@ import weakref
 from typing import Any, Callable, Iterable
 
 from mcplab.errors import InternalError, InvalidParams, InvalidRequest, JSONRPCError, MethodNotFound
+from mcplab import jsonrpc
 from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, Response
 from mcplab.server import catalogue, modern, subscriptions
 from mcplab.server.catalogue import Completer, Prompt, Resource, ResourceTemplate, Tool
 from mcplab.server.context import Connection, Context, Peer
 from mcplab.server.handlers import REQUESTS
-from mcplab.server.schema import header_parameters, parse_docstring, reflect
+from mcplab.server.schema import check_output_schema, header_parameters, parse_docstring, reflect
 from mcplab.versions import LATEST_LEGACY, Era, ServerEra, at_least
 
 log = logging.getLogger("mcplab.server")
@@ -58,12 +59,20 @@ BEFORE_INITIALIZE = frozenset({"initialize", "ping"})  # MCP lifecycle: nothing 
 
 
 class Server:
-    """A catalogue of tools, resources and prompts, and :meth:`handle` to answer MCP messages."""
+    """A catalogue of tools, resources and prompts, and :meth:`handle` to answer MCP messages.
+
+    It declares only what it really does: ``logging`` only when told (``logging=True``; Logging, like
+    Roots and Sampling, is deprecated in 2026-07-28, SEP-2577), list changes and subscriptions only
+    where the transport can carry them (:meth:`capabilities`).
+    """
 
     def __init__(self, name: str, version: str = "0.1.0", *, title: str | None = None,
-                 instructions: str | None = None, page_size: int = 50, logging: bool = True,
+                 instructions: str | None = None, page_size: int = 50, logging: bool = False,
                  ttl_ms: dict[str, int] | None = None, cache_scope: str = "public",
                  state_key: bytes | None = None) -> None:
+        """``logging=True`` declares the ``logging`` capability, for a server whose tools send log
+        messages (``ctx.info(...)``). Logging is deprecated in 2026-07-28 (SEP-2577, "deprecated
+        features"): a new server logs to stderr instead, so the default declares nothing."""
         self.info = {k: v for k, v in {"name": name, "title": title, "version": version}.items() if v}
         self.instructions = instructions
         self.page_size = page_size
@@ -89,6 +98,8 @@ class Server:
         Without ``schema`` the inputSchema is reflected from the signature and docstring (schema.py).
         """
         def register(f: Callable) -> Callable:
+            if output_schema is not None:
+                check_output_schema(output_schema, name or f.__name__)
             reflected, doc, context_param = reflect(f, skip=Context, types=schema is None)
             params = inspect.signature(f).parameters
             self.add(Tool(name or f.__name__, f, description if description is not None else doc,
@@ -184,19 +195,25 @@ class Server:
                 conn.peer.post(Notification("notifications/resources/updated", {"uri": uri}))
         subscriptions.resource_updated(self.listeners, uri)
 
-    def capabilities(self, version: str) -> dict[str, Any]:
-        """The server capabilities: only what this server really offers, in ``version``'s vocabulary."""
+    def capabilities(self, version: str, *, pushes: bool = True) -> dict[str, Any]:
+        """The server capabilities: only what this server really offers, in ``version``'s vocabulary.
+
+        ``pushes``: can the transport carry a message that answers no request (list changes, resource
+        updates)? stdio can, a legacy HTTP session can on its GET stream, a modern one only on a
+        ``subscriptions/listen`` stream; without, ``listChanged`` and ``subscribe`` are not promised.
+        """
         caps: dict[str, Any] = {}
+        changes = {"listChanged": True} if pushes else {}
         if self.completions_offered() and at_least(version, "2025-03-26"):
             caps["completions"] = {}
         if self.logging:
             caps["logging"] = {}
         if self.prompts:
-            caps["prompts"] = {"listChanged": True}
+            caps["prompts"] = dict(changes)
         if self.resources or self.templates:
-            caps["resources"] = {"subscribe": True, "listChanged": True}
+            caps["resources"] = {"subscribe": True, **changes} if pushes else {}
         if self.tools:
-            caps["tools"] = {"listChanged": True}
+            caps["tools"] = dict(changes)
         return caps
 
     def completions_offered(self) -> bool:
@@ -232,8 +249,8 @@ class Server:
         """
         replies: list[Response | ErrorResponse] = []
         for item in batch:
-            if isinstance(item, JSONRPCError):
-                replies.append(ErrorResponse(item.request_id, item.code, item.message, item.data))
+            if isinstance(item, JSONRPCError):  # batches are 2025-03-26's: an unreadable id is "id": null
+                replies.append(jsonrpc.error_response(item, null_id=True))
             elif isinstance(item, Request) and item.method == "initialize":
                 replies.append(ErrorResponse(item.id, InvalidRequest.code,
                                              "initialize must not be part of a JSON-RPC batch (MCP 2025-03-26)"))

@@ -13,7 +13,8 @@ channel, and a connection is not tied to one task group, which is what lets a no
 it in one cell and use it in the next.
 
 ``receive`` returns a decoded message, or the :class:`~mcplab.errors.JSONRPCError` that a
-frame which did not decode turned into (the client decides what a bad frame means), and
+frame which did not decode turned into (the client decides what a bad frame means), or a
+:class:`StreamEnded` when a modern HTTP reply stream broke before its response, and
 raises :class:`~mcplab.errors.TransportError` (for stdio, :class:`~mcplab.errors.ServerExited`)
 once nothing more can arrive. The stdio transport (``stdio.py``) and the Streamable HTTP one
 (``http.py``) both fit this shape; ``memory.py`` is an in-process pair for unit tests.
@@ -26,11 +27,21 @@ would set itself; a transport without (stdio) ignores them, as the spec allows.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping, Protocol, runtime_checkable
 
 from mcplab.errors import JSONRPCError
-from mcplab.jsonrpc import Message
+from mcplab.jsonrpc import Message, RequestId
 from mcplab.trace import Trace
+
+
+@dataclass(frozen=True)
+class StreamEnded:
+    """What ``receive`` returns when the reply stream of request ``request_id`` ended before its
+    response (Streamable HTTP, 2026-07-28: no resumption, so the request is lost; the client MUST
+    re-issue it with a new id). It is no message: nothing of it crossed the wire."""
+    request_id: RequestId
+    reason: str
 
 
 @runtime_checkable
@@ -48,7 +59,7 @@ class Transport(Protocol):
     async def send_raw(self, line: str) -> None:
         """Send text exactly as given, as one frame (the labs use it to show raw bytes)."""
 
-    async def receive(self) -> Message | JSONRPCError:
+    async def receive(self) -> Message | JSONRPCError | StreamEnded:
         """The next message from the server; raises TransportError once the connection is gone."""
 
     async def close(self) -> None:

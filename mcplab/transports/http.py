@@ -30,8 +30,11 @@ that nobody cancels. In 2026-07-28 closing a request's stream *is* its cancellat
 
 Two facts from the legacy wire turn into headers, because the spec asks the client to echo them:
 the ``Mcp-Session-Id`` of the initialize reply, and the ``protocolVersion`` of the initialize result
-(sent as ``MCP-Protocol-Version`` from 2025-06-18 on). With ``listen=True`` the transport also opens
-the optional GET stream once the session is initialized; a server may answer 405 (no such stream).
+(sent as ``MCP-Protocol-Version`` from 2025-06-18 on). Once the session is initialized the transport
+opens the session's GET stream if the server advertised something only it carries (``listChanged``,
+``resources.subscribe``: messages that answer no request), or always with ``listen=True`` (never
+with ``False``); a server may answer 405 (no such stream). A 404 for a request that named the
+session means the server ended it: :class:`~mcplab.errors.SessionExpired`, and the client starts over.
 
 Every exchange lands in :attr:`HTTPTransport.trace` with its HTTP method, status and headers: the
 request as sent, the JSON body, each SSE event (its ``event``/``id``/``retry`` fields under
@@ -41,6 +44,8 @@ JSON-RPC error answering the request, which then reaches the client as that requ
 trace keeps its status: a 404 with -32601 is how a modern server says "no such method", and a
 dual-era client reads eras from it). A stream that ends before its response but gave an event id
 is resumed: after the ``retry`` delay, ``GET`` with ``Last-Event-ID`` (2025-11-25 "polling").
+2026-07-28 removed resumption: a modern reply stream that ends (or breaks) before its response
+hands :class:`~mcplab.transports.base.StreamEnded` to the client, which sends the request again.
 The event-stream parser is ``mcplab/sse.py``; ``render_http`` (``mcplab/trace_http.py``) prints
 the frames as HTTP text.
 """
@@ -55,10 +60,11 @@ import anyio
 import httpx
 
 from mcplab import jsonrpc
-from mcplab.errors import HTTPStatusError, JSONRPCError, TransportError
+from mcplab.errors import HTTPStatusError, JSONRPCError, SessionExpired, TransportError
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from mcplab.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
+from mcplab.transports.base import StreamEnded
 from mcplab.trace_http import render_http
 from mcplab.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
 
@@ -73,8 +79,11 @@ CANCELLED = "notifications/cancelled"
 
 
 def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-         listen: bool = False) -> HTTPTransport:
-    """A transport that POSTs to the Streamable HTTP endpoint at ``url`` (``listen``: also open the GET stream).
+         listen: bool | None = None) -> HTTPTransport:
+    """A transport that POSTs to the Streamable HTTP endpoint at ``url``.
+
+    ``listen``: open the legacy session's GET stream always (True), never (False), or when the server
+    advertises something only that stream carries (None, the default).
 
     >>> http("http://127.0.0.1:8000/mcp").url
     'http://127.0.0.1:8000/mcp'
@@ -92,12 +101,14 @@ def _on_this_machine(url: str) -> bool:
 class _Stream:
     """An open event stream: the reply it is (POST, or a GET), the request it answers, its reader task."""
 
-    def __init__(self, response: httpx.Response, request_id: RequestId | None) -> None:
+    def __init__(self, response: httpx.Response, request_id: RequestId | None, modern: bool = False) -> None:
         self.response = response
         self.request_id = request_id
+        self.modern = modern    # a 2026-07-28 reply: not resumable; if it breaks, the request is sent again
         self.parser = SSEParser()
         self.answered = False
         self.recorded = False   # the first frame of a response carries its status and headers
+        self.last_id_shown: str | None = None
         self.reader: _Task | None = None
 
 
@@ -135,7 +146,7 @@ class HTTPTransport:
     channel = "http"
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-                 listen: bool = False) -> None:
+                 listen: bool | None = None) -> None:
         self.url = url
         self.trace = Trace()
         self.session_id: str | None = None
@@ -150,6 +161,7 @@ class HTTPTransport:
         self._streams: list[_Stream] = []
         self._failure: TransportError | None = None
         self._initialize_id: RequestId | None = None
+        self._advertised: dict[str, Any] = {}  # the server capabilities of the initialize result
         self._closed = False
 
     async def open(self) -> None:
@@ -188,8 +200,15 @@ class HTTPTransport:
             await self._cancel(message)
             return
         await self._post(jsonrpc.encode(message), message, headers)
-        if self.listen and isinstance(message, Notification) and message.method == "notifications/initialized":
+        if isinstance(message, Notification) and message.method == "notifications/initialized" and self._listens():
             await self._get()
+
+    def _listens(self) -> bool:
+        """Open the session's GET stream? As told, or if the server advertised a message only it carries."""
+        if self.listen is not None:
+            return self.listen
+        return any(isinstance(c, dict) and (c.get("listChanged") is True or c.get("subscribe") is True)
+                   for c in self._advertised.values())
 
     async def send_raw(self, line: str, *, headers: Mapping[str, str] | None = None) -> None:
         """POST ``line`` as the body exactly as given (it may be invalid: that is the point)."""
@@ -214,16 +233,20 @@ class HTTPTransport:
         request = client.build_request("POST", self.url, content=raw.encode("utf-8"), headers=headers)
         self.trace.record("c2s", "http", raw, message, http=_head(request))
         # A session belongs to the legacy era: a 2026-07-28 exchange never starts one, whatever the reply says.
-        response = await self._exchange(client, request, sessions=not _is_modern(extra))
+        modern = _is_modern(extra)
+        sent_session = headers.get(HEADER_SESSION_ID)
+        response = await self._exchange(client, request, sessions=not modern)
         request_id = message.id if isinstance(message, Request) else None
         if response.status_code < 300 and _media_type(response) == SSE_TYPE:
-            self._read_events(response, request_id)
+            self._read_events(response, request_id, modern=modern)
             return
         body = await self._body(response)
         parsed = _decode(body) if body.strip() else None
         self.trace.record("s2c", "http", body, parsed, http=_head(response))
         if response.status_code == 202 or (response.status_code < 300 and not isinstance(message, Request)):
             return
+        if response.status_code == 404 and sent_session is not None and not modern:
+            raise self._session_expired(response, body)  # the session is over, whatever the body says
         if response.status_code < 300 and _media_type(response) == JSON_TYPE and parsed is not None:
             self._deliver(parsed)
             return
@@ -243,7 +266,12 @@ class HTTPTransport:
         self.trace.record("c2s", "http", "", None, http=_head(request))
         response = await self._exchange(client, request)
         if response.status_code == 200 and _media_type(response) == SSE_TYPE:
-            self._read_events(response, request_id, last_event_id)
+            standalone = last_event_id is None
+            if standalone:
+                # The standalone stream may stay silent for the whole session: its 200 goes in the
+                # trace now, right after the GET, not with a first event that may never come.
+                self.trace.record("s2c", "http", "", None, http=_head(response))
+            self._read_events(response, request_id, last_event_id, recorded=standalone)
             return True
         body = await self._body(response)  # 405: this server offers no such stream, which is allowed
         self.trace.record("s2c", "http", body, _decode(body) if body.strip() else None, http=_head(response))
@@ -267,22 +295,30 @@ class HTTPTransport:
         finally:
             await response.aclose()
 
+    def _session_expired(self, response: httpx.Response, body: str) -> SessionExpired:
+        self.session_id = None  # the spec: start over with a fresh initialize, without the old id
+        self._advertised = {}
+        return SessionExpired(f"{response.request.method} {self.url}: the server ended this session (404); a new "
+                              f"session starts with initialize\n{body[:500]}".rstrip(), status=response.status_code,
+                              body=body, headers=dict(response.headers))
+
     def _status_error(self, response: httpx.Response, body: str) -> HTTPStatusError:
         status = response.status_code
         if status == 404 and self.session_id is not None:
-            self.session_id = None  # the spec: start over with a fresh initialize, without the old id
-            what = "the server ended this session (404); connect again to start a new one"
-        elif status < 300:
+            return self._session_expired(response, body)
+        if status < 300:
             what = f"expected {JSON_TYPE} or {SSE_TYPE}, got {response.headers.get('content-type')!r}"
         else:
             what = f"{status} {response.reason_phrase}"
         return HTTPStatusError(f"{response.request.method} {self.url}: {what}\n{body[:500]}".rstrip(), status=status,
                                body=body, headers=dict(response.headers))
 
-    def _deliver(self, message: jsonrpc.Message | JSONRPCError) -> None:
+    def _deliver(self, message: jsonrpc.Message | JSONRPCError | StreamEnded) -> None:
         if (isinstance(message, Response) and message.id == self._initialize_id
                 and isinstance(message.result, dict) and message.result.get("protocolVersion") in LEGACY_VERSIONS):
             self.protocol_version = message.result["protocolVersion"]
+            advertised = message.result.get("capabilities")
+            self._advertised = advertised if isinstance(advertised, dict) else {}
         self._inbox.append(message)
         self._arrived.set()
 
@@ -292,7 +328,7 @@ class HTTPTransport:
         return self._client
 
     # --- receiving -----------------------------------------------------------------------------------
-    async def receive(self) -> jsonrpc.Message | JSONRPCError:
+    async def receive(self) -> jsonrpc.Message | JSONRPCError | StreamEnded:
         while not self._inbox:
             if self._failure is not None:
                 raise TransportError(str(self._failure))
@@ -302,16 +338,19 @@ class HTTPTransport:
         return self._inbox.popleft()
 
     def _read_events(self, response: httpx.Response, request_id: RequestId | None,
-                     last_event_id: str | None = None) -> None:
-        stream = _Stream(response, request_id)
-        stream.parser.last_id = last_event_id
+                     last_event_id: str | None = None, *, modern: bool = False, recorded: bool = False) -> None:
+        stream = _Stream(response, request_id, modern)
+        stream.recorded = recorded
+        stream.parser.last_id = stream.last_id_shown = last_event_id
         stream.reader = _Task(lambda: self._reader(stream))
         self._streams.append(stream)
         stream.reader.start()
 
     async def _reader(self, stream: _Stream) -> None:
-        """Take the stream's events as they come; resume it if it ends early; never raise."""
+        """Take the stream's events as they come; resume it (legacy) or report it (modern) if it ends
+        early; never raise."""
         chunks = stream.response.aiter_bytes()
+        broke = "it ended"
         try:
             async for chunk in chunks:
                 for event in stream.parser.feed(chunk):
@@ -326,14 +365,20 @@ class HTTPTransport:
                         for event in stream.parser.feed(chunk):
                             self._event(stream, event)
         except Exception as exc:  # nobody awaits this task: whatever went wrong, the next receive() says so
-            self._fail(TransportError(f"the event stream from {self.url} broke: {type(exc).__name__}: {exc}"))
-            return
+            if not stream.modern or stream.request_id is None or stream.answered:
+                self._fail(TransportError(f"the event stream from {self.url} broke: {type(exc).__name__}: {exc}"))
+                return
+            broke = f"it broke: {type(exc).__name__}: {exc}"  # one request is lost, not the connection
         finally:
             self._streams.remove(stream)
             with anyio.CancelScope(shield=True):
                 await stream.response.aclose()
         if not stream.recorded:
             self.trace.record("s2c", "http", "", None, http=_head(stream.response))
+        if stream.modern:  # 2026-07-28: no resumption; the client sends the request again
+            if not stream.answered and stream.request_id is not None:
+                self._deliver(StreamEnded(stream.request_id, f"its response stream {broke} before the response"))
+            return
         resumable = stream.request_id is not None and stream.parser.last_id is not None
         if stream.answered or not resumable:
             return  # a request left without its answer times out in the client
@@ -347,7 +392,11 @@ class HTTPTransport:
         head = _head(stream.response)
         if stream.recorded:
             head["headers"] = {}  # the headers went with the first event of this response
-        head["sse"] = {k: v for k, v in (("event", event.event), ("id", event.id), ("retry", event.retry))
+        # An event's id is the stream's last id (SSE keeps it until a new one comes); the trace shows it
+        # on the event that set it only, as it was on the wire.
+        new_id = event.id if event.id != stream.last_id_shown else None
+        stream.last_id_shown = event.id
+        head["sse"] = {k: v for k, v in (("event", event.event), ("id", new_id), ("retry", event.retry))
                        if v is not None}
         stream.recorded = True
         parsed = _decode(event.data) if event.data.strip() else None
