@@ -1,0 +1,367 @@
+"""A classroom on JupyterHub, for real and measured: students log in, get the course, run a lab at once.
+
+    python bench/classroom.py                      # 5, 10, 20, 30 students, Lab 02; a table and JSON
+    python bench/classroom.py --students 3,8 --lab labs/00_start_here.ipynb
+
+Theory of operation
+-------------------
+:class:`Hub` starts JupyterHub with the shipped ``deploy/jupyterhub/jupyterhub_config.py`` and sets,
+on top, only what a run on one machine needs: 127.0.0.1 and free ports, the trial log-in (any name,
+homes in a folder of the run), a service token for the REST API, and ``--allow-root`` when run as
+root. Its configurable-http-proxy comes from npm (``.node/`` or PATH).
+
+For each student, :func:`start_student` creates the user and starts their server through the REST
+API (the shipped start command copies the course into their home first); :func:`run_lab` opens the
+lab as JupyterLab does (a session, so the kernel's working folder is the notebook's), runs every
+code cell in order through the kernel's websocket, timing each, then stops the kernel. All students
+run at once. :func:`processes` reads /proc: every process a student's server started carries the
+marker in its environment, so the server, its kernel and the MCP servers the lab starts are counted
+and weighed (resident memory, peak over the run) per student, and anything left behind is found.
+
+``tests/test_jupyterhub.py`` uses the same pieces with 3 students; this script finds how far one
+machine goes: the largest class with no cell over :data:`CELL_BUDGET` seconds, and what stopped it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "deploy" / "jupyterhub" / "jupyterhub_config.py"
+MARK = "MCPLAB_CLASSROOM_MARK"
+CELL_BUDGET = 15.0  # seconds: no student waits longer for one cell
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def proxy_command() -> str | None:
+    """configurable-http-proxy from the checkout's .node/ (what `make test` installs), else PATH."""
+    local = ROOT / ".node" / "node_modules" / ".bin" / "configurable-http-proxy"
+    return str(local) if local.is_file() else shutil.which("configurable-http-proxy")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+OVERLAY = """
+c = get_config()
+load_subconfig({shipped!r})
+c.JupyterHub.ip = c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.port = {port}
+c.JupyterHub.hub_port = {hub_port}
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
+c.ConfigurableHTTPProxy.command = [{proxy!r}]
+c.ConfigurableHTTPProxy.pid_file = {work!r} + "/proxy.pid"
+c.JupyterHub.db_url = "sqlite:///" + {work!r} + "/jupyterhub.sqlite"
+c.JupyterHub.cookie_secret_file = {work!r} + "/cookie_secret"
+c.JupyterHub.authenticator_class = "dummy"
+c.JupyterHub.spawner_class = "simple"
+c.Authenticator.allow_all = True
+c.SimpleLocalProcessSpawner.home_dir_template = {work!r} + "/home/{{username}}"
+c.JupyterHub.services = [{{"name": "teacher", "api_token": {token!r}}}]
+c.JupyterHub.load_roles = [{{"name": "teacher", "services": ["teacher"],
+                             "scopes": ["admin:users", "admin:servers", "access:servers"]}}]
+c.Spawner.environment = {{{mark!r}: {mark_value!r}}}
+c.Spawner.args = {args!r}
+c.Spawner.start_timeout = c.Spawner.http_timeout = 300
+c.JupyterHub.log_level = "WARN"
+"""
+
+
+class Hub:
+    """JupyterHub and its proxy on 127.0.0.1, for the length of a ``with`` block."""
+
+    def __init__(self, work: Path, proxy: str) -> None:
+        self.work = work
+        self.token = secrets.token_hex(24)
+        self.mark = uuid.uuid4().hex
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = work / "jupyterhub.log"
+        args = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+        (work / "home").mkdir(parents=True, exist_ok=True)
+        self.config = work / "jupyterhub_config.py"
+        self.config.write_text(OVERLAY.format(
+            shipped=str(SHIPPED), port=self.port, hub_port=_free_port(), proxy_api_port=_free_port(), proxy=proxy,
+            work=str(work), token=self.token, mark=MARK, mark_value=self.mark, args=args), encoding="utf-8")
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> Hub:
+        hub = Path(sys.executable).with_name("jupyterhub")
+        env = {**os.environ, MARK: self.mark}  # the hub and its proxy carry the mark too
+        self.process = subprocess.Popen([str(hub), "-f", str(self.config)], cwd=self.work, env=env,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=self.log.open("wb"))
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"jupyterhub exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                if httpx.get(f"{self.url}/hub/api/", timeout=2, trust_env=False).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"jupyterhub did not answer within 60 s:\n{self.log_tail()}")
+            time.sleep(0.2)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def stop(self) -> list[int]:
+        """Stop the hub (it stops the students' servers and its proxy); kill and return whatever of ours is left."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        left = [p.pid for p in processes(self.mark)]
+        for pid in left:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        return left
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def client(self):
+        import httpx
+
+        return httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"token {self.token}"},
+                                 timeout=300, trust_env=False)
+
+
+# --- processes, from /proc ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    ppid: int
+    user: str          # JUPYTERHUB_USER of the process, "" for the hub and its proxy
+    rss: int           # bytes
+    cmdline: str
+
+
+def processes(mark: str) -> list[Proc]:
+    """Every live process whose environment carries ``MARK=mark`` (zombies have none)."""
+    found = []
+    needle = f"{MARK}={mark}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            if needle not in environ:
+                continue
+            stat = (entry / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            user = next((v[len(b"JUPYTERHUB_USER="):].decode() for v in environ if v.startswith(b"JUPYTERHUB_USER=")), "")
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            found.append(Proc(int(entry.name), int(fields[1]), user, int(fields[21]) * PAGE, cmdline))
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+    return found
+
+
+def by_student(mark: str) -> dict[str, dict[str, int]]:
+    """Per student: the single-user server's memory, the rest (kernel and the MCP servers it started), counts."""
+    procs = [p for p in processes(mark) if p.user]
+    pids = {p.pid for p in procs}
+    out: dict[str, dict[str, int]] = {}
+    for p in procs:
+        row = out.setdefault(p.user, {"server_rss": 0, "kernel_rss": 0, "processes": 0, "mcp_servers": 0})
+        row["processes"] += 1
+        if p.ppid not in pids:  # the root of the student's tree: the single-user server
+            row["server_rss"] += p.rss
+        else:
+            row["kernel_rss"] += p.rss
+            row["mcp_servers"] += "ipykernel" not in p.cmdline
+    return out
+
+
+# --- one student -------------------------------------------------------------------------------
+
+async def start_student(client, name: str) -> float:
+    """Create the user and start their server; return the seconds until it answered."""
+    began = time.monotonic()
+    reply = await client.post(f"/hub/api/users/{name}")
+    if reply.status_code not in (201, 409):
+        raise RuntimeError(f"creating {name}: HTTP {reply.status_code} {reply.text}")
+    reply = await client.post(f"/hub/api/users/{name}/server")
+    if reply.status_code not in (201, 202):
+        raise RuntimeError(f"starting {name}'s server: HTTP {reply.status_code} {reply.text}")
+    while True:
+        model = (await client.get(f"/hub/api/users/{name}")).json()
+        server = model.get("servers", {}).get("")
+        if server and server.get("ready"):
+            return time.monotonic() - began
+        if not model.get("pending") and not server:
+            raise RuntimeError(f"{name}'s server did not start: {model}")
+        await asyncio.sleep(0.25)
+
+
+@dataclass
+class LabRun:
+    student: str
+    cell_seconds: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)  # the text each cell printed or returned
+
+
+async def run_lab(hub: Hub, client, name: str, lab: str, extra: tuple[str, ...] = (), stop: bool = True) -> LabRun:
+    """Open ``lab`` (a path under the course) in a new kernel of ``name``'s, run its code cells and ``extra``."""
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    notebook = (await client.get(f"/user/{name}/api/contents/{lab}")).json()
+    cells = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+             for c in notebook["content"]["cells"] if c["cell_type"] == "code"]
+    reply = await client.post(f"/user/{name}/api/sessions", json={
+        "path": lab, "type": "notebook", "name": Path(lab).name, "kernel": {"name": "python3"}})
+    if reply.status_code != 201:
+        raise RuntimeError(f"{name}: opening {lab}: HTTP {reply.status_code} {reply.text}")
+    session = reply.json()
+    run = LabRun(name)
+    session_id = uuid.uuid4().hex
+    url = f"ws://127.0.0.1:{hub.port}/user/{name}/api/kernels/{session['kernel']['id']}/channels?session_id={session_id}"
+    socket_ = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {hub.token}"}))
+    try:
+        for code in [*cells, *extra]:
+            began = time.monotonic()
+            text, error = await _execute(socket_, session_id, code)
+            run.cell_seconds.append(time.monotonic() - began)
+            run.outputs.append(text)
+            if error:
+                run.errors.append(error)
+    finally:
+        socket_.close()
+        if stop:
+            await client.delete(f"/user/{name}/api/sessions/{session['id']}")
+            await client.delete(f"/user/{name}/api/kernels/{session['kernel']['id']}")
+    return run
+
+
+async def _execute(socket_, session_id: str, code: str) -> tuple[str, str]:
+    """Send one execute_request; collect what it printed until the kernel is idle again."""
+    msg_id = uuid.uuid4().hex
+    await socket_.write_message(json.dumps({
+        "header": {"msg_id": msg_id, "msg_type": "execute_request", "session": session_id, "username": "teacher",
+                   "version": "5.3", "date": ""},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                    "allow_stdin": False, "stop_on_error": True}}))
+    text, error, replied, idle = [], "", False, False
+    while not (replied and idle):
+        raw = await socket_.read_message()
+        if raw is None:
+            return "".join(text), "the kernel's websocket closed"
+        message = json.loads(raw)
+        if message.get("parent_header", {}).get("msg_id") != msg_id:
+            continue
+        kind, content = message["msg_type"], message["content"]
+        if kind == "stream":
+            text.append(content["text"])
+        elif kind in ("execute_result", "display_data"):
+            text.append(content.get("data", {}).get("text/plain", "") + "\n")
+        elif kind == "error":
+            error = f"{content['ename']}: {content['evalue']}"
+        elif kind == "execute_reply":
+            replied = True
+            if content["status"] != "ok" and not error:
+                error = content.get("ename", content["status"])
+        elif kind == "status" and content["execution_state"] == "idle":
+            idle = True
+    return "".join(text), error
+
+
+# --- the measurement ----------------------------------------------------------------------------
+
+async def _class_of(hub: Hub, count: int, lab: str, offset: int) -> dict:
+    names = [f"student{offset + i:03d}" for i in range(count)]
+    peaks: dict[str, dict[str, int]] = {}
+    done = asyncio.Event()
+
+    async def sample() -> None:
+        while not done.is_set():
+            for student, row in by_student(hub.mark).items():
+                peak = peaks.setdefault(student, dict(row))
+                for key, value in row.items():
+                    peak[key] = max(peak[key], value)
+            await asyncio.sleep(0.25)
+
+    async with hub.client() as client:
+        sampler = asyncio.ensure_future(sample())
+        try:
+            began = time.monotonic()
+            startup = await asyncio.gather(*(start_student(client, n) for n in names))
+            ready = time.monotonic() - began
+            began = time.monotonic()
+            runs = await asyncio.gather(*(run_lab(hub, client, n, lab) for n in names))
+            lab_seconds = time.monotonic() - began
+        finally:
+            done.set()
+            await sampler
+        await asyncio.gather(*(client.delete(f"/hub/api/users/{n}/server") for n in names))
+    cells = [s for r in runs for s in r.cell_seconds]
+    mine = [peaks.get(n, {}) for n in names]
+    return {"students": count, "all_ready_s": round(ready, 1), "slowest_start_s": round(max(startup), 1),
+            "lab_wall_s": round(lab_seconds, 1), "slowest_cell_s": round(max(cells), 2),
+            "cells_over_budget": sum(s > CELL_BUDGET for s in cells), "errors": sum(len(r.errors) for r in runs),
+            "server_mib": round(sum(p.get("server_rss", 0) for p in mine) / len(mine) / 2**20, 1),
+            "kernel_and_mcp_peak_mib": round(sum(p.get("kernel_rss", 0) for p in mine) / len(mine) / 2**20, 1),
+            "mcp_servers_peak": max(p.get("mcp_servers", 0) for p in mine)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", default="5,10,20,30", help="class sizes to try in turn (default 5,10,20,30)")
+    parser.add_argument("--lab", default="labs/02_handshake.ipynb", help="the lab every student runs")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "classroom.json")
+    args = parser.parse_args(argv)
+    proxy = proxy_command()
+    if proxy is None:
+        raise SystemExit("classroom: configurable-http-proxy is not installed (make test puts it in .node/)")
+    import tempfile
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="mcplab-classroom-") as work, Hub(Path(work), proxy) as hub:
+        offset = 0
+        for count in [int(n) for n in args.students.split(",")]:
+            row = asyncio.run(_class_of(hub, count, args.lab, offset))
+            offset += count
+            results.append(row)
+            print(json.dumps(row), flush=True)
+            if row["cells_over_budget"] or row["errors"]:
+                break  # this size is past what the machine serves: larger ones only get worse
+        left = hub.stop()
+    report = {"cpus": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+                                                          / 2**30, 1), "lab": args.lab, "runs": results,
+              "left_behind": len(left)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print(f"classroom: wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
