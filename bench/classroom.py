@@ -35,13 +35,15 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "deploy" / "jupyterhub" / "jupyterhub_config.py"
 MARK = "MCPLAB_CLASSROOM_MARK"
 CELL_BUDGET = 15.0  # seconds: no student waits longer for one cell
+OPEN_TIMEOUT = 180.0  # seconds to open a notebook's kernel before the student counts as failed
+CELL_TIMEOUT = 120.0  # seconds before a cell counts as hung
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -223,6 +225,7 @@ async def start_student(client, name: str) -> float:
 @dataclass
 class LabRun:
     student: str
+    open_seconds: float = 0.0  # from asking for the notebook's kernel to its first cell being sendable
     cell_seconds: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)  # the text each cell printed or returned
@@ -233,6 +236,7 @@ async def run_lab(hub: Hub, client, name: str, lab: str, extra: tuple[str, ...] 
     from tornado.httpclient import HTTPRequest
     from tornado.websocket import websocket_connect
 
+    began = time.monotonic()
     notebook = (await client.get(f"/user/{name}/api/contents/{lab}")).json()
     cells = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
              for c in notebook["content"]["cells"] if c["cell_type"] == "code"]
@@ -244,11 +248,16 @@ async def run_lab(hub: Hub, client, name: str, lab: str, extra: tuple[str, ...] 
     run = LabRun(name)
     session_id = uuid.uuid4().hex
     url = f"ws://127.0.0.1:{hub.port}/user/{name}/api/kernels/{session['kernel']['id']}/channels?session_id={session_id}"
-    socket_ = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {hub.token}"}))
+    socket_ = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {hub.token}"},
+                                                  connect_timeout=OPEN_TIMEOUT, request_timeout=OPEN_TIMEOUT))
+    run.open_seconds = time.monotonic() - began
     try:
         for code in [*cells, *extra]:
             began = time.monotonic()
-            text, error = await _execute(socket_, session_id, code)
+            try:
+                text, error = await asyncio.wait_for(_execute(socket_, session_id, code), CELL_TIMEOUT)
+            except asyncio.TimeoutError:
+                text, error = "", f"no answer within {CELL_TIMEOUT:g} s"
             run.cell_seconds.append(time.monotonic() - began)
             run.outputs.append(text)
             if error:
@@ -313,20 +322,27 @@ async def _class_of(hub: Hub, count: int, lab: str, offset: int) -> dict:
         sampler = asyncio.ensure_future(sample())
         try:
             began = time.monotonic()
-            startup = await asyncio.gather(*(start_student(client, n) for n in names))
+            startup = await asyncio.gather(*(start_student(client, n) for n in names), return_exceptions=True)
             ready = time.monotonic() - began
+            started = [n for n, r in zip(names, startup) if not isinstance(r, BaseException)]
             began = time.monotonic()
-            runs = await asyncio.gather(*(run_lab(hub, client, n, lab) for n in names))
+            outcomes = [r for r in startup if isinstance(r, BaseException)]
+            outcomes += await asyncio.gather(*(run_lab(hub, client, n, lab) for n in started), return_exceptions=True)
             lab_seconds = time.monotonic() - began
         finally:
             done.set()
             await sampler
-        await asyncio.gather(*(client.delete(f"/hub/api/users/{n}/server") for n in names))
-    cells = [s for r in runs for s in r.cell_seconds]
+        await asyncio.gather(*(client.delete(f"/hub/api/users/{n}/server") for n in names), return_exceptions=True)
+    runs = [r for r in outcomes if isinstance(r, LabRun)]
+    failed = [f"{type(r).__name__}: {r}".splitlines()[0] for r in outcomes if not isinstance(r, LabRun)]
+    cells = [s for r in runs for s in r.cell_seconds] or [float("nan")]
     mine = [peaks.get(n, {}) for n in names]
-    return {"students": count, "all_ready_s": round(ready, 1), "slowest_start_s": round(max(startup), 1),
-            "lab_wall_s": round(lab_seconds, 1), "slowest_cell_s": round(max(cells), 2),
-            "cells_over_budget": sum(s > CELL_BUDGET for s in cells), "errors": sum(len(r.errors) for r in runs),
+    return {"students": count, "all_ready_s": round(ready, 1), "slowest_start_s": round(max([t for t in startup if isinstance(t, float)] or [0]), 1),
+            "lab_wall_s": round(lab_seconds, 1), "slowest_open_s": round(max([r.open_seconds for r in runs] or [0]), 1),
+            "slowest_cell_s": round(max(cells), 2), "cells_over_budget": sum(s > CELL_BUDGET for s in cells),
+            "slowest_cells": sorted({i + 1 for r in runs for i, s in enumerate(r.cell_seconds) if s > CELL_BUDGET / 3}),
+            "errors": sum(len(r.errors) for r in runs) + len(failed), "failures": sorted(set(failed))[:3],
+            "error_samples": sorted({e for r in runs for e in r.errors})[:3],
             "server_mib": round(sum(p.get("server_rss", 0) for p in mine) / len(mine) / 2**20, 1),
             "kernel_and_mcp_peak_mib": round(sum(p.get("kernel_rss", 0) for p in mine) / len(mine) / 2**20, 1),
             "mcp_servers_peak": max(p.get("mcp_servers", 0) for p in mine)}

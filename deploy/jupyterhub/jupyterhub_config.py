@@ -48,8 +48,9 @@ c.Spawner.cmd = [
 c.Spawner.notebook_dir = f"~/{COURSE}"
 c.Spawner.default_url = "/lab/tree/labs/00_start_here.ipynb"
 
-# A kernel and the servers of one lab take about 150 MiB; the single-user server 130 MiB more.
-# Container spawners enforce these; local processes only report them.
+# Measured (bench/classroom.py): a student's single-user server ~150 MiB, their kernel with the MCP
+# server a lab runs ~100 MiB at its peak; 1 GiB leaves room for their own code. Container spawners
+# enforce these limits; local processes only see them as MEM_LIMIT / CPU_LIMIT in their environment.
 c.Spawner.mem_limit = "1G"
 c.Spawner.cpu_limit = 1.0
 

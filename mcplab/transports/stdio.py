@@ -44,7 +44,7 @@ import anyio
 from mcplab import jsonrpc, portable
 from mcplab.errors import JSONRPCError, ServerExited, TransportError
 from mcplab.trace import Trace
-from mcplab.transports.pipes import CHUNK, ThreadedPipe, WatchedPipe, WriteStalled
+from mcplab.transports.pipes import ThreadedPipe, WatchedPipe, WriteStalled
 
 __all__ = ["StdioTransport", "stdio"]
 
