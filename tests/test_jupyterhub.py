@@ -16,7 +16,8 @@ import pytest
 from conftest import ROOT, need
 
 sys.path.insert(0, str(ROOT / "bench"))
-import classroom  # noqa: E402  (bench/classroom.py: the hub and the students, shared with the measurement)
+import classroom  # noqa: E402  (bench/classroom.py: the students, shared with the measurement)
+import classroom_hub as hubs  # noqa: E402  (bench/classroom_hub.py: JupyterHub, the students' processes)
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.http]
 STUDENTS = 3
@@ -25,16 +26,16 @@ LAB = "labs/02_handshake.ipynb"
 LEFT_OPEN = ('held = await Client(stdio(WEATHER)).connect()\nprint("held open:", held.server_info["name"])',)
 
 
-async def _processes_settle(hub: classroom.Hub, name: str, expected: int, within: float) -> int:
+async def _processes_settle(hub: hubs.Hub, name: str, expected: int, within: float) -> int:
     deadline = time.monotonic() + within
     while True:
-        count = classroom.by_student(hub.mark).get(name, {}).get("processes", 0)
+        count = hubs.by_student(hub.mark).get(name, {}).get("processes", 0)
         if count == expected or time.monotonic() > deadline:
             return count
         await asyncio.sleep(0.2)
 
 
-async def _classroom(hub: classroom.Hub) -> None:
+async def _classroom(hub: hubs.Hub) -> None:
     names = [f"student{i}" for i in range(STUDENTS)]
     async with hub.client() as client:
         await asyncio.gather(*(classroom.start_student(client, name) for name in names))
@@ -53,7 +54,7 @@ async def _classroom(hub: classroom.Hub) -> None:
             printed = "".join(run.outputs)
             assert "agreed version:      2024-11-05" in printed and "held open: weather" in printed
 
-        before = classroom.by_student(hub.mark)
+        before = hubs.by_student(hub.mark)
         for name in names:  # the single-user server, the kernel, and the weather server held open
             assert before[name]["processes"] >= 3 and before[name]["mcp_servers"] >= 1, before[name]
         sessions = {name: (await client.get(f"/user/{name}/api/sessions")).json() for name in names}
@@ -62,15 +63,15 @@ async def _classroom(hub: classroom.Hub) -> None:
             reply = await client.delete(f"/user/{name}/api/sessions/{opened[0]['id']}")
             assert reply.status_code == 204
         for name in names:  # only the single-user server stays: the kernel and its MCP server are gone
-            assert await _processes_settle(hub, name, 1, within=15) == 1, classroom.by_student(hub.mark)
+            assert await _processes_settle(hub, name, 1, within=15) == 1, hubs.by_student(hub.mark)
 
 
 def test_three_students_run_a_lab_at_once_on_jupyterhub(tmp_path):
     need(importlib.util.find_spec("jupyterhub") is not None, "JupyterHub is not installed (the test extra has it)")
-    proxy = classroom.proxy_command()
+    proxy = hubs.proxy_command()
     need(proxy is not None, "configurable-http-proxy is not installed (make test puts it in .node/)")
     work = Path(tmp_path)
-    with classroom.Hub(work, proxy) as hub:
+    with hubs.Hub(work, proxy) as hub:
         try:
             asyncio.run(_classroom(hub))
         except BaseException:
