@@ -7,7 +7,8 @@ and writes them through one of two classes with the same verbs:
 
     read_now()       the bytes that have arrived, b"" at end of file, None when nothing has yet
     wait_readable()  return when read_now() has something to say
-    write_all(data)  write every byte, waiting while the pipe is full
+    write_all(data, stall)  write every byte, waiting while the pipe is full (WriteStalled after
+                     ``stall`` seconds with half a message out)
     close()          give the descriptor up (a task waiting on it gets ClosedResourceError)
 
 * :class:`WatchedPipe` (POSIX, on asyncio and trio alike): the descriptor is non-blocking, reading
