@@ -27,11 +27,13 @@ lab: $(VENV)/.lab-installed
 
 # The npm peers the interop tests talk to, kept inside the checkout (.node/, git-ignored), and the
 # official conformance suite with the Node it needs: every conformance release crashes on Node 20, so
-# node@22 is installed beside it (tests put .node/node_modules/.bin first on PATH when they run it).
+# node@22 is installed beside it (tests put .node/node_modules/.bin first on PATH when they run it);
+# and JupyterHub's proxy for the classroom test (tests/test_jupyterhub.py).
 NODE_PACKAGES := @modelcontextprotocol/server-filesystem@2026.8.31 \
                  @modelcontextprotocol/server-everything@2026.8.31 \
                  node@22.23.3 \
-                 @modelcontextprotocol/conformance@0.2.0-alpha.12
+                 @modelcontextprotocol/conformance@0.2.0-alpha.12 \
+                 configurable-http-proxy@5.3.0
 $(NODE_DIR)/.installed: Makefile
 	npm install --prefix $(NODE_DIR) --save-exact --no-audit --no-fund --loglevel=error $(NODE_PACKAGES)
 	touch $@

@@ -1,9 +1,9 @@
 """The ``mcplab`` command: open the labs, start a bundled server, poke at any MCP server.
 
-    mcplab lab                          JupyterLab on labs/
+    mcplab lab [--dir DIR] [--copy-only] JupyterLab on labs/ (a clone) or on a copy of the course (a wheel)
     mcplab serve weather|files|conformance [server flags]
-    mcplab inspect (--stdio "CMD" | --url URL) [--era ...] [--version V] [--trace-jsonl FILE]
-    mcplab call    (--stdio "CMD" | --url URL) METHOD [JSON-PARAMS] [same options]
+    mcplab inspect (--stdio "CMD" | --url URL | --server NAME) [--era ...] [--version V] [--trace-jsonl FILE]
+    mcplab call    (--stdio "CMD" | --url URL | --server NAME) METHOD [JSON-PARAMS] [same options]
     mcplab demo                         the whole tour in the terminal
 
 Each subcommand imports what it needs only when it runs, so ``mcplab --help`` is instant.
@@ -25,36 +25,41 @@ import json
 import os
 import runpy
 import shutil
+import subprocess
 import sys
 import unicodedata
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-SERVERS = ("weather", "files", "conformance")
-
-
-def servers_dir() -> Path:
-    """The bundled servers live beside the package in a checkout (``servers/``)."""
-    path = REPO / "servers"
-    if not path.is_dir():
-        raise SystemExit("mcplab: the bundled servers are not here; mcplab runs from a checkout "
-                         "of its repository (pip install -e .)")
-    return path
-
-
-def server_command(name: str, *flags: str) -> list[str]:
-    """The argv that starts a bundled server over stdio, e.g. for ``stdio(...)``."""
-    if name not in SERVERS:
-        raise ValueError(f"unknown bundled server {name!r}; expected one of {', '.join(SERVERS)}")
-    return [sys.executable, str(servers_dir() / f"{name}.py"), *flags]
+# Where the bundled servers are (a checkout or an installed wheel) is mcplab.course's business;
+# these names stay here for the code that has always imported them from the command line module.
+from mcplab.course import BUNDLED as SERVERS
+from mcplab.course import server_command, servers_dir
 
 
 def _lab(args: argparse.Namespace) -> int:
-    labs = REPO / "labs"
-    argv = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={labs}", *args.jupyter_args]
+    import importlib.util
+
+    from mcplab import course
+
+    if args.dir is None and course.is_checkout():
+        folder = course.labs_dir()  # a clone is the student's own: open its labs/ in place
+    else:
+        try:
+            report = course.copy_course(args.dir or course.DEFAULT_COPY)
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"mcplab: could not copy the course: {exc}") from None
+        print(report.text(), file=sys.stderr)
+        folder = report.dest
+    if args.copy_only:
+        return 0
+    if importlib.util.find_spec("jupyterlab") is None:
+        raise SystemExit("mcplab: JupyterLab is not installed in this environment; install the lab extra: "
+                         "pip install 'mcplab[lab]' (pipx: pipx install 'mcplab[lab]')")
+    argv = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}", *args.jupyter_args]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in argv:
         argv.append("--allow-root")  # containers and CI machines often run as root
+    if os.name != "posix":  # Windows' execv starts a new process and ends this one, leaving Ctrl-C to neither
+        return subprocess.call(argv)
     os.execv(sys.executable, argv)
     return 0  # not reached
 
@@ -88,9 +93,9 @@ def table(rows: list[tuple[str, ...]], limit: int = 60) -> str:
 
 
 def _transport(args: argparse.Namespace) -> Any:
-    if args.stdio:
+    if args.stdio or args.server:
         from mcplab.transports.stdio import stdio
-        return stdio(args.stdio)
+        return stdio(args.stdio or server_command(args.server))
     try:
         from mcplab.transports.http import http  # type: ignore[import-not-found]
     except ImportError:
@@ -239,6 +244,7 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", metavar="CMD", help='start the server with this command, e.g. "python servers/weather.py"')
     where.add_argument("--url", help="connect to a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    where.add_argument("--server", choices=SERVERS, help="start a bundled server over stdio (wherever mcplab is installed)")
     parser.add_argument("--era", choices=("auto", "legacy", "modern"), default="auto",
                         help="how to open: auto (default) probes with server/discover and falls back to "
                              "initialize; legacy: initialize; modern: server/discover")
@@ -252,7 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcplab", description="A teaching lab for the Model Context Protocol.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    lab = sub.add_parser("lab", help="open JupyterLab on the labs/ folder (other flags go to jupyter lab)")
+    lab = sub.add_parser("lab", help="open JupyterLab on the labs (other flags go to jupyter lab); installed "
+                                     "from a wheel, it first copies the course into a folder of your own")
+    lab.add_argument("--dir", metavar="DIR", help="copy the course into DIR and open it there (default: labs/ in "
+                                                  "a clone, ~/mcplab-course otherwise); your changes are kept")
+    lab.add_argument("--copy-only", action="store_true", help="copy or bring the course up to date, do not open it")
     lab.set_defaults(run=_lab, passthrough="jupyter_args")
 
     serve = sub.add_parser("serve", help="start a bundled server (stdio unless --http; other flags go to the server)")

@@ -43,7 +43,7 @@ from typing import Awaitable, Callable, Iterable, TextIO
 import anyio
 
 from mcplab import jsonrpc, trace_views
-from mcplab.cli import server_command
+from mcplab.course import server_command
 from mcplab.client import Client
 from mcplab.economics import ILLUSTRATIVE_COSTS, SEED_EXAMPLES, compare, summarize
 from mcplab.errors import MCPLabError

@@ -32,12 +32,12 @@ from __future__ import annotations
 import html
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import anyio
 
 from mcplab.client import Client
+from mcplab.course import servers_dir
 from mcplab.errors import HTTPStatusError, MCPLabError, RemoteError, error_name
 from mcplab.eras import EraCache, error_in
 from mcplab.jsonrpc import ErrorResponse, Request, Response
@@ -46,7 +46,7 @@ from mcplab.trace import Trace
 __all__ = ["Row", "Outcome", "Matrix", "SPEC_ROWS", "CLIENT_ERA", "SERVER_ERA", "WEATHER", "run_row",
            "run_matrix", "launch_servers", "wire_summary"]
 
-WEATHER = Path(__file__).resolve().parent.parent / "servers" / "weather.py"
+WEATHER = servers_dir() / "weather.py"  # in a clone or an installed wheel alike
 CLIENT_ERA = {"modern": "modern", "dual-era": "auto", "legacy": "legacy"}   # row label → Client(era=…)
 SERVER_ERA = {"modern": "modern", "dual-era": "dual", "legacy": "legacy"}   # row label → --era …
 CALL = ("get_weather", {"city": "Beijing"})

@@ -232,7 +232,7 @@ class Playground:
             from mcplab.transports.http import http
             return http(target)
         if target in BUNDLED:
-            from mcplab.cli import server_command
+            from mcplab.course import server_command
             argv: str | list[str] = server_command(target)
         else:
             argv = self._argv if self._argv and " ".join(self._argv) == target else target

@@ -35,8 +35,6 @@ import argparse
 import asyncio
 import contextlib
 import itertools
-import os
-import stat
 import sys
 from typing import Any, AsyncIterator, Callable, Sequence
 from urllib.parse import urlsplit
@@ -181,19 +179,16 @@ async def _started(server: Any, task: asyncio.Task) -> None:
         await asyncio.sleep(0.005)
 
 
-async def _watch_stdin(on_eof: Callable[[], None]) -> asyncio.Task | None:
-    """Call ``on_eof`` when stdin, a pipe the parent holds, reaches end-of-file (None: not a pipe)."""
-    if not stat.S_ISFIFO(os.fstat(0).st_mode):
-        return None  # a terminal or /dev/null: stop with Ctrl-C instead
-    reader = asyncio.StreamReader()
-    loop = asyncio.get_running_loop()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+def _watch_stdin(loop: asyncio.AbstractEventLoop, on_eof: Callable[[], None]) -> bool:
+    """Call ``on_eof`` when stdin, a pipe the parent holds, reaches end-of-file (False: not a pipe)."""
+    from mcplab.server.http_runner import _stdin_is_pipe, _watch_stdin as watch_in_a_thread
 
-    async def watch() -> None:
-        while await reader.read(1 << 16):
-            pass
-        on_eof()  # the parent closed the pipe or died (even by SIGKILL): stop serving
-    return loop.create_task(watch())
+    if not _stdin_is_pipe():
+        return False  # a terminal or /dev/null: stop with Ctrl-C instead
+    # The same watchdog as the bundled servers': a thread's blocking read works on every platform,
+    # where asyncio's connect_read_pipe needs a pipe the loop can watch (not a Windows stdin).
+    watch_in_a_thread(loop, on_eof)  # the parent closed the pipe or died (even by SIGKILL): stop serving
+    return True
 
 
 async def _serve(app: Starlette, host: str, port: int) -> None:
@@ -204,14 +199,10 @@ async def _serve(app: Starlette, host: str, port: int) -> None:
     sock = bind(host, port)
     server = uvicorn.Server(_config(app))
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    watchdog = await _watch_stdin(lambda: setattr(server, "should_exit", True))
-    try:
-        await _started(server, task)
-        print(BANNER.format(url=endpoint_url(sock)), file=sys.stderr, flush=True)
-        await task
-    finally:
-        if watchdog is not None:
-            watchdog.cancel()
+    _watch_stdin(asyncio.get_running_loop(), lambda: setattr(server, "should_exit", True))
+    await _started(server, task)
+    print(BANNER.format(url=endpoint_url(sock)), file=sys.stderr, flush=True)
+    await task
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -30,6 +30,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Sequence
 
+from mcplab import portable
 from mcplab.errors import ServerExited, TransportError
 from mcplab.versions import ServerEra
 
@@ -124,8 +125,22 @@ def _watch_stdin(loop: asyncio.AbstractEventLoop, on_eof: Any) -> None:
     threading.Thread(target=watch, name="mcplab-stdin-watchdog", daemon=True).start()
 
 
+def _capture_file() -> Any:
+    """A file for a child's stdout or stderr that we can read while the child still writes to it."""
+    if hasattr(os, "pread"):
+        return tempfile.TemporaryFile()
+    # Windows has no pread, and a second handle to a delete-on-close file is refused: a named file,
+    # read through a handle of our own (so the child's write offset is never moved), removed at stop().
+    return tempfile.NamedTemporaryFile(prefix="mcplab-server-", suffix=".log", delete=False)
+
+
 def _read_all(file: Any) -> str:
-    return os.pread(file.fileno(), 1 << 20, 0).decode("utf-8", errors="replace")
+    if hasattr(os, "pread"):  # reads at offset 0 without moving the offset the child writes at
+        data = os.pread(file.fileno(), 1 << 20, 0)
+    else:
+        with open(file.name, "rb") as again:
+            data = again.read(1 << 20)
+    return data.decode("utf-8", errors="replace")
 
 
 class ServerProcess:
@@ -157,8 +172,11 @@ class ServerProcess:
                 break
         if not self._stderr.closed:
             self._kept = {"stderr": self.stderr(), "stdout": self.stdout()}
-            self._stderr.close()
-            self._stdout.close()
+            for file in (self._stderr, self._stdout):
+                file.close()
+                if isinstance(file.name, str):  # a named capture file (Windows): ours to remove
+                    with contextlib.suppress(OSError):
+                        os.unlink(file.name)
         return process.returncode
 
     def __enter__(self) -> ServerProcess:
@@ -183,10 +201,10 @@ def launch(argv: str | Sequence[str], *, host: str = "127.0.0.1", timeout: float
     argv = shlex.split(argv) if isinstance(argv, str) else [os.fspath(a) for a in argv]
     if argv[0] in ("python", "python3"):
         argv[0] = sys.executable
-    stderr_file, stdout_file = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    stderr_file, stdout_file = _capture_file(), _capture_file()
     # stdin is a pipe we hold: when this process dies, the server's watchdog sees EOF and it exits too.
     process = subprocess.Popen([*argv, "--http", "--host", host, "--port", "0"], stdin=subprocess.PIPE,
-                               stdout=stdout_file, stderr=stderr_file, cwd=cwd, start_new_session=True,
+                               stdout=stdout_file, stderr=stderr_file, cwd=cwd, **portable.new_group(),
                                env={**os.environ, **(env or {})})
     child = ServerProcess(process, "", stderr_file, stdout_file)
     deadline = time.monotonic() + timeout

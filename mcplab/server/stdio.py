@@ -7,7 +7,7 @@ stdin and reads messages from its stdout, one message per line; the server logs 
 write anything to stdout that is not an MCP message. This module only moves bytes; every decision is
 ``Server.handle``'s.
 
-    stdin ──(event loop)──▶ LineFramer.lines ──▶ decode ──▶ Server.handle ──▶ reply ──▶ stdout
+    stdin ──(event loop, or a thread)──▶ LineFramer.lines ──▶ decode ──▶ Server.handle ──▶ reply ──▶ stdout
                                                       │ a response ──▶ wakes the tool that asked the client
                                                       └ a framing/decoding error ──▶ its error reply
                                                         (-32700 for a line that is not JSON: no "id" from
@@ -41,7 +41,7 @@ import os
 import threading
 from typing import Any
 
-from mcplab import jsonrpc
+from mcplab import jsonrpc, portable
 from mcplab.errors import JSONRPCError, ParseError, RemoteProtocolError, TransportError
 from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.peer import RunnerPeer
@@ -209,13 +209,17 @@ def _watch_stdin(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue
         if not data:
             loop.remove_reader(fd)
 
-    try:
-        loop.add_reader(fd, readable)
-    except (OSError, ValueError, NotImplementedError):
-        # epoll refuses regular files (`python servers/weather.py < requests.jsonl`), and some loops
-        # cannot watch pipes at all: then a thread does plain blocking reads, which work everywhere.
-        threading.Thread(target=_read_in_thread, args=(fd, loop, chunks), name="mcplab-stdin",
-                         daemon=True).start()
+    if portable.WATCHES_PIPES:
+        try:
+            loop.add_reader(fd, readable)
+            return
+        except (OSError, ValueError, NotImplementedError):
+            pass  # epoll refuses regular files (`python servers/weather.py < requests.jsonl`)
+    # Windows' loops cannot watch a pipe (the proactor loop refuses, select() takes only sockets):
+    # a thread does plain blocking reads, which work on any stdin, and hands each chunk to the loop.
+    log.debug("reading stdin in a thread")
+    threading.Thread(target=_read_in_thread, args=(fd, loop, chunks), name="mcplab-stdin",
+                     daemon=True).start()
 
 
 def _read_in_thread(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:

@@ -10,10 +10,12 @@ write logs to stderr, and nothing but MCP messages to stdout.
     client ◀─stdout── {"jsonrpc":"2.0","id":1,"result":{}}\\n          ◀── server
     client ◀─stderr── weather server ready\\n                          ◀── (a log line)
 
-We make the three pipes ourselves and keep our ends as raw non-blocking file descriptors, so
-reading is a plain ``os.read`` plus ``anyio.wait_readable`` on asyncio and trio alike, with no
-task running in the background. ``jsonrpc.LineFramer`` cuts stdout into lines; every line, and
-every line the server writes to stderr, is recorded in :attr:`StdioTransport.trace` first.
+We make the three pipes ourselves and keep our ends as raw file descriptors (``pipes.py``): on
+POSIX they are non-blocking, so reading is a plain ``os.read`` plus ``anyio.wait_readable`` on
+asyncio and trio alike, with no task running in the background; on Windows, whose event loops
+cannot watch a pipe, a thread per pipe does blocking reads. ``jsonrpc.LineFramer`` cuts stdout
+into lines; every line, and every line the server writes to stderr, is recorded in
+:attr:`StdioTransport.trace` first.
 
 stderr is drained whenever stdout is read, before the stdout lines are recorded (so a log line
 the server wrote before its reply appears before the reply), and at least every
@@ -22,14 +24,14 @@ the server wrote before its reply appears before the reply), and at least every
 When stdout ends, :meth:`~StdioTransport.receive` waits briefly for the process and raises
 :class:`~mcplab.errors.ServerExited` with the exit code and the last stderr lines. Shutdown
 follows "basic/lifecycle": close stdin, wait, then SIGTERM, then SIGKILL, within
-:data:`SHUTDOWN_BUDGET` seconds. The server gets its own session (process group): an interrupt
-aimed at the notebook kernel does not reach it, and the whole group is ended at close. If the
-kernel dies, the server sees end-of-file on stdin and exits by itself; it inherits no other fd.
+:data:`SHUTDOWN_BUDGET` seconds (on Windows: terminate, then kill; ``portable.py``). The server
+gets a process group of its own: an interrupt aimed at the notebook kernel does not reach it,
+and on POSIX the whole group is ended at close. If the kernel dies, the server sees end-of-file
+on stdin and exits by itself; it inherits no other fd.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shlex
 import signal
@@ -39,9 +41,10 @@ from typing import Any, Mapping, Sequence
 
 import anyio
 
-from mcplab import jsonrpc
+from mcplab import jsonrpc, portable
 from mcplab.errors import JSONRPCError, ServerExited, TransportError
 from mcplab.trace import Trace
+from mcplab.transports.pipes import ThreadedPipe, WatchedPipe, WriteStalled
 
 __all__ = ["StdioTransport", "stdio"]
 
@@ -50,8 +53,6 @@ STDERR_POLL = 0.05         # seconds a reader waits on stdout before draining st
 EXIT_GRACE = 1.0           # seconds to wait for the exit code once stdout has ended
 WRITE_STALL = 5.0          # seconds a half-written line may wait for the server to read on
 STDERR_TAIL = 12           # stderr lines an error carries
-CHUNK = 1 << 16
-F_SETPIPE_SZ = 1031        # Linux: grow a pipe's buffer (fcntl.F_SETPIPE_SZ on Python 3.10+)
 
 
 def stdio(argv: str | Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
@@ -91,7 +92,9 @@ class StdioTransport:
         self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
         self._stderr_buffer = b""
         self._process: Any = None
-        self._stdin = self._stdout = self._stderr = -1  # our ends of the three pipes
+        self._stdin: Any = None  # our ends of the three pipes: WatchedPipe or ThreadedPipe
+        self._stdout: Any = None
+        self._stderr: Any = None
         self._stdout_eof = self._stderr_eof = False
         self._write_lock = anyio.Lock(fast_acquire=True)  # uncontended: no extra trip through the loop
         self._closed = False
@@ -100,27 +103,24 @@ class StdioTransport:
     async def open(self) -> None:
         if self._process is not None:
             raise TransportError("this stdio transport is already open; make a new one per connection")
-        pipes = [os.pipe() for _ in range(3)]  # (read, write) each, close-on-exec by default
+        pipes = [os.pipe() for _ in range(3)]  # (read, write) each, not inherited by default
         child = (pipes[0][0], pipes[1][1], pipes[2][1])
-        self._stdin, self._stdout, self._stderr = pipes[0][1], pipes[1][0], pipes[2][0]
+        ours = (pipes[0][1], pipes[1][0], pipes[2][0])
         try:
             self._process = await anyio.open_process(
                 self.argv, stdin=child[0], stdout=child[1], stderr=child[2], cwd=self.cwd,
-                env=self.env, start_new_session=True)
+                env=self.env, **portable.new_group())
         except OSError as exc:
-            for fd in (self._stdin, self._stdout, self._stderr):
+            for fd in ours:
                 os.close(fd)
             self._closed = True
             raise TransportError(f"could not start the server {shlex.join(self.argv)!r}: {exc}") from exc
         finally:
             for fd in child:
                 os.close(fd)  # the child has its copies; ours would hide its end-of-file
-        for fd in (self._stdin, self._stdout, self._stderr):
-            os.set_blocking(fd, False)
-        try:
-            fcntl.fcntl(self._stderr, F_SETPIPE_SZ, 1 << 20)  # room for logs while nobody reads
-        except OSError:
-            pass
+        portable.grow_pipe(ours[2])  # room for logs while nobody reads
+        pipe = WatchedPipe if portable.WATCHES_PIPES else ThreadedPipe
+        self._stdin, self._stdout, self._stderr = (pipe(fd) for fd in ours)
 
     async def __aenter__(self) -> StdioTransport:
         await self.open()
@@ -158,25 +158,15 @@ class StdioTransport:
             raise TransportError("the stdio transport is not open")
         # One writer at a time: a partial write must finish before the next line starts.
         async with self._write_lock:
-            view = memoryview(data)
-            while view:
-                try:
-                    view = view[os.write(self._stdin, view):]
-                except BlockingIOError:
-                    if len(view) == len(data):
-                        await anyio.wait_writable(self._stdin)  # nothing sent yet: fine to cancel here
-                        continue
-                    # Half a line is out: finish it even if the caller is cancelled, or every
-                    # later line would be glued to the fragment and the framing is lost.
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(WRITE_STALL) as stall:
-                        await anyio.wait_writable(self._stdin)
-                    if stall.cancelled_caught:
-                        raise TransportError(f"the server stopped reading its stdin for {WRITE_STALL:g} s "
-                                             f"in the middle of a message") from None
-                except anyio.ClosedResourceError:
-                    raise TransportError("the stdio transport was closed while writing") from None
-                except OSError as exc:  # BrokenPipeError: the server is gone
-                    raise await self._gone(f"could not write to the server's stdin ({exc})") from None
+            try:
+                await self._stdin.write_all(data, WRITE_STALL)
+            except WriteStalled:
+                raise TransportError(f"the server stopped reading its stdin for {WRITE_STALL:g} s "
+                                     f"in the middle of a message") from None
+            except anyio.ClosedResourceError:
+                raise TransportError("the stdio transport was closed while writing") from None
+            except OSError as exc:  # BrokenPipeError: the server is gone
+                raise await self._gone(f"could not write to the server's stdin ({exc})") from None
 
     # --- receiving ---------------------------------------------------------------------------
     async def receive(self) -> jsonrpc.Message | JSONRPCError:
@@ -186,12 +176,14 @@ class StdioTransport:
             if self._stdout_eof:
                 raise await self._gone("the server closed its stdout")
             try:
-                data = os.read(self._stdout, CHUNK)
-            except BlockingIOError:
+                data = self._stdout.read_now()
+            except OSError:
+                data = b""
+            if data is None:
                 self._drain_stderr()
                 with anyio.move_on_after(STDERR_POLL):
                     try:
-                        await anyio.wait_readable(self._stdout)
+                        await self._stdout.wait_readable()
                     except anyio.ClosedResourceError:
                         raise TransportError("the stdio transport was closed while reading") from None
                 continue
@@ -218,8 +210,10 @@ class StdioTransport:
         """Record every complete stderr line available now, without waiting."""
         while not self._stderr_eof:
             try:
-                data = os.read(self._stderr, CHUNK)
-            except (BlockingIOError, OSError):
+                data = self._stderr.read_now()
+            except OSError:
+                return
+            if data is None:
                 return
             if not data:
                 self._stderr_eof = True
@@ -238,7 +232,7 @@ class StdioTransport:
             while not self._stderr_eof and self._process.returncode is not None:
                 self._drain_stderr()
                 if not self._stderr_eof:
-                    await anyio.wait_readable(self._stderr)
+                    await self._stderr.wait_readable()
         code = self._process.returncode
         tail = list(self.stderr_lines)
         if code is None:
@@ -249,25 +243,29 @@ class StdioTransport:
 
     # --- closing -----------------------------------------------------------------------------
     async def close(self) -> None:
-        """Close stdin, wait, SIGTERM, wait, SIGKILL: the spec's order, within SHUTDOWN_BUDGET."""
+        """Close stdin, wait, SIGTERM, wait, SIGKILL: the spec's order, within SHUTDOWN_BUDGET.
+
+        On Windows the two signals are ``terminate()`` and ``kill()`` (``portable.end``).
+        """
         if self._closed or self._process is None:
             self._closed = True
             return
         self._closed = True
         # Shielded: a child must be reaped even when the task closing it is being cancelled.
         with anyio.CancelScope(shield=True):
-            _close_fd(self._stdin)
-            for signum, wait in ((None, 1.0), (signal.SIGTERM, 0.5), (signal.SIGKILL, 0.5)):
-                if signum is not None:
-                    _signal_group(self._process.pid, signum)
+            self._stdin.close()
+            for hard, wait in ((None, 1.0), (False, 0.5), (True, 0.5)):
+                if hard is not None:
+                    portable.end(self._process, hard=hard)
                 with anyio.move_on_after(wait):
                     await self._process.wait()
                 if self._process.returncode is not None:
                     break
-            _signal_group(self._process.pid, signal.SIGKILL)  # anything the server left behind
+            if portable.SIGNALS_GROUPS:
+                portable.end(self._process, hard=True)  # anything the server left behind in its group
             self._drain_stderr()
-            _close_fd(self._stdout)
-            _close_fd(self._stderr)
+            self._stdout.close()
+            self._stderr.close()
 
 
 def _signal_name(signum: int) -> str:
@@ -275,20 +273,3 @@ def _signal_name(signum: int) -> str:
         return signal.Signals(signum).name
     except ValueError:
         return "unknown signal"
-
-
-def _close_fd(fd: int) -> None:
-    anyio.notify_closing(fd)  # wakes a task waiting on it, with ClosedResourceError
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-
-
-def _signal_group(pgid: int, signum: int) -> None:
-    # start_new_session made the server the leader of its own group, so pgid == its pid; the
-    # group outlives the leader only while other members (a server's children) remain.
-    try:
-        os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass

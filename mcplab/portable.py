@@ -1,0 +1,86 @@
+"""What differs between POSIX (Linux, macOS) and Windows for a child server process, in one place.
+
+Theory of operation
+-------------------
+mcplab starts servers as child processes and talks to them over pipes. Three things about that are
+POSIX-only, and each has a Windows equivalent chosen here, by capability rather than by name where
+Python lets us ask:
+
+=====================  ===================================  =========================================
+what                   POSIX                                Windows
+=====================  ===================================  =========================================
+a group of its own     ``start_new_session=True`` (setsid)  ``CREATE_NEW_PROCESS_GROUP``
+(Ctrl-C aimed at the notebook kernel or the terminal must not reach the server)
+ending it              SIGTERM, then SIGKILL, to the group  ``TerminateProcess`` (terminate, kill);
+                       (``os.killpg``)                      the server's own children are not reached
+waiting on its pipes   the event loop watches the fd        a thread does blocking reads: neither the
+                       (``anyio.wait_readable``)            proactor loop nor trio can watch a pipe
+a bigger pipe buffer   ``F_SETPIPE_SZ`` (Linux only)        not available: skipped
+=====================  ===================================  =========================================
+
+The flags are module constants, read at the moment of use, so a test can force the Windows
+column on Linux (``monkeypatch.setattr(portable, "WATCHES_PIPES", False)``) and run real servers
+through it. Only the process-group flag cannot be forced (``creationflags`` is refused on POSIX):
+:func:`new_group` takes the platform as an argument so both rows can be read anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+__all__ = ["WATCHES_PIPES", "SIGNALS_GROUPS", "new_group", "end", "grow_pipe"]
+
+POSIX = os.name == "posix"
+WATCHES_PIPES = POSIX                      # the event loop can wait for a pipe's fd to be ready
+SIGNALS_GROUPS = hasattr(os, "killpg")     # a signal can reach a whole process group
+CREATE_NEW_PROCESS_GROUP = 0x00000200      # subprocess.CREATE_NEW_PROCESS_GROUP, a Windows-only name
+PIPE_BUFFER = 1 << 20                      # what we ask for a log pipe nobody may read for a while
+
+
+def new_group(platform: str = sys.platform) -> dict[str, Any]:
+    """The keyword arguments that start a child in a process group of its own on ``platform``.
+
+    >>> new_group("linux"), new_group("win32")
+    ({'start_new_session': True}, {'creationflags': 512})
+    """
+    if platform == "win32":
+        return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", CREATE_NEW_PROCESS_GROUP)}
+    return {"start_new_session": True}
+
+
+def end(process: Any, *, hard: bool) -> None:
+    """Ask ``process`` (and on POSIX its whole group) to stop; ``hard``: make it stop.
+
+    ``process`` is a ``subprocess.Popen`` or an ``anyio.abc.Process``: both have ``pid``,
+    ``terminate()`` and ``kill()``. A process that is already gone is not an error.
+    """
+    if SIGNALS_GROUPS:
+        # new_group made the child the leader of its group, so the group's id is its pid; the group
+        # outlives the leader while other members (the server's own children) remain.
+        try:
+            os.killpg(process.pid, signal.SIGKILL if hard else signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return
+    try:
+        (process.kill if hard else process.terminate)()
+    except (ProcessLookupError, OSError):
+        pass
+
+
+def grow_pipe(fd: int, size: int = PIPE_BUFFER) -> None:
+    """Give a pipe a bigger buffer where the system allows it (Linux); elsewhere leave it as it is."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return
+    request = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only, named since Python 3.10
+    if request is not None:
+        try:
+            fcntl.fcntl(fd, request, size)
+        except OSError:
+            pass  # above the system's limit for an unprivileged user: the default buffer will do

@@ -1,0 +1,189 @@
+"""Our ends of a child's pipes, read and written without blocking the event loop, on any platform.
+
+Theory of operation
+-------------------
+The stdio transport keeps its ends of the server's three pipes as raw file descriptors and reads
+and writes them through one of two classes with the same verbs:
+
+    read_now()       the bytes that have arrived, b"" at end of file, None when nothing has yet
+    wait_readable()  return when read_now() has something to say
+    write_all(data, stall)  write every byte, waiting while the pipe is full (WriteStalled after
+                     ``stall`` seconds with half a message out)
+    close()          give the descriptor up (a task waiting on it gets ClosedResourceError)
+
+* :class:`WatchedPipe` (POSIX, on asyncio and trio alike): the descriptor is non-blocking, reading
+  is ``os.read`` (which says ``BlockingIOError`` when nothing is there) and waiting is
+  ``anyio.wait_readable``/``wait_writable``. No thread, no task.
+* :class:`ThreadedPipe` (Windows, where neither the proactor loop nor trio can watch a pipe): the
+  descriptor stays blocking. A read end gets a daemon thread doing blocking reads; each chunk is
+  queued and the event loop is woken with its own thread-safe call (``call_soon_threadsafe`` on
+  asyncio, the trio token's ``run_sync_soon``). A write goes to a worker thread; a lock makes
+  writes whole lines, one after another, even when the caller gave up waiting for one.
+  The thread owns a read end: it closes the descriptor at end of file, so the number is never
+  reused under a read still in flight. Ending the child is what brings end of file.
+
+``portable.WATCHES_PIPES`` chooses; tests force the threaded class on Linux and run real servers
+through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections import deque
+from typing import Callable
+
+import anyio
+
+__all__ = ["WatchedPipe", "ThreadedPipe", "WriteStalled", "CHUNK"]
+
+CHUNK = 1 << 16
+
+
+class WriteStalled(Exception):
+    """The reader stopped reading in the middle of a message for longer than we wait."""
+
+
+class WatchedPipe:
+    """A non-blocking descriptor the event loop watches (POSIX)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        os.set_blocking(fd, False)
+
+    def read_now(self) -> bytes | None:
+        try:
+            return os.read(self.fd, CHUNK)
+        except BlockingIOError:
+            return None
+
+    async def wait_readable(self) -> None:
+        await anyio.wait_readable(self.fd)
+
+    async def write_all(self, data: bytes, stall: float) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self.fd, view):]
+            except BlockingIOError:
+                if len(view) == len(data):
+                    await anyio.wait_writable(self.fd)  # nothing sent yet: fine to cancel here
+                    continue
+                # Half a message is out: finish it even if the caller is cancelled, or every later
+                # line would be glued to the fragment and the framing is lost.
+                with anyio.CancelScope(shield=True), anyio.move_on_after(stall) as stalled:
+                    await anyio.wait_writable(self.fd)
+                if stalled.cancelled_caught:
+                    raise WriteStalled from None
+
+    def close(self) -> None:
+        anyio.notify_closing(self.fd)  # wakes a task waiting on it, with ClosedResourceError
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+class ThreadedPipe:
+    """A blocking descriptor served by threads, for event loops that cannot watch pipes (Windows)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._chunks: deque[bytes] = deque()  # appended by the reader thread, taken on the loop
+        self._waiter: anyio.Event | None = None
+        self._reader: threading.Thread | None = None
+        self._write_lock = threading.Lock()   # whole messages, one after another
+        self._closed = False
+
+    # --- reading -------------------------------------------------------------------------------------
+    def read_now(self) -> bytes | None:
+        self._start_reader()
+        return self._chunks.popleft() if self._chunks else None
+
+    async def wait_readable(self) -> None:
+        self._start_reader()
+        while not self._chunks:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            self._waiter = anyio.Event()
+            await self._waiter.wait()
+
+    def _start_reader(self) -> None:
+        if self._reader is None and not self._closed:
+            self._reader = threading.Thread(target=self._read_until_eof, args=(_wake_on_this_loop(self._wake),),
+                                            name="mcplab-pipe-reader", daemon=True)
+            self._reader.start()
+
+    def _read_until_eof(self, wake: Callable[[], None]) -> None:
+        data = b"-"
+        while data:
+            try:
+                data = os.read(self.fd, CHUNK)
+            except OSError:
+                data = b""
+            self._chunks.append(data)
+            try:
+                wake()
+            except Exception:  # the event loop has finished (asyncio: RuntimeError, trio: RunFinishedError)
+                break
+        os.close(self.fd)
+
+    def _wake(self) -> None:
+        if self._waiter is not None:
+            self._waiter.set()
+
+    # --- writing -------------------------------------------------------------------------------------
+    async def write_all(self, data: bytes, stall: float) -> None:
+        # A thread finishes the message even if we stop waiting for it (a cancelled send may still go
+        # out whole); the stall bound is how long we wait for a reader that stopped reading.
+        with anyio.move_on_after(stall) as stalled:
+            await anyio.to_thread.run_sync(self._write_blocking, data, abandon_on_cancel=True)
+        if stalled.cancelled_caught:
+            raise WriteStalled
+
+    def _write_blocking(self, data: bytes) -> None:
+        with self._write_lock:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.fd, view):]
+
+    # --- closing -------------------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._waiter is not None:
+            self._waiter.set()
+        if self._reader is not None:
+            return  # the reader thread closes the descriptor at end of file, never under itself
+        if self._write_lock.acquire(blocking=False):  # no write in flight: nobody else uses the number
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            finally:
+                self._write_lock.release()
+        else:  # a write thread is blocked on a full pipe: it ends with the child, then closes
+            threading.Thread(target=self._close_after_write, name="mcplab-pipe-closer", daemon=True).start()
+
+    def _close_after_write(self) -> None:
+        with self._write_lock:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+
+
+def _wake_on_this_loop(callback: Callable[[], None]) -> Callable[[], None]:
+    """A function another thread may call to run ``callback`` on the running event loop, soon."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: anyio's other backend
+        import trio
+
+        token = trio.lowlevel.current_trio_token()
+        return lambda: token.run_sync_soon(callback)
+    return lambda: loop.call_soon_threadsafe(callback)
