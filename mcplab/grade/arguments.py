@@ -148,6 +148,8 @@ def _number(node: dict[str, Any], kind: str, integer: bool) -> int | float:
 
 
 def _resolve(ref: str, root: dict[str, Any], path: str) -> Any:
+    if ref == "#":
+        return root
     if not ref.startswith("#/"):
         raise Unbuildable(path, f"it refers to {ref!r} outside the schema")
     node: Any = root

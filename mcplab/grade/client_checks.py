@@ -305,6 +305,17 @@ CHECKS: tuple[Callable[[dict], Line], ...] = (
     tools_call_line, prints_line, closes_line, waits_line, mismatch_line, stderr_line)
 
 
+SCENARIO_OF = {"version-mismatch": "future", "stderr": "noisy", "timeout": "silent", "cancel": "silent"}
+"""The run each line is judged on (the others: the plain run)."""
+
+
 def lines(runs: dict, timeout: float) -> list[Line]:
-    """Every line of the client's report card, in order."""
-    return [check(runs) for check in CHECKS] + [timeout_line(runs, timeout), cancel_line(runs)]
+    """Every line of the client's report card, in order.
+
+    A run in which the client sent nothing at all (it crashed first, or a TODO stopped it) leaves
+    nothing to judge: its lines are skipped, and the first line, with the client's last words on
+    stderr, is the one that fails.
+    """
+    found = [check(runs) for check in CHECKS] + [timeout_line(runs, timeout), cancel_line(runs)]
+    return [line if line.check == "runs" or _sent(runs[SCENARIO_OF.get(line.check, "plain")].trace)
+            else skipped(line.check, line.title, "the client sent nothing; see the first line") for line in found]

@@ -71,6 +71,7 @@ class Child:
         self._selector = selectors.DefaultSelector()
         self._framers: dict[str, jsonrpc.LineFramer] = {}
         self._ready: list[Event] = []
+        self.stdout_closed = False  # the child closed its stdout (it is leaving, or has left)
         for name, pipe in (("stdout", self.process.stdout), ("stderr", self.process.stderr)):
             assert pipe is not None
             os.set_blocking(pipe.fileno(), False)
@@ -108,6 +109,7 @@ class Child:
             return
         if not data:
             self._selector.unregister(pipe)
+            self.stdout_closed = self.stdout_closed or name == "stdout"
             return
         for line in self._framers[name].lines(data):
             if isinstance(line, JSONRPCError):  # a line too long to keep: report it, do not buffer it
@@ -126,7 +128,7 @@ class Child:
     # --- ending --------------------------------------------------------------------------------
     def close(self, grace: float = 2.0) -> Ending:
         """Close stdin and wait ``grace`` seconds; then SIGTERM, then SIGKILL (the spec's order)."""
-        already = self.process.poll() is not None
+        already = self.process.poll() is not None or self.stdout_closed
         try:
             assert self.process.stdin is not None
             self.process.stdin.close()

@@ -94,7 +94,7 @@ def opening(session: Session) -> Line:
         if session.opening.ok and not missing and (not isinstance(versions, list) or M not in versions):
             return failed(check, title, expected, f"supportedVersions {excerpt(versions)}", *where)
     if not session.opening.ok:
-        return failed(check, title, expected, quote(session.opening.said()), *where)
+        return failed(check, title, expected, quote(session.opening.said() + _last_words(session)), *where)
     if missing:
         return failed(check, title, expected, f"a result without {', '.join(missing)}: "
                                               f"{quote(session.opening.raw)}", *where)
@@ -102,6 +102,14 @@ def opening(session: Session) -> Line:
         return failed(check, title, expected, f"protocolVersion {excerpt(session.opening.result.get('protocolVersion'))}, "
                                               f"which is no legacy revision", *where)
     return passed(check, title, session.version)
+
+
+def _last_words(session: Session) -> str:
+    """The server's last stderr line, when it left: often the traceback's last line says it all."""
+    if session.opening.kind != "gone":
+        return ""
+    tail = [f.raw for f in session.trace.frames if f.channel == "stderr" and f.raw.strip()][-1:]
+    return f"; its stderr ends: {tail[0]}" if tail else ""
 
 
 def stdout(sessions: list[Session]) -> Line:

@@ -42,32 +42,38 @@ class StdioClient:
         self.ids = itertools.count(1)
         self.inbox: queue.Queue = queue.Queue()
         self.log: deque[str] = deque(maxlen=20)     # the server's last stderr lines
-        # TODO 1 (Lab 10 §2): start the server with a pipe for each of its three streams.
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
-        # TODO 3 and TODO 4 (Lab 10 §4, §6): one thread reads stdout lines into the inbox (so reading
-        # can time out), another drains stderr (so the server never blocks on a full pipe).
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self.process = self.start(command)
 
-    def _read_stdout(self) -> None:
-        for line in self.process.stdout:
+    def start(self, command: list[str]) -> subprocess.Popen:
+        """Step 1 (Lab 10 §2): the server, with a pipe for each of its three streams, and two readers."""
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
+        # Threads, because a pipe read blocks: one puts stdout lines in the inbox (so a read can time
+        # out), the other drains stderr (so the server never blocks on a full pipe).
+        threading.Thread(target=self._read_stdout, args=(process,), daemon=True).start()
+        threading.Thread(target=self._drain_stderr, args=(process,), daemon=True).start()
+        return process
+
+    def _read_stdout(self, process: subprocess.Popen) -> None:
+        """Step 3 (Lab 10 §4): every line the server writes goes into the inbox; None when it ends."""
+        for line in process.stdout:
             if line.strip():
                 self.inbox.put(line)
-        self.inbox.put(None)  # end of stdout: the server is gone
+        self.inbox.put(None)
 
-    def _drain_stderr(self) -> None:
-        for line in self.process.stderr:
+    def _drain_stderr(self, process: subprocess.Popen) -> None:
+        """Step 4 (Lab 10 §6): read stderr as it comes, keeping the last lines for error messages."""
+        for line in process.stderr:
             self.log.append(line.rstrip("\n"))
 
     # --- the wire ----------------------------------------------------------------------------
     def send(self, message: dict) -> None:
-        """TODO 2 (Lab 10 §3): one message, one line, flushed."""
+        """Step 2 (Lab 10 §3): one message, one line, flushed."""
         self.process.stdin.write(json.dumps(message) + "\n")
         self.process.stdin.flush()
 
     def receive(self) -> dict:
-        """TODO 3 (Lab 10 §4, §5): the next message, or TimeoutError after self.timeout seconds."""
+        """Step 5 (Lab 10 §5): the next message from the inbox, or TimeoutError after self.timeout seconds."""
         try:
             line = self.inbox.get(timeout=self.timeout)
         except queue.Empty:
@@ -77,7 +83,7 @@ class StdioClient:
         return json.loads(line)
 
     def request(self, method: str, params: dict | None = None) -> dict:
-        """TODO 5 (Lab 10 §4, §5): send a request and return its result, skipping anything else."""
+        """Step 6 (Lab 10 §4, §5): send a request and return its result, skipping anything else."""
         request_id = next(self.ids)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
@@ -104,7 +110,7 @@ class StdioClient:
 
     # --- the session -------------------------------------------------------------------------
     def initialize(self) -> dict:
-        """TODO 6 (Lab 10 §8, Lab 02 §2 and §5): the handshake, refusing a version we do not speak."""
+        """Step 7 (Lab 02 §2 and §5): the handshake, refusing a version this client does not speak."""
         result = self.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                                              "clientInfo": CLIENT_INFO})
         if result.get("protocolVersion") not in SPEAKS:
@@ -114,7 +120,7 @@ class StdioClient:
         return result
 
     def close(self) -> int:
-        """TODO 7 (Lab 10 §7): close stdin, wait; then SIGTERM, wait; then SIGKILL. The exit status."""
+        """Step 8 (Lab 10 §7): close stdin, wait; then SIGTERM, wait; then SIGKILL. The exit status."""
         try:
             self.process.stdin.close()
         except OSError:
@@ -164,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                 result = client.request("tools/call", {"name": name, "arguments": arguments})
                 print(f"{name} →" + (" (the tool reports an error)" if result.get("isError") else ""))
                 print(texts(result))
-    except (OSError, ValueError, TimeoutError, ServerError) as exc:  # ConnectionError is an OSError
+    except (OSError, ValueError, TimeoutError, ServerError, NotImplementedError) as exc:  # ConnectionError: an OSError
         print(f"my_client: {exc}", file=sys.stderr)
         return 1
     return 0
