@@ -88,7 +88,7 @@ async def test_an_author_marks_resources_public_with_one_scope_or_per_method() -
     ({"ttl_ms": {"resources/read": -1}}, "must be a whole number of milliseconds >= 0"),
     ({"ttl_ms": {"resources/read": 1.5}}, "must be a whole number of milliseconds >= 0"),
     ({"ttl_ms": {"tools/call": 10}}, "'tools/call' has no caching hints"),
-    ({"cache_scope": "shared"}, "must be \"public\" or \"private\", got 'shared'"),
+    ({"cache_scope": "shared"}, "cache_scope must be \"public\" or \"private\", got 'shared'"),
     ({"cache_scope": {"resources/read": "everyone"}}, "must be \"public\" or \"private\""),
 ])
 def test_wrong_cache_hints_are_refused_when_the_server_is_built(options, says) -> None:

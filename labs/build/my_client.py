@@ -72,7 +72,8 @@ class StdioClient:
     def request(self, method: str, params: dict | None = None) -> dict:
         """Step 6 (Lab 10 §4, §5): send a request and return its result, skipping anything else."""
         # A fresh id (next(self.ids)); send; then receive until the reply with that id comes, skipping
-        # notifications; an "error" raises ServerError; on TimeoutError, send notifications/cancelled first.
+        # notifications; an "error" raises ServerError; on TimeoutError, send notifications/cancelled first
+        # (for any request but initialize, which a client must never cancel).
         raise NotImplementedError("TODO 6: send a request, return its result (Lab 10 §4, §5)")
 
     def notify(self, method: str, params: dict | None = None) -> None:

@@ -89,6 +89,8 @@ def cache_hints(ttl_ms: dict[str, int] | None, cache_scope: str | dict[str, str]
     >>> cache_hints({"resources/read": 60_000}, "public")[1]["resources/read"]
     'public'
     """
+    if isinstance(cache_scope, str) and cache_scope not in CACHE_SCOPES:
+        raise ValueError(f"cache_scope must be \"public\" or \"private\", got {cache_scope!r}")
     scopes = {m: cache_scope for m in CACHEABLE} if isinstance(cache_scope, str) else dict(cache_scope or {})
     for method in [*(ttl_ms or {}), *scopes]:
         if method not in CACHEABLE:

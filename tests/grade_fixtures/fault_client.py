@@ -60,7 +60,7 @@ class Client:
             try:
                 reply = self.read()
             except queue.Empty:
-                if self.fault != "cancel":
+                if self.fault != "cancel" and method != "initialize":  # initialize is never cancelled
                     self.write({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                 "params": {"requestId": message["id"], "reason": "timeout"}})
                 raise TimeoutError(method) from None

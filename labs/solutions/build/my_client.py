@@ -93,8 +93,10 @@ class StdioClient:
             try:
                 reply = self.receive()
             except TimeoutError:
-                # The spec: stop waiting, and tell the server (lifecycle "timeouts").
-                self.notify("notifications/cancelled", {"requestId": request_id, "reason": "timed out"})
+                # Stop waiting, and tell the server (lifecycle "timeouts"); but never about initialize,
+                # which a client must not cancel (utilities "cancellation"): it just gives up.
+                if method != "initialize":
+                    self.notify("notifications/cancelled", {"requestId": request_id, "reason": "timed out"})
                 raise
             if reply.get("id") != request_id or "method" in reply:
                 continue  # a notification (a log line, a list change), or a reply to someone else
