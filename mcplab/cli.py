@@ -285,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
                                          "exit status 1 if a line fails")
     grade.add_argument("kind", choices=("server", "client"))
     grade.add_argument("target", nargs="+", metavar="PATH", help="my_server.py / my_client.py, or a command")
-    grade.add_argument("--timeout", type=float, help="seconds to wait for each answer (server 5, client 2)")
+    grade.add_argument("--timeout", type=float, help="seconds to wait for each answer (server 5, client 3)")
     grade.set_defaults(run=_grade)
     return parser
 

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from mcplab import cli, grade
-from mcplab.grade import FAIL, PASS, SKIP
-from mcplab.grade.recorder import NOTE_EOF, NOTE_EXIT
+from mcplab.grade import PASS, SKIP
+from mcplab.grade.recorder import NOTE_EOF, NOTE_EXIT, NOTE_WAITED
 
 from conftest import ROOT, SPEC_DIR, need
 
@@ -74,7 +74,7 @@ def test_the_lab_solution_gets_a_full_card_and_its_plain_run_is_a_trace_of_the_w
     methods = [getattr(f.message, "method", None) for f in trace.frames if f.direction == "c2s"]
     assert methods == ["initialize", "notifications/initialized", "tools/list", "tools/call"]
     notes = [f.raw for f in trace.frames if f.channel == "note"]
-    assert notes[0] == NOTE_EOF and notes[-1] == f"{NOTE_EXIT} with status 0"
+    assert notes == [NOTE_EOF, NOTE_WAITED, f"{NOTE_EXIT} with status 0"]
 
 
 @pytest.mark.parametrize("fault, says", BROKEN, ids=[f for f, _ in BROKEN])

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from mcplab import cli, grade
-from mcplab.grade import FAIL, PASS, SKIP
+from mcplab.grade import PASS, SKIP
 
 from conftest import ROOT, SPEC_DIR, need
 

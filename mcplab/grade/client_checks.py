@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from mcplab import jsonrpc
 from mcplab.grade import frames
-from mcplab.grade.recorder import FUTURE, NOTE_EOF, NOTE_EXIT, NOTE_HELD, NOTE_NOISE, NOTE_SIGTERM
+from mcplab.grade.recorder import FUTURE, NOTE_EOF, NOTE_HELD, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM, NOTE_WAITED
 from mcplab.grade.report import Line, failed, passed, quote, skipped, spec
 from mcplab.trace import Trace
 from mcplab.versions import LATEST_LEGACY as L, LATEST_MODERN as M, LEGACY_VERSIONS
@@ -229,9 +229,10 @@ def closes_line(r: dict) -> Line:
 
 def waits_line(r: dict) -> Line:
     run, title = r["plain"], "waits for the server to exit before exiting itself"
-    if _note(run.at_exit, NOTE_EXIT) is not None:
+    if _note(run.trace, NOTE_WAITED) is not None:
         return passed("waits", title)
-    got = "the client exited while its server was still running" if _sent(run.trace) else _nothing(run)
+    got = ("the client exited while its server was still running" if _note(run.trace, NOTE_LEFT) is not None
+           else "the server was killed before it could exit" if _sent(run.trace) else _nothing(run))
     return failed("waits", title, "process.wait(timeout=...) after closing stdin", got, *SHUTDOWN,
                   f"{LAB} §7 (shut down)")
 

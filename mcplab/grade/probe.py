@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 from urllib.parse import quote
 
 from mcplab import jsonrpc
@@ -142,9 +143,7 @@ class Probe:
         self.child.send(NOT_JSON)
         return self._await(lambda m: True)
 
-    def _await(self, wanted: Any) -> Reply:
-        import time
-
+    def _await(self, wanted: Callable[[Any], bool]) -> Reply:
         deadline = time.monotonic() + self.timeout
         while True:
             event = self.child.next(deadline)

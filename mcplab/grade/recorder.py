@@ -12,9 +12,10 @@ what it saw, and a notebook can draw it). Notes record what no wire shows::
 
     the client closed the server's stdin          end-of-file on our stdin
     the client sent SIGTERM                       the client signalled instead of (or after) closing
-    the server exited with status 0               written last, half a second after the real server
-                                                  exited: a client that waits for its server sees it,
-                                                  one that closes and leaves at once does not
+    the client was still waiting                  half a second after the real server exited, the
+    (or: the client had gone)                     client that started us is still our parent (it
+                                                  waits for us, as it should), or it left already
+    the server exited with status 0               written last
 
 Like many real servers, this one logs (``notifications/message``) before each answer after
 ``initialize``, and says so in the capabilities it relays. A ``--fault`` makes it misbehave the
@@ -48,6 +49,8 @@ from mcplab.trace import Trace
 NOTE_EOF = "the client closed the server's stdin"
 NOTE_SIGTERM = "the client sent SIGTERM"
 NOTE_EXIT = "the server exited"
+NOTE_WAITED = "the client was still waiting"
+NOTE_LEFT = "the client had gone"
 NOTE_NOISE = "wrote 256 KiB to stderr before answering initialize"
 NOTE_HELD = "held back the answer to tools/call"
 NOTE_FUTURE = "answered initialize with protocolVersion 2099-01-01"
@@ -159,6 +162,7 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
     server = subprocess.Popen(list(server_argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, bufsize=0)
     state = Relay(log, server, fault)
+    client = os.getppid()  # the student's client started us: while it waits for us, it stays our parent
 
     def on_sigterm(signum: int, frame: Any) -> None:
         _drain(framers["client"], state.from_client)  # what the client wrote before signalling still counts
@@ -169,6 +173,7 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
         except subprocess.TimeoutExpired:
             server.kill()
             code = server.wait()
+        state.note(NOTE_WAITED if os.getppid() == client else NOTE_LEFT)
         state.note(f"{NOTE_EXIT} with status {code}")
         os._exit(128 + signal.SIGTERM)
 
@@ -201,7 +206,8 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
                 if isinstance(line, bytes):
                     handlers[key.data](line)
     code = server.wait()
-    time.sleep(LINGER)
+    time.sleep(LINGER)  # a client that closed stdin and left without waiting has surely gone by now
+    state.note(NOTE_WAITED if os.getppid() == client else NOTE_LEFT)
     state.note(f"{NOTE_EXIT} with status {code}")
     return code
 

@@ -58,7 +58,10 @@ def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: f
       ✓ opens a legacy session: ...
     """
     argv = command(target)
-    load_jsonschema()  # imported here, once: two threads importing it at the same time can see it half-made
+    # jsonschema is imported here, before the two threads: either could otherwise see it half-made.
+    # The import statement (unlike a look in sys.modules) waits for an import another thread began.
+    load_jsonschema()
+    import jsonschema.validators  # noqa: F401
     # Two processes that mostly wait on pipes: walked side by side in threads, each on its own pipes.
     with ThreadPoolExecutor(2) as pool:
         sessions = list(pool.map(lambda era: walk(argv, era, timeout, grace, cwd), ("legacy", "modern")))
