@@ -66,10 +66,11 @@ def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: f
     with ThreadPoolExecutor(2) as pool:
         sessions = list(pool.map(lambda era: walk(argv, era, timeout, grace, cwd), ("legacy", "modern")))
     shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
-    lines = [opening(sessions[0]), opening(sessions[1]), stdout(sessions), frames.schema_line([(s.era, s.trace, s.version) for s in sessions], where=(
-        spec(L, "schema"), spec(M, "schema"), "Lab 03 §1 (tools: list, then call)")),
-             tools(sessions), resources(sessions), prompts(sessions), malformed(sessions), unknown_tool(sessions),
-             eof(sessions), *brief(sessions)]
+    schema = frames.schema_line([(s.era, s.trace, s.version) for s in sessions],
+                                where=(spec(L, "schema"), spec(M, "schema"), f"{LAB} §2 (tools)"))
+    lines = [opening(sessions[0]), opening(sessions[1]), stdout(sessions), schema, tools(sessions),
+             resources(sessions), prompts(sessions), malformed(sessions), unknown_tool(sessions), eof(sessions),
+             *brief(sessions)]
     return Report(f"server {shown}", tuple(lines), {s.era: s.trace for s in sessions})
 
 
