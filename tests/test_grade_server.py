@@ -68,6 +68,12 @@ def test_the_lab_solution_gets_a_full_card() -> None:
     assert "complete_task" in report.line("brief-tool-error").note  # the tool that reports isError
 
 
+def test_a_parse_error_reply_may_leave_its_id_out_instead_of_null() -> None:
+    # JSON-RPC 2.0 §5 gives the reply to an unreadable line "id": null; the 2025-11-25 and 2026-07-28
+    # schemas have no null id but let an error response omit it. Both spellings pass both lines.
+    full_card(grade.server([sys.executable, str(FAULT_SERVER), "--no-null-id"]))
+
+
 @pytest.mark.parametrize("fault, says", BROKEN, ids=[f for f, _ in BROKEN])
 def test_a_broken_server_fails_exactly_its_line(fault, says) -> None:
     if fault == "schema":

@@ -1,7 +1,7 @@
 """A hand-written dual-era stdio server (no mcplab toolkit) that the server grader must pass in full, and
 that breaks exactly one graded rule when started with ``--fault NAME`` (tests/test_grade_server.py).
 
-    python tests/grade_fixtures/fault_server.py [--fault NAME]
+    python tests/grade_fixtures/fault_server.py [--fault NAME] [--no-null-id]
 
 It speaks only json and sys: initialize or server/discover (the first request decides the era), two
 tools (add, find), a resource and a template, a prompt. Each fault is named after the report-card line
@@ -131,8 +131,10 @@ def serve() -> None:
         try:
             message = json.loads(line)
         except ValueError:
-            if FAULT != "malformed-line":
-                send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+            if FAULT != "malformed-line":  # JSON-RPC 2.0 says "id": null; 2025-11-25 lets it be left out
+                no_id = "--no-null-id" in sys.argv
+                send({"jsonrpc": "2.0", **({} if no_id else {"id": None}),
+                      "error": {"code": -32700, "message": "Parse error"}})
             continue
         if "id" not in message or "method" not in message:
             continue  # a notification: nothing to answer
