@@ -81,8 +81,10 @@ def test_the_lab_solution_gets_a_full_card_and_its_plain_run_is_a_trace_of_the_w
 def test_a_broken_client_fails_exactly_its_line(fault, says) -> None:
     if fault == "schema":
         need(SCHEMAS, f"the official schemas are not at {SPEC_DIR.name}/ beside the checkout")
-    report = grade.client([sys.executable, str(FAULT_CLIENT), "--fault", fault], timeout=1.0 if fault == "timeout"
-                          else 2.0)
+    # Short waits where the fault makes the client wait them out: it never gives up (timeout), it never
+    # reads stderr and so waits for an answer that cannot come (patience).
+    report = grade.client([sys.executable, str(FAULT_CLIENT), "--fault", fault],
+                          timeout=1.0 if fault == "timeout" else 2.0, patience=4.0 if fault == "stderr" else 10.0)
     assert [line.check for line in report.failed] == [fault], report.text()
     line = report.line(fault)
     assert says in line.got, line.text()

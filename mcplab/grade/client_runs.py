@@ -128,12 +128,12 @@ def _noted(trace: Trace, text: str) -> bool:
 
 
 def client(target: str | Path | Sequence[str], *, server: Sequence[str] | None = None, timeout: float = 3.0,
-           call: tuple[str, dict[str, Any]] = CALL, cwd: str | None = None) -> Report:
+           patience: float = PATIENT, call: tuple[str, dict[str, Any]] = CALL, cwd: str | None = None) -> Report:
     """Grade the stdio client at ``target`` (a ``.py`` file or a command); the report card.
 
     ``server`` is the command the recorder wraps (the weather server by default) and ``call`` the
     tool the client is asked to call on it. ``timeout`` is the ``--timeout`` the client gets in the
-    silent run, where it must give up; the others give it at least :data:`PATIENT` seconds.
+    silent run, where it must give up; the others give it ``patience`` seconds (or ``timeout``, if longer).
 
     >>> print(grade.client("build/my_client.py"))          # doctest: +SKIP
     """
@@ -143,7 +143,7 @@ def client(target: str | Path | Sequence[str], *, server: Sequence[str] | None =
     # they run side by side in threads: the card takes as long as the slowest run, not the sum.
     with ThreadPoolExecutor(len(SCENARIOS)) as pool:
         futures = {name: pool.submit(run, argv, name, server=wrapped, call=call, cwd=cwd,
-                                     timeout=timeout if name == "silent" else max(timeout, PATIENT))
+                                     timeout=timeout if name == "silent" else max(timeout, patience))
                    for name in SCENARIOS}
     runs = {name: future.result() for name, future in futures.items()}
     shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
