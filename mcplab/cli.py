@@ -284,7 +284,23 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--step", type=int, metavar="N", help="run only step N (1-6)")
     demo.add_argument("--no-color", action="store_true", help="no colours (also: NO_COLOR set, or not a terminal)")
     demo.set_defaults(run=_demo)
+
+    grade = sub.add_parser("grade", help="grade your own server or client (Labs 09, 10): a report card, "
+                                         "exit status 1 if a line fails")
+    grade.add_argument("kind", choices=("server", "client"))
+    grade.add_argument("target", nargs="+", metavar="PATH", help="my_server.py / my_client.py, or a command")
+    grade.add_argument("--timeout", type=float, help="seconds to wait for each answer (server 5, client 3)")
+    grade.set_defaults(run=_grade)
     return parser
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from mcplab import grade
+    target = args.target[0] if len(args.target) == 1 else args.target
+    report = (grade.server if args.kind == "server" else grade.client)(
+        target, **({"timeout": args.timeout} if args.timeout else {}))
+    print(report)
+    return report.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:

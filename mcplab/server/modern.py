@@ -65,9 +65,43 @@ REMOVED = {
 
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
              "resources/read")
+CACHE_SCOPES = ("public", "private")
+# Beginner-safe defaults (spec "server/utilities/caching", "Choosing a Cache Scope"). What the server's
+# own code defines (its versions, tools, prompts, templates) is the same for every caller: public, and
+# fresh for minutes. Resources are data: a note, a file, a to-do list changes under the client and may
+# belong to one user, so a resource list or read is private and immediately stale (``ttlMs`` 0) until
+# the author marks it otherwise: ``Server(ttl_ms={"resources/read": 60_000}, cache_scope="public")``.
 DEFAULT_TTL_MS = {"server/discover": 3_600_000, "tools/list": 300_000, "prompts/list": 300_000,
-                  "resources/list": 60_000, "resources/templates/list": 300_000, "resources/read": 60_000}
+                  "resources/list": 0, "resources/templates/list": 300_000, "resources/read": 0}
 """How long a client may reuse each result (``ttlMs``); a ``Server`` may override any of them."""
+DEFAULT_CACHE_SCOPE = {"server/discover": "public", "tools/list": "public", "prompts/list": "public",
+                       "resources/list": "private", "resources/templates/list": "public",
+                       "resources/read": "private"}
+"""Who may keep each result (``cacheScope``); a ``Server`` may override any of them."""
+
+
+def cache_hints(ttl_ms: dict[str, int] | None, cache_scope: str | dict[str, str] | None
+                ) -> tuple[dict[str, int], dict[str, str]]:
+    """The defaults with a server author's choices laid over them, each checked.
+
+    ``cache_scope`` is one scope for every cacheable method, or a dict per method.
+
+    >>> cache_hints({"resources/read": 60_000}, "public")[1]["resources/read"]
+    'public'
+    """
+    if isinstance(cache_scope, str) and cache_scope not in CACHE_SCOPES:
+        raise ValueError(f"cache_scope must be \"public\" or \"private\", got {cache_scope!r}")
+    scopes = {m: cache_scope for m in CACHEABLE} if isinstance(cache_scope, str) else dict(cache_scope or {})
+    for method in [*(ttl_ms or {}), *scopes]:
+        if method not in CACHEABLE:
+            raise ValueError(f"{method!r} has no caching hints; the cacheable results are {', '.join(CACHEABLE)}")
+    for method, ttl in (ttl_ms or {}).items():
+        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 0:  # spec: ttlMs MUST be >= 0
+            raise ValueError(f"ttl_ms[{method!r}] must be a whole number of milliseconds >= 0, got {ttl!r}")
+    for method, scope in scopes.items():
+        if scope not in CACHE_SCOPES:
+            raise ValueError(f"cache scope for {method!r} must be \"public\" or \"private\", got {scope!r}")
+    return {**DEFAULT_TTL_MS, **(ttl_ms or {})}, {**DEFAULT_CACHE_SCOPE, **scopes}
 
 
 def era_for(message: Message, *, version_header: str | None = None) -> Era | None:
@@ -189,7 +223,7 @@ async def answer(server: Server, request: Request, conn: Connection) -> dict[str
                                                   server.state_key, now), view)
     result = {"resultType": "complete", **result}
     if method in CACHEABLE:
-        result["ttlMs"], result["cacheScope"] = server.ttl_ms[method], server.cache_scope
+        result["ttlMs"], result["cacheScope"] = server.ttl_ms[method], server.cache_scope[method]
     return _stamp(server, result, view)
 
 

@@ -68,7 +68,7 @@ class Server:
 
     def __init__(self, name: str, version: str = "0.1.0", *, title: str | None = None,
                  instructions: str | None = None, page_size: int = 50, logging: bool = False,
-                 ttl_ms: dict[str, int] | None = None, cache_scope: str = "public",
+                 ttl_ms: dict[str, int] | None = None, cache_scope: str | dict[str, str] | None = None,
                  state_key: bytes | None = None) -> None:
         """``logging=True`` declares the ``logging`` capability, for a server whose tools send log
         messages (``ctx.info(...)``). Logging is deprecated in 2026-07-28 (SEP-2577, "deprecated
@@ -77,8 +77,8 @@ class Server:
         self.instructions = instructions
         self.page_size = page_size
         self.logging = logging
-        self.ttl_ms = {**modern.DEFAULT_TTL_MS, **(ttl_ms or {})}  # modern caching hints, per method
-        self.cache_scope = cache_scope
+        # Modern caching hints, per method: resources are private and stale unless marked (modern.py).
+        self.ttl_ms, self.cache_scope = modern.cache_hints(ttl_ms, cache_scope)
         self._state_key = state_key
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}

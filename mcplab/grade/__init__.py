@@ -1,0 +1,23 @@
+"""Graders for the build labs: a student's server and a student's client, each given a report card.
+
+    from mcplab import grade
+    print(grade.server("build/my_server.py"))            # Lab 09
+    print(grade.client("build/my_client.py"))            # Lab 10
+
+    mcplab grade server labs/build/my_server.py          # the same from a terminal: exit 1 if a line fails
+    mcplab grade client labs/build/my_client.py
+
+Modules, one idea each: ``report`` (the card: lines, marks, where to look), ``pipes`` (a child process
+read line by line against a deadline), ``arguments`` (arguments a tool's inputSchema admits),
+``probe`` (one session with a server, walking every primitive), ``frames`` (the schema line),
+``server_checks`` (the server grader), ``recorder`` (the instrumented server a client is graded
+against), ``client_runs`` (the client grader's four runs) and ``client_checks`` (its lines). Everything
+works offline and without Node; the schema line needs the official schemas and says so when they are
+missing.
+"""
+
+from mcplab.grade.client_runs import client
+from mcplab.grade.report import FAIL, PASS, SKIP, Line, Report
+from mcplab.grade.server_checks import server
+
+__all__ = ["server", "client", "Report", "Line", "PASS", "FAIL", "SKIP"]

@@ -1,0 +1,322 @@
+"""The client grader's 15 checks: what a student's client sent, and when, judged from the recorder's frames.
+
+Each function takes the runs of client.py (one per scenario) and returns one report line. The order
+of frames is the order the recorder saw them, so "after the answer arrived" means after the recorder
+passed the answer on: a client that writes ``notifications/initialized`` before reading the result
+is caught, whatever it does next.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from mcplab import jsonrpc
+from mcplab.grade import frames
+from mcplab.grade.recorder import FUTURE, NOTE_EOF, NOTE_HELD, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM, NOTE_WAITED
+from mcplab.grade.report import Line, failed, passed, quote, skipped, spec
+from mcplab.trace import Trace
+from mcplab.versions import LATEST_LEGACY as L, LATEST_MODERN as M, LEGACY_VERSIONS
+
+LAB = "Lab 10"
+STDIO = spec(L, "basic/transports#stdio")
+SHUTDOWN = (spec(L, "basic/lifecycle#shutdown"), spec(M, "basic/transports/stdio#shutdown"))
+DEADLOCK = "https://docs.python.org/3/library/subprocess.html#subprocess.Popen.stderr"
+
+
+def _sent(trace: Trace) -> list[tuple[int, Any]]:
+    found = []
+    for frame in trace.frames:
+        if frame.direction == "c2s" and frame.channel == "stdio":
+            try:
+                found.append((frame.seq, json.loads(frame.raw)))
+            except ValueError:
+                found.append((frame.seq, None))
+    return found
+
+
+def _requests(trace: Trace) -> list[tuple[int, dict]]:
+    return [(seq, obj) for seq, obj in _sent(trace) if isinstance(obj, dict) and "method" in obj and "id" in obj]
+
+
+def _answer(trace: Trace, request: tuple[int, dict] | None) -> tuple[int, dict] | None:
+    """The server's response to ``request`` (seq, message), as the recorder passed it on."""
+    if request is None:
+        return None
+    request_id = request[1].get("id")
+    for frame in trace.frames:
+        if frame.direction == "s2c" and frame.channel == "stdio" and frame.seq > request[0]:
+            try:
+                obj = json.loads(frame.raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and "method" not in obj and obj.get("id") == request_id:
+                return frame.seq, obj
+    return None
+
+
+def _note(trace: Trace, text: str) -> int | None:
+    return next((f.seq for f in trace.frames if f.channel == "note" and f.raw.startswith(text)), None)
+
+
+def _nothing(run: Any) -> str:
+    tail = run.stderr_tail()
+    return "the client sent nothing (it never started the server)" + (f"; its stderr ends: {quote(tail, 160)}"
+                                                                      if tail else "")
+
+
+def _first(trace: Trace, method: str) -> tuple[int, dict] | None:
+    return next(((s, o) for s, o in _requests(trace) if o.get("method") == method), None)
+
+
+# --- the plain run -----------------------------------------------------------------------------------
+
+def runs_line(r: dict) -> Line:
+    run, title = r["plain"], "runs the whole session and exits with status 0"
+    if run.returncode == 0:
+        return passed("runs", title)
+    got = ("still running when the grader stopped it" if run.stopped else f"exit status {run.returncode}")
+    tail = run.stderr_tail()
+    return failed("runs", title, "exit status 0 after list, call and shutdown",
+                  got + (f"; its stderr ends: {quote(tail, 160)}" if tail else ""), f"{LAB} §8 (your client)")
+
+
+def lines_line(r: dict) -> Line:
+    title = "writes one JSON-RPC request or notification per line, and no responses"
+    for frame in r["plain"].trace.frames:
+        if frame.direction != "c2s" or frame.channel != "stdio":
+            continue
+        seq = frame.seq
+        try:
+            message = jsonrpc.decode(frame.raw)
+        except jsonrpc.JSONRPCError as exc:
+            return failed("jsonrpc-lines", title, "json.dumps of one message, then a newline",
+                          f"line {seq}: {quote(frame.raw, 120)} ({exc.message})", STDIO, f"{LAB} §3 (write and flush)")
+        if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+            return failed("jsonrpc-lines", title, "requests and notifications only (the server asked nothing)",
+                          f"line {seq}: a response: {quote(frame.raw, 120)}", STDIO, f"{LAB} §3 (write and flush)")
+    return passed("jsonrpc-lines", title)
+
+
+def schema_line(r: dict) -> Line:
+    trace = r["plain"].trace
+    if not _sent(trace):
+        return skipped(frames.CHECK, frames.TITLE, "the client sent nothing")
+    first = _first(trace, "initialize")
+    answer = _answer(trace, first)
+    version = ((answer[1].get("result") or {}).get("protocolVersion") if answer else None)
+    return frames.schema_line([("plain", trace, version if version in LEGACY_VERSIONS else L)],
+                              where=(spec(L, "schema"), f"{LAB} §8 (your client)"))
+
+
+def initialize_line(r: dict) -> Line:
+    run, title = r["plain"], "opens with initialize, asking for a published revision"
+    expected = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"' + L + '",'
+                '"capabilities":{},"clientInfo":{"name":...,"version":...}}}')
+    where = (spec(L, "basic/lifecycle#initialization"), "Lab 02 §2 (the handshake, byte by byte)")
+    sent = _sent(run.trace)
+    if not sent:
+        return failed("initialize", title, expected, _nothing(run), *where)
+    seq, obj = sent[0]
+    params = obj.get("params") if isinstance(obj, dict) else None
+    if not isinstance(obj, dict) or obj.get("method") != "initialize" or "id" not in obj:
+        return failed("initialize", title, expected, f"the first line: {quote(run.trace.frames[seq - 1].raw, 160)}",
+                      *where)
+    problem = ("no params" if not isinstance(params, dict)
+               else f"protocolVersion {json.dumps(params.get('protocolVersion'))}, which is no published legacy "
+                    f"revision ({', '.join(LEGACY_VERSIONS)})" if params.get("protocolVersion") not in LEGACY_VERSIONS
+               else "capabilities is not an object" if not isinstance(params.get("capabilities"), dict)
+               else "clientInfo is not an object" if not isinstance(params.get("clientInfo"), dict) else "")
+    if problem:
+        return failed("initialize", title, expected, problem, *where, spec(L, "basic/lifecycle#version-negotiation"))
+    return passed("initialize", title, params["protocolVersion"])
+
+
+def initialized_line(r: dict) -> Line:
+    trace, title = r["plain"].trace, "sends notifications/initialized once the result has come, before other requests"
+    where = (spec(L, "basic/lifecycle#initialization"), "Lab 02 §2 (the handshake, byte by byte)",
+             f"{LAB} §4 (read lines)")
+    expected = '{"jsonrpc":"2.0","method":"notifications/initialized"} (no id) after the initialize result'
+    first = _first(trace, "initialize")
+    answer = _answer(trace, first)
+    if answer is None:
+        return failed("initialized", title, expected, "no initialize was answered" if first else _nothing(r["plain"]),
+                      *where)
+    sent = _sent(trace)
+    notes = [(s, o) for s, o in sent if isinstance(o, dict) and o.get("method") == "notifications/initialized"]
+    if not notes:
+        return failed("initialized", title, expected, "it was never sent", *where)
+    seq, obj = notes[0]
+    if "id" in obj:
+        return failed("initialized", title, expected, f"it was sent with an id, as a request: "
+                      f"{quote(json.dumps(obj), 120)}", *where)
+    if seq < answer[0]:
+        return failed("initialized", title, expected, "it was sent before the initialize result arrived", *where)
+    early = [o["method"] for s, o in _requests(trace) if first[0] < s < seq and o.get("method") != "ping"]
+    if early:
+        return failed("initialized", title, expected, f"{early[0]} was sent before it", *where)
+    return passed("initialized", title)
+
+
+def ids_line(r: dict) -> Line:
+    title = "gives every request an id of its own: a string or an integer, never null, never reused"
+    where = (spec(L, "basic#requests"), "Lab 01 §5 (matching responses to requests)")
+    seen: dict[str, str] = {}
+    for _, obj in _requests(r["plain"].trace):
+        rid = obj["id"]
+        if rid is None or isinstance(rid, (bool, float)) or not isinstance(rid, (str, int)):
+            return failed("ids", title, "ids such as 1, 2, 3", f"{obj.get('method')} with id {json.dumps(rid)}", *where)
+        key = json.dumps(rid)
+        if key in seen:
+            return failed("ids", title, "ids such as 1, 2, 3", f"id {key} used by {seen[key]} and again by "
+                          f"{obj.get('method')}", *where)
+        seen[key] = str(obj.get("method"))
+    if not seen:
+        return failed("ids", title, "ids such as 1, 2, 3", _nothing(r["plain"]), *where)
+    return passed("ids", title)
+
+
+def tools_list_line(r: dict) -> Line:
+    title = "asks the server for its tools (tools/list)"
+    if _first(r["plain"].trace, "tools/list"):
+        return passed("tools-list", title)
+    return failed("tools-list", title, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+                  "no tools/list was sent" if _sent(r["plain"].trace) else _nothing(r["plain"]),
+                  spec(L, "server/tools#listing-tools"), "Lab 03 §1 (tools: list, then call)")
+
+
+def tools_call_line(r: dict) -> Line:
+    trace, title = r["plain"].trace, "calls the tool it was asked to (tools/call with name and arguments)"
+    where = (spec(L, "server/tools#calling-tools"), "Lab 03 §1 (tools: list, then call)")
+    expected = '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{...}}}'
+    found = _first(trace, "tools/call")
+    if found is None:
+        return failed("tools-call", title, expected, "no tools/call was sent" if _sent(trace) else _nothing(r["plain"]),
+                      *where)
+    params = found[1].get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str) \
+            or not isinstance(params.get("arguments", {}), dict):
+        return failed("tools-call", title, expected, quote(json.dumps(found[1], ensure_ascii=False), 160), *where)
+    return passed("tools-call", title, params["name"])
+
+
+def prints_line(r: dict) -> Line:
+    run, title = r["plain"], "shows the tool's result (its text on stdout)"
+    found = _first(run.trace, "tools/call")
+    answer = _answer(run.trace, found)
+    if answer is None:
+        return skipped("prints-result", title, "no tools/call was answered")
+    content = (answer[1].get("result") or {}).get("content") or []
+    text = next((c.get("text") for c in content if isinstance(c, dict) and c.get("type") == "text"), "")
+    if text[:12] and text[:12] in run.stdout:
+        return passed("prints-result", title)
+    return failed("prints-result", title, f"the result's text on stdout, e.g. {quote(text, 60)!r}",
+                  f"stdout: {quote(run.stdout[-160:], 160)!r}" if run.stdout.strip() else "nothing on stdout",
+                  f"{LAB} §8 (your client)")
+
+
+def closes_line(r: dict) -> Line:
+    trace, title = r["plain"].trace, "shuts down by closing the server's stdin: no signal needed"
+    eof, sigterm = _note(trace, NOTE_EOF), _note(trace, NOTE_SIGTERM)
+    if eof is not None and sigterm is None:
+        return passed("closes-stdin", title)
+    got = ("it sent SIGTERM without closing stdin first" if eof is None and sigterm is not None
+           else "it sent SIGTERM before the server had time to exit (wait a few seconds first)" if sigterm
+           else "the server was killed outright (SIGKILL): nothing reached it" if _sent(trace) else _nothing(r["plain"]))
+    return failed("closes-stdin", title, "close stdin, then wait for the server to exit", got, *SHUTDOWN,
+                  f"{LAB} §7 (shut down)")
+
+
+def waits_line(r: dict) -> Line:
+    run, title = r["plain"], "waits for the server to exit before exiting itself"
+    if _note(run.trace, NOTE_WAITED) is not None:
+        return passed("waits", title)
+    got = ("the client exited while its server was still running" if _note(run.trace, NOTE_LEFT) is not None
+           else "the server was killed before it could exit" if _sent(run.trace) else _nothing(run))
+    return failed("waits", title, "process.wait(timeout=...) after closing stdin", got, *SHUTDOWN,
+                  f"{LAB} §7 (shut down)")
+
+
+# --- the other scenarios -------------------------------------------------------------------------------
+
+def mismatch_line(r: dict) -> Line:
+    run = r["future"]
+    title = f"disconnects when the server answers a revision it does not speak ({FUTURE})"
+    where = (spec(L, "basic/lifecycle#version-negotiation"), "Lab 02 §5 (version negotiation)")
+    expected = "nothing more sent after that answer, stdin closed, a non-zero exit status"
+    first = _first(run.trace, "initialize")
+    answer = _answer(run.trace, first)
+    if answer is None:
+        return failed("version-mismatch", title, expected, "no initialize was answered" if first else _nothing(run),
+                      *where)
+    after = [o for s, o in _sent(run.trace) if s > answer[0]]
+    if after:
+        method = after[0].get("method") if isinstance(after[0], dict) else None
+        return failed("version-mismatch", title, expected, f"it went on: {method or 'a line'} after the {FUTURE} "
+                      "answer", *where)
+    if run.stopped or run.returncode == 0:
+        return failed("version-mismatch", title, expected, "still running when the grader stopped it" if run.stopped
+                      else "exit status 0, as if all went well", *where)
+    return passed("version-mismatch", title)
+
+
+def stderr_line(r: dict) -> Line:
+    run, title = r["noisy"], "drains the server's stderr: a server that logs 256 KiB before answering gets through"
+    noise = _note(run.trace, NOTE_NOISE)
+    # Read on after the noise: anything but giving up (a cancellation) shows the answer got through.
+    if noise is not None and any(s > noise and not (isinstance(o, dict) and o.get("method") == "notifications/cancelled")
+                                 for s, o in _sent(run.trace)):
+        return passed("stderr", title)
+    got = ("the server was still blocked writing its log when the client gave up: nobody read its stderr, so "
+           "the pipe filled" if _sent(run.trace) else _nothing(run))
+    return failed("stderr", title, "a thread that reads stderr (or stderr not piped at all)", got, DEADLOCK,
+                  f"{LAB} §6 (drain stderr)")
+
+
+def timeout_line(r: dict, timeout: float) -> Line:
+    run, title = r["silent"], f"gives up on a request the server never answers (--timeout {timeout:g} s)"
+    where = (spec(L, "basic/lifecycle#timeouts"), f"{LAB} §5 (a read timeout)")
+    if _note(run.trace, NOTE_HELD) is None:
+        return skipped("timeout", title, "no tools/call was sent, so no request went unanswered")
+    if run.stopped:
+        return failed("timeout", title, "an exit within a few seconds of the timeout",
+                      "still waiting when the grader stopped it", *where)
+    return passed("timeout", title)
+
+
+def cancel_line(r: dict) -> Line:
+    run, title = r["silent"], "tells the server it gave up: notifications/cancelled naming the request"
+    held = _note(run.trace, NOTE_HELD)
+    if held is None or run.stopped:
+        return skipped("cancel", title, "the client did not give up on a request")
+    call = _first(run.trace, "tools/call")
+    wanted = call[1].get("id") if call else None
+    for seq, obj in _sent(run.trace):
+        if isinstance(obj, dict) and obj.get("method") == "notifications/cancelled" and "id" not in obj \
+                and (obj.get("params") or {}).get("requestId") == wanted:
+            return passed("cancel", title)
+    return failed("cancel", title, '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":'
+                  f'{json.dumps(wanted)},"reason":...}}}}', "no such notification",
+                  spec(L, "basic/utilities/cancellation"), spec(L, "basic/lifecycle#timeouts"),
+                  f"{LAB} §5 (a read timeout)")
+
+
+CHECKS: tuple[Callable[[dict], Line], ...] = (
+    runs_line, lines_line, schema_line, initialize_line, initialized_line, ids_line, tools_list_line,
+    tools_call_line, prints_line, closes_line, waits_line, mismatch_line, stderr_line)
+
+
+SCENARIO_OF = {"version-mismatch": "future", "stderr": "noisy", "timeout": "silent", "cancel": "silent"}
+"""The run each line is judged on (the others: the plain run)."""
+
+
+def lines(runs: dict, timeout: float) -> list[Line]:
+    """Every line of the client's report card, in order.
+
+    A run in which the client sent nothing at all (it crashed first, or a TODO stopped it) leaves
+    nothing to judge: its lines are skipped, and the first line, with the client's last words on
+    stderr, is the one that fails.
+    """
+    found = [check(runs) for check in CHECKS] + [timeout_line(runs, timeout), cancel_line(runs)]
+    return [line if line.check == "runs" or _sent(runs[SCENARIO_OF.get(line.check, "plain")].trace)
+            else skipped(line.check, line.title, "the client sent nothing; see the first line") for line in found]

@@ -1,0 +1,152 @@
+"""The client grader: a student's stdio client, run against an instrumented server, and a report card.
+
+Theory of operation
+-------------------
+The student's client is a command that takes, after its own options, the server to start::
+
+    python my_client.py --call get_weather '{"city": "Beijing"}' --timeout 2 -- SERVER COMMAND...
+
+:func:`client` runs it four times, each time handing it the recorder (recorder.py) wrapped around the
+weather server, and reads the frames the recorder wrote down:
+
+    plain    a well-behaved server that logs before each answer      → lines 1-11
+    future   it answers initialize with a revision nobody speaks      → version-mismatch
+    noisy    it writes 256 KiB to stderr before answering             → stderr
+    silent   it never answers tools/call                              → timeout, cancel
+
+The lines judge what the client *sent*, and when: the order of the handshake (2025-11-25 "lifecycle"),
+its ids (JSON-RPC 2.0 §4: unique, never null in MCP), what it does when the version is wrong (it
+should disconnect), whether it drains stderr, gives up on a silent request and says so
+(``notifications/cancelled``), and how it shuts down (stdio: close stdin, wait, then signal). The
+client's stdout and stderr go to files, not pipes: a pipe the server inherited would keep the
+grader waiting for the server too. Whether the client waited for its server, the recorder itself
+tells: it notes whether the client was still its parent when it exited.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from mcplab.grade import client_checks
+from mcplab.grade.report import Report
+from mcplab.grade.server_checks import command
+from mcplab.trace import Trace
+
+SCENARIOS = {"plain": "none", "future": "future-version", "noisy": "noisy", "silent": "silent"}
+CALL = ("get_weather", {"city": "Beijing"})
+SETTLE = 3.0  # seconds the server side gets to finish its log once the client has exited
+PATIENT = 10.0  # the client's --timeout in every run but the silent one: a slow machine must not fail a good
+                # client (a client that never drains stderr gives up after it, in the noisy run)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the client: how it ended, what it printed, and the recorder's frames."""
+    scenario: str
+    returncode: int | None
+    stopped: bool          # still running at the bound: the grader ended it
+    stdout: str
+    stderr: str
+    trace: Trace           # the frames once the server side had finished
+
+    def stderr_tail(self) -> str:
+        lines = [line for line in self.stderr.splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+
+def weather() -> list[str]:
+    """The bundled weather server, run by this interpreter."""
+    return [sys.executable, str(Path(__file__).resolve().parents[2] / "servers" / "weather.py")]
+
+
+def load(path: Path) -> Trace:
+    """The recorder's frames so far (a line still being written is left for later)."""
+    if not path.exists():
+        return Trace()
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    whole = []
+    for line in lines:
+        try:
+            json.loads(line)
+        except ValueError:
+            continue
+        whole.append(line)
+    return Trace.from_jsonl(whole)
+
+
+def run(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: float,
+        call: tuple[str, dict[str, Any]], cwd: str | None = None) -> Run:
+    """Run the client once against the recorder in ``scenario``."""
+    from mcplab.grade.recorder import NOTE_EXIT
+
+    bound = 3 * timeout + 5
+    with tempfile.TemporaryDirectory(prefix="mcplab-grade-") as folder:
+        log = Path(folder, "frames.jsonl")
+        recorder = [sys.executable, "-m", "mcplab.grade.recorder", "--log", str(log), "--fault", SCENARIOS[scenario],
+                    "--", *server]
+        full = [*argv, "--call", call[0], json.dumps(call[1], ensure_ascii=False), "--timeout", f"{timeout:g}",
+                "--", *recorder]
+        with open(Path(folder, "stdout"), "w+b") as out, open(Path(folder, "stderr"), "w+b") as err:
+            process = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
+                                       start_new_session=True)
+            try:
+                code, stopped = process.wait(bound), False
+            except subprocess.TimeoutExpired:
+                _kill_group(process.pid)
+                code, stopped = process.wait(), True
+            settle = time.monotonic() + SETTLE
+            trace = load(log)
+            while not _noted(trace, NOTE_EXIT) and time.monotonic() < settle and log.exists():
+                time.sleep(0.02)
+                trace = load(log)
+            _kill_group(process.pid)  # whatever the client left behind in its process group
+            out.seek(0)
+            err.seek(0)
+            return Run(scenario, None if stopped else code, stopped, out.read().decode("utf-8", "replace"),
+                       err.read().decode("utf-8", "replace"), trace)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _noted(trace: Trace, text: str) -> bool:
+    return any(f.channel == "note" and f.raw.startswith(text) for f in trace.frames)
+
+
+def client(target: str | Path | Sequence[str], *, server: Sequence[str] | None = None, timeout: float = 3.0,
+           patience: float = PATIENT, call: tuple[str, dict[str, Any]] = CALL, cwd: str | None = None) -> Report:
+    """Grade the stdio client at ``target`` (a ``.py`` file or a command); the report card.
+
+    ``server`` is the command the recorder wraps (the weather server by default) and ``call`` the
+    tool the client is asked to call on it. ``timeout`` is the ``--timeout`` the client gets in the
+    silent run, where it must give up; the others give it ``patience`` seconds (or ``timeout``, if longer).
+
+    >>> print(grade.client("build/my_client.py"))          # doctest: +SKIP
+    """
+    argv = command(target)
+    wrapped = command(server) if server is not None else weather()
+    # The four runs are independent processes that mostly wait (on timeouts, on a server's exit), so
+    # they run side by side in threads: the card takes as long as the slowest run, not the sum.
+    with ThreadPoolExecutor(len(SCENARIOS)) as pool:
+        futures = {name: pool.submit(run, argv, name, server=wrapped, call=call, cwd=cwd,
+                                     timeout=timeout if name == "silent" else max(timeout, patience))
+                   for name in SCENARIOS}
+    runs = {name: future.result() for name, future in futures.items()}
+    shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
+    return Report(f"client {shown}", tuple(client_checks.lines(runs, timeout)),
+                  {name: r.trace for name, r in runs.items()})
+

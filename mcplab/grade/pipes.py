@@ -1,0 +1,169 @@
+"""A child process on three pipes, read one line at a time against a deadline, with no threads.
+
+Theory of operation
+-------------------
+The graders are plain synchronous functions: they run in a notebook cell (whose event loop is busy
+running that very cell) and from a terminal. So nothing here is async. The child's stdout and stderr
+are our non-blocking pipe ends, watched by one selector; :meth:`Child.next` returns the next complete
+line from either, or says that the deadline passed or that both pipes ended::
+
+    child = Child([sys.executable, "my_server.py"])
+    child.send('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    event = child.next(deadline=time.monotonic() + 5)   # Event("stdout", b'{"jsonrpc":...}')
+
+Lines are cut by :class:`mcplab.jsonrpc.LineFramer` (the one way bytes become lines), so a line longer
+than its limit is reported, not buffered without end. Every line in either direction is recorded in
+:attr:`Child.trace` first: stdout lines with the message decoded (or the error decoding it), stderr
+lines on their own channel, as the client's transports do.
+
+:meth:`Child.close` ends the process the way the stdio transport says a client should (2025-11-25
+"lifecycle", shutdown; 2026-07-28 "transports/stdio", shutdown): close stdin, wait, then SIGTERM,
+then SIGKILL, and reports which of those it took. The child runs in its own process group, so the
+signals reach whatever it started too.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from mcplab import jsonrpc
+from mcplab.errors import JSONRPCError
+from mcplab.trace import Trace
+
+CHUNK = 1 << 16
+STDERR_KEPT = 20  # stderr lines a report may quote
+
+
+@dataclass(frozen=True)
+class Event:
+    """``kind`` is ``"stdout"`` or ``"stderr"`` (with the line), ``"timeout"`` or ``"eof"``."""
+    kind: str
+    line: bytes = b""
+    message: jsonrpc.Message | JSONRPCError | None = None
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How the process ended after stdin closed: ``by_itself`` within the grace, or by ``signal``."""
+    by_itself: bool
+    returncode: int | None
+    signal: str | None = None  # "SIGTERM" or "SIGKILL" when we had to send one
+    already_exited: bool = False  # it had gone before stdin was closed
+
+
+class Child:
+    """One child process; ``trace`` holds every line it read and wrote."""
+
+    def __init__(self, argv: Sequence[str], *, cwd: str | None = None, env: dict[str, str] | None = None,
+                 max_line: int = jsonrpc.DEFAULT_MAX_LINE) -> None:
+        self.argv = list(argv)
+        self.trace = Trace()
+        self.stderr_lines: list[str] = []
+        self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, cwd=cwd, env=env, bufsize=0,
+                                        start_new_session=True)
+        self._selector = selectors.DefaultSelector()
+        self._framers: dict[str, jsonrpc.LineFramer] = {}
+        self._ready: list[Event] = []
+        self.stdout_closed = False  # the child closed its stdout (it is leaving, or has left)
+        for name, pipe in (("stdout", self.process.stdout), ("stderr", self.process.stderr)):
+            assert pipe is not None
+            os.set_blocking(pipe.fileno(), False)
+            self._selector.register(pipe, selectors.EVENT_READ, name)
+            self._framers[name] = jsonrpc.LineFramer(max_line)
+
+    # --- writing -------------------------------------------------------------------------------
+    def send(self, raw: str) -> bool:
+        """Write one line (the newline is added); False if the child no longer reads its stdin."""
+        self.trace.record("c2s", "stdio", raw, _decoded(raw))
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(raw.encode("utf-8") + b"\n")
+            return True
+        except (BrokenPipeError, ValueError, OSError):  # ValueError: we closed stdin already
+            return False
+
+    # --- reading -------------------------------------------------------------------------------
+    def next(self, deadline: float) -> Event:
+        """The next line from stdout or stderr, or ``timeout`` at ``deadline``, or ``eof`` when both end."""
+        while not self._ready:
+            if not self._selector.get_map():
+                return Event("eof")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return Event("timeout")
+            for key, _ in self._selector.select(left):
+                self._drain(key.fileobj, key.data)
+        return self._ready.pop(0)
+
+    def _drain(self, pipe: object, name: str) -> None:
+        try:
+            data = os.read(pipe.fileno(), CHUNK)  # type: ignore[attr-defined]
+        except BlockingIOError:
+            return
+        if not data:
+            self._selector.unregister(pipe)
+            self.stdout_closed = self.stdout_closed or name == "stdout"
+            return
+        for line in self._framers[name].lines(data):
+            if isinstance(line, JSONRPCError):  # a line too long to keep: report it, do not buffer it
+                self.trace.record("s2c", "stdio" if name == "stdout" else "stderr", line.message, line)
+                self._ready.append(Event(name, b"", line))
+            elif name == "stdout":
+                message = _decoded(line)
+                self.trace.record("s2c", "stdio", line, message)
+                self._ready.append(Event(name, line, message))
+            else:
+                text = line.decode("utf-8", errors="replace")
+                self.trace.record("s2c", "stderr", text)
+                self.stderr_lines = (self.stderr_lines + [text])[-STDERR_KEPT:]
+                self._ready.append(Event(name, line))
+
+    # --- ending --------------------------------------------------------------------------------
+    def close(self, grace: float = 2.0) -> Ending:
+        """Close stdin and wait ``grace`` seconds; then SIGTERM, then SIGKILL (the spec's order)."""
+        already = self.process.poll() is not None or self.stdout_closed
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        except OSError:
+            pass
+        deadline = time.monotonic() + grace
+        while self.next(deadline).kind not in ("eof", "timeout"):
+            pass  # keep reading: a server blocked on a full pipe could not exit
+        try:
+            code = self.process.wait(max(0.0, deadline - time.monotonic()))
+            ending = Ending(True, code, None, already)
+        except subprocess.TimeoutExpired:
+            ending = self._force()
+        self._selector.close()
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+        return ending
+
+    def _force(self) -> Ending:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                return Ending(False, self.process.wait(1.0), sig.name)
+            except subprocess.TimeoutExpired:
+                continue
+        return Ending(False, self.process.poll(), "SIGKILL")
+
+
+def _decoded(raw: str | bytes) -> jsonrpc.Message | JSONRPCError | None:
+    try:
+        decoded = jsonrpc.decode(raw)
+    except JSONRPCError as exc:
+        return exc
+    return None if isinstance(decoded, list) else decoded

@@ -1,0 +1,272 @@
+"""One graded session with a student's server: a minimal client that walks every primitive it offers.
+
+Theory of operation
+-------------------
+:func:`walk` starts the server (one process per era, because a dual-era stdio server decides its era
+on the first request it serves), opens it, and does what a client exploring an unknown server does,
+writing down everything that came back in a :class:`Session`:
+
+    legacy   initialize (2025-11-25) → notifications/initialized
+    modern   server/discover, every request stamped with params._meta (2026-07-28 "basic", _meta)
+    then     tools/list → tools/call each tool twice (typical, then unlikely arguments: arguments.py)
+             → tools/call a tool that does not exist
+             → resources/list, resources/templates/list → resources/read each (and one URI per template)
+             → prompts/list → prompts/get each (argument values from completion/complete when offered)
+             → a line that is not JSON, then a request to see it still serves (ping; server/discover)
+             → close stdin, wait (pipes.Child.close)
+
+It asks only for lists the server declared a capability for, as any client must (2025-11-25
+"lifecycle", operation: only use what was negotiated). The walk judges nothing: server.py turns a
+Session into report lines. A request that gets no answer within the timeout ends the walk there (the
+session is ``stuck``), so a silent server costs one timeout, not one per request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+from urllib.parse import quote
+
+from mcplab import jsonrpc
+from mcplab.grade import arguments as made_up
+from mcplab.grade.pipes import Child, Ending
+from mcplab.trace import Trace
+from mcplab.versions import (
+    LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
+)
+
+GRADER = {"name": "mcplab-grader", "version": "1.0.0"}
+UNKNOWN_TOOL = "no_such_tool_zz"
+NOT_JSON = '{"jsonrpc": "2.0", "id": 99, "method": "tools/list"'  # cut short: not JSON at all
+MAX_ITEMS = 20   # tools, resources, prompts graded per session: a huge catalogue stays quick
+MAX_PAGES = 20   # pages of one list followed through nextCursor
+EXAMPLE = "example"  # a template or prompt argument's value when nothing better is offered
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What came back for one request: ``kind`` is result, error, timeout or gone (the process ended)."""
+    kind: str
+    result: Any = None
+    code: int | None = None
+    message: str = ""
+    raw: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "result" and isinstance(self.result, dict)
+
+    def said(self) -> str:
+        """The reply in a few words, for a report's "got"."""
+        if self.kind == "timeout":
+            return self.message or "no answer"
+        if self.kind == "gone":
+            return "the server exited"
+        if self.kind == "skipped":
+            return "not sent (the session had stopped)"
+        return self.raw
+
+
+SKIPPED = Reply("skipped")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the walk made about one catalogue entry."""
+    name: str                 # tool or prompt name, or resource URI
+    arguments: Any            # what was sent (None when no arguments could be made)
+    reply: Reply
+    kind: str = ""            # typical/unlikely for tools; "resource"/"template" for reads
+    unbuildable: str = ""     # why no arguments could be made from the schema
+
+
+@dataclass
+class Session:
+    """Everything one session saw; ``None`` lists were not declared by the server."""
+    era: str
+    version: str
+    opening: Reply = SKIPPED
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    tools: list[dict] | None = None
+    resources: list[dict] | None = None
+    templates: list[dict] | None = None
+    prompts: list[dict] | None = None
+    listing_errors: list[tuple[str, Reply]] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    reads: list[Call] = field(default_factory=list)
+    gets: list[Call] = field(default_factory=list)
+    unknown_tool: Reply = SKIPPED
+    malformed: Reply = SKIPPED
+    alive: Reply = SKIPPED
+    ending: Ending | None = None
+    stray: list[str] = field(default_factory=list)  # responses that answered no request of ours
+    trace: Trace = field(default_factory=Trace)
+
+    @property
+    def opened(self) -> bool:
+        return self.opening.ok and (self.era == "modern" or self.opening.result.get("protocolVersion")
+                                    in LEGACY_VERSIONS)
+
+
+class Probe:
+    """A tiny synchronous client over :class:`Child`, stamping modern requests with ``_meta``."""
+
+    def __init__(self, argv: Sequence[str], era: str, timeout: float, cwd: str | None = None) -> None:
+        self.child = Child(argv, cwd=cwd)
+        self.era = era
+        self.timeout = timeout
+        self.ids = jsonrpc.IdAllocator()
+        self.stuck = False
+        self.stray: list[str] = []
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> Reply:
+        if self.stuck:
+            return SKIPPED
+        if self.era == "modern":
+            params = {**(params or {}), "_meta": {META_PROTOCOL_VERSION: LATEST_MODERN,
+                                                   META_CLIENT_CAPABILITIES: {}, META_CLIENT_INFO: GRADER}}
+        request_id = self.ids()
+        self.child.send(jsonrpc.encode(jsonrpc.Request(request_id, method, params)))
+        return self._await(lambda m: getattr(m, "id", None) == request_id)
+
+    def notify(self, method: str) -> None:
+        if not self.stuck:
+            self.child.send(jsonrpc.encode(jsonrpc.Notification(method)))
+
+    def send_malformed(self) -> Reply:
+        """Send a line that is not JSON; the reply to it can carry no id (JSON-RPC 2.0 §5)."""
+        if self.stuck:
+            return SKIPPED
+        self.child.send(NOT_JSON)
+        return self._await(lambda m: True)
+
+    def _await(self, wanted: Callable[[Any], bool]) -> Reply:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            event = self.child.next(deadline)
+            if event.kind in ("timeout", "eof"):
+                self.stuck = True
+                return (Reply("timeout", message=f"no answer within {self.timeout:g} s") if event.kind == "timeout"
+                        else Reply("gone"))
+            message = event.message
+            if event.kind != "stdout" or not isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+                continue  # a log line, a notification, or a line that is not JSON-RPC (judged later)
+            raw = event.line.decode("utf-8", errors="replace")
+            if not wanted(message):
+                self.stray.append(raw)
+                continue
+            if isinstance(message, jsonrpc.ErrorResponse):
+                return Reply("error", None, message.error.get("code"), str(message.error.get("message", "")), raw)
+            return Reply("result", message.result, raw=raw)
+
+    def listing(self, session: Session, method: str, key: str) -> list[dict]:
+        items: list[dict] = []
+        cursor = None
+        for _ in range(MAX_PAGES):
+            reply = self.request(method, {"cursor": cursor} if cursor else {})
+            page = reply.result.get(key) if reply.ok else None
+            if not isinstance(page, list):
+                session.listing_errors.append((method, reply))
+                break
+            items += [item for item in page if isinstance(item, dict)]
+            cursor = reply.result.get("nextCursor")
+            if not cursor or len(items) >= MAX_ITEMS:
+                break
+        return items[:MAX_ITEMS]
+
+    def completion(self, session: Session, ref: dict[str, str], argument: str) -> str:
+        """The first value the server offers for ``argument``, else a made-up one."""
+        if "completions" not in session.capabilities:
+            return EXAMPLE
+        reply = self.request("completion/complete", {"ref": ref, "argument": {"name": argument, "value": ""}})
+        values = (reply.result.get("completion") or {}).get("values") if reply.ok else None
+        return str(values[0]) if isinstance(values, list) and values else EXAMPLE
+
+
+def walk(argv: Sequence[str], era: str, timeout: float = 5.0, grace: float = 2.0,
+         cwd: str | None = None) -> Session:
+    """Start the server, explore it in ``era`` (``"legacy"`` or ``"modern"``), close it; what it saw."""
+    session = Session(era, LATEST_LEGACY if era == "legacy" else LATEST_MODERN)
+    probe = Probe(argv, era, timeout, cwd)
+    session.trace = probe.child.trace
+    try:
+        _open(probe, session)
+        if session.opened:
+            _explore(probe, session)
+        session.malformed = probe.send_malformed()
+        if session.malformed.kind not in ("timeout", "gone", "skipped"):
+            session.alive = probe.request("ping" if era == "legacy" else "server/discover")
+    finally:
+        session.ending = probe.child.close(grace)
+        session.stray = probe.stray
+    return session
+
+
+def _open(probe: Probe, session: Session) -> None:
+    if session.era == "legacy":
+        session.opening = probe.request("initialize", {"protocolVersion": session.version, "capabilities": {},
+                                                       "clientInfo": GRADER})
+        if session.opened:
+            session.version = session.opening.result["protocolVersion"]
+            probe.notify("notifications/initialized")
+    else:
+        session.opening = probe.request("server/discover")
+    if session.opening.ok and isinstance(session.opening.result.get("capabilities"), dict):
+        session.capabilities = session.opening.result["capabilities"]
+
+
+def _explore(probe: Probe, session: Session) -> None:
+    caps = session.capabilities
+    if "tools" in caps:
+        session.tools = probe.listing(session, "tools/list", "tools")
+        for tool in session.tools:
+            for kind in (made_up.TYPICAL, made_up.UNLIKELY):
+                session.calls.append(_call_tool(probe, tool, kind))
+        session.unknown_tool = probe.request("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}})
+    if "resources" in caps:
+        session.resources = probe.listing(session, "resources/list", "resources")
+        session.templates = probe.listing(session, "resources/templates/list", "resourceTemplates")
+        for resource in session.resources:
+            uri = str(resource.get("uri"))
+            session.reads.append(Call(uri, {"uri": uri}, probe.request("resources/read", {"uri": uri}), "resource"))
+        for template in session.templates:
+            uri = expand(probe, session, str(template.get("uriTemplate", "")))
+            session.reads.append(Call(uri, {"uri": uri}, probe.request("resources/read", {"uri": uri}), "template"))
+    if "prompts" in caps:
+        session.prompts = probe.listing(session, "prompts/list", "prompts")
+        for prompt in session.prompts:
+            name = str(prompt.get("name"))
+            given = {a["name"]: probe.completion(session, {"type": "ref/prompt", "name": name}, a["name"])
+                     for a in prompt.get("arguments") or [] if isinstance(a, dict) and a.get("required")}
+            session.gets.append(Call(name, given, probe.request("prompts/get", {"name": name, "arguments": given})))
+
+
+def _call_tool(probe: Probe, tool: dict, kind: str) -> Call:
+    name = str(tool.get("name"))
+    schema = tool.get("inputSchema")
+    try:
+        given = made_up.admitted(schema if isinstance(schema, dict) else {}, kind)
+    except made_up.Unbuildable as exc:
+        return Call(name, None, SKIPPED, kind, str(exc))
+    return Call(name, given, probe.request("tools/call", {"name": name, "arguments": given}), kind)
+
+
+_VARIABLE = re.compile(r"\{([+#./;?&]?)([^}]+)\}")
+
+
+def expand(probe: Probe, session: Session, template: str) -> str:
+    """One URI of a template (RFC 6570, simple and reserved expansion), values from completion."""
+    def value(match: re.Match) -> str:
+        operator, names = match.group(1), match.group(2).split(",")
+        values = [probe.completion(session, {"type": "ref/resource", "uri": template}, n.rstrip("*")) for n in names]
+        return (operator if operator in "#./;?&" and operator else "") + ",".join(
+            quote(v, safe="/" if operator in ("+", "#") else "") for v in values)
+    return _VARIABLE.sub(value, template)
+
+
+def excerpt(value: Any) -> str:
+    """A JSON value as one compact line."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

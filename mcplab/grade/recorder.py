@@ -1,0 +1,228 @@
+"""The instrumented server a client is graded against: a relay that records every frame, both ways.
+
+    python -m mcplab.grade.recorder --log FRAMES.jsonl [--fault NAME] -- SERVER COMMAND...
+
+Theory of operation
+-------------------
+The student's client starts this process as if it were the server. It starts the real server
+(``servers/weather.py`` by default) as its own child, and relays lines: client → server on stdin,
+server → client on stdout, the server's log on stderr. Every line is written to the log file as it
+passes, one trace frame per line in the format ``mcplab.trace`` reads (so a killed run still leaves
+what it saw, and a notebook can draw it). Notes record what no wire shows::
+
+    the client closed the server's stdin          end-of-file on our stdin
+    the client sent SIGTERM                       the client signalled instead of (or after) closing
+    the client was still waiting                  half a second after the real server exited, the
+    (or: the client had gone)                     client that started us is still our parent (it
+                                                  waits for us, as it should), or it left already
+    the server exited with status 0               written last
+
+Like many real servers, this one logs (``notifications/message``) before each answer after
+``initialize``, and says so in the capabilities it relays. A ``--fault`` makes it misbehave the
+way servers do, one way per graded scenario:
+
+    none            just that
+    future-version  answers initialize with protocolVersion 2099-01-01, a revision no client speaks
+    noisy           writes 256 KiB to stderr before answering initialize (more than a pipe holds)
+    silent          never answers tools/call
+
+No threads and no event loop: one selector watches our stdin and the server's two pipes. Writes
+block on purpose, because a blocked server is exactly what a client that never reads stderr causes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from typing import Any, BinaryIO, Sequence
+
+from mcplab import jsonrpc
+from mcplab.errors import JSONRPCError
+from mcplab.trace import Trace
+
+NOTE_EOF = "the client closed the server's stdin"
+NOTE_SIGTERM = "the client sent SIGTERM"
+NOTE_EXIT = "the server exited"
+NOTE_WAITED = "the client was still waiting"
+NOTE_LEFT = "the client had gone"
+NOTE_NOISE = "wrote 256 KiB to stderr before answering initialize"
+NOTE_HELD = "held back the answer to tools/call"
+NOTE_FUTURE = "answered initialize with protocolVersion 2099-01-01"
+FAULTS = ("none", "future-version", "noisy", "silent")
+FUTURE = "2099-01-01"
+NOISE = (b"recorder: a very chatty server log line, padded to sixty-four bytes ........\n"[:64]) * 4096  # 256 KiB
+LINGER = 0.5     # seconds between the real server's exit and our own
+LIFETIME = 60.0  # seconds this relay lives at most, whatever the client does
+CHUNK = 1 << 16
+
+
+class Relay:
+    """The relay's state: the log, the real server, the requests the client is waiting on."""
+
+    def __init__(self, log: BinaryIO, server: subprocess.Popen, fault: str) -> None:
+        self.log = log
+        self.trace = Trace()
+        self.server = server
+        self.fault = fault
+        self.asked: dict[str, str] = {}  # JSON of a request id → its method
+
+    def record(self, direction: str, channel: str, raw: str | bytes, message: Any = None) -> None:
+        frame = self.trace.record(direction, channel, raw, message)  # type: ignore[arg-type]
+        self.log.write((json.dumps(frame.to_json(), ensure_ascii=False) + "\n").encode("utf-8"))
+        self.log.flush()
+
+    def note(self, text: str) -> None:
+        self.record("s2c", "note", text)
+
+    def from_client(self, line: bytes) -> None:
+        message = _decoded(line)
+        self.record("c2s", "stdio", line, message)
+        if isinstance(message, jsonrpc.Request):
+            self.asked[json.dumps(message.id)] = message.method
+        try:
+            assert self.server.stdin is not None
+            self.server.stdin.write(line + b"\n")
+        except (BrokenPipeError, ValueError):
+            pass  # the server is gone; its exit is noted when its stdout ends
+
+    def from_server(self, line: bytes) -> None:
+        message = _decoded(line)
+        if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+            method = self.asked.pop(json.dumps(message.id), None)
+            if method == "initialize" and isinstance(message, jsonrpc.Response):
+                line = self._initialize_result(message)
+                message = _decoded(line)
+            elif method == "tools/call" and self.fault == "silent":
+                self.note(f"{NOTE_HELD} (id {json.dumps(message.id)})")
+                return
+            elif method is not None:
+                self._to_client(jsonrpc.encode(jsonrpc.Notification("notifications/message", {
+                    "level": "info", "logger": "weather", "data": f"answering {method}"})).encode("utf-8"))
+        self._to_client(line, message)
+
+    def _initialize_result(self, response: jsonrpc.Response) -> bytes:
+        result = dict(response.result) if isinstance(response.result, dict) else {}
+        capabilities = result.get("capabilities")
+        if isinstance(capabilities, dict):  # it logs, so it says so (MCP "server/utilities/logging")
+            result["capabilities"] = {**capabilities, "logging": {}}
+        if self.fault == "future-version":
+            result["protocolVersion"] = FUTURE
+            self.note(NOTE_FUTURE)
+        if self.fault == "noisy":
+            _write_all(2, NOISE)  # blocks while nobody reads our stderr, as a real server would
+            self.note(NOTE_NOISE)
+        return jsonrpc.encode(jsonrpc.Response(response.id, result)).encode("utf-8")
+
+    def _to_client(self, line: bytes, message: Any = None) -> None:
+        self.record("s2c", "stdio", line, message if message is not None else _decoded(line))
+        _write_all(1, line + b"\n")
+
+    def log_line(self, line: bytes) -> None:
+        self.record("s2c", "stderr", line)
+        _write_all(2, line + b"\n")
+
+
+def _decoded(line: bytes) -> Any:
+    try:
+        return jsonrpc.decode(line)
+    except JSONRPCError as exc:
+        return exc
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        pass  # the client closed that pipe: there is nobody left to tell
+
+
+def _drain(framer: jsonrpc.LineFramer, handle: Any) -> None:
+    """Every whole line already waiting on our stdin, without blocking."""
+    os.set_blocking(0, False)
+    try:
+        while data := os.read(0, CHUNK):
+            for line in framer.lines(data):
+                if isinstance(line, bytes):
+                    handle(line)
+    except OSError:  # BlockingIOError: nothing more is waiting
+        pass
+
+
+def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
+    """Run the relay until the server has exited; its exit status."""
+    log = open(log_path, "ab")
+    server = subprocess.Popen(list(server_argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, bufsize=0)
+    state = Relay(log, server, fault)
+    client = os.getppid()  # the student's client started us: while it waits for us, it stays our parent
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        _drain(framers["client"], state.from_client)  # what the client wrote before signalling still counts
+        state.note(NOTE_SIGTERM)
+        server.terminate()
+        try:
+            code = server.wait(1.0)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            code = server.wait()
+        state.note(NOTE_WAITED if os.getppid() == client else NOTE_LEFT)
+        state.note(f"{NOTE_EXIT} with status {code}")
+        os._exit(128 + signal.SIGTERM)
+
+    framers = {name: jsonrpc.LineFramer() for name in ("client", "server", "log")}
+    signal.signal(signal.SIGTERM, on_sigterm)
+    selector = selectors.DefaultSelector()
+    handlers = {"client": state.from_client, "server": state.from_server, "log": state.log_line}
+    selector.register(sys.stdin.buffer, selectors.EVENT_READ, "client")
+    selector.register(server.stdout, selectors.EVENT_READ, "server")  # type: ignore[arg-type]
+    selector.register(server.stderr, selectors.EVENT_READ, "log")  # type: ignore[arg-type]
+    deadline = time.monotonic() + LIFETIME
+    # Until the server's stdout ends: it has exited (or closed it), and nothing more can come.
+    while any(key.data == "server" for key in selector.get_map().values()):
+        if time.monotonic() > deadline:
+            state.note(f"the relay stopped after {LIFETIME:g} s")
+            server.kill()
+            break
+        for key, _ in selector.select(1.0):
+            data = os.read(key.fileobj.fileno(), CHUNK)  # type: ignore[union-attr]
+            if not data:
+                selector.unregister(key.fileobj)
+                if key.data == "client":
+                    state.note(NOTE_EOF)
+                    try:
+                        server.stdin.close()  # type: ignore[union-attr]
+                    except OSError:
+                        pass
+                continue
+            for line in framers[key.data].lines(data):
+                if isinstance(line, bytes):
+                    handlers[key.data](line)
+    code = server.wait()
+    time.sleep(LINGER)  # a client that closed stdin and left without waiting has surely gone by now
+    state.note(NOTE_WAITED if os.getppid() == client else NOTE_LEFT)
+    state.note(f"{NOTE_EXIT} with status {code}")
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mcplab.grade.recorder", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--log", required=True, help="the trace file to append every frame to (JSONL)")
+    parser.add_argument("--fault", choices=FAULTS, default="none", help="how the server misbehaves")
+    parser.add_argument("server", nargs=argparse.REMAINDER, help="-- then the server's command")
+    args = parser.parse_args(argv)
+    server = args.server[1:] if args.server[:1] == ["--"] else args.server
+    if not server:
+        parser.error("expected the server's command after --")
+    return relay(server, args.log, args.fault)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""The report card a grader prints: one line per check, and for a failed one what to do about it.
+
+Theory of operation
+-------------------
+A grader runs a student's program, watches the wire, and turns what it saw into :class:`Line` s.
+Each line has one of three marks::
+
+    ✓ pass      the behaviour was seen
+    ✗ fail      it was not: the line says what was expected, what came instead, and where to look
+                (a section of the specification, a section of a lab)
+    – skip      it could not be judged: something outside the student's code is missing (the official
+                schemas), or a line it depends on already failed (no tool was called, so no result
+                could be printed)
+
+A :class:`Report` fails when any line fails; ``mcplab grade`` then exits with status 1. Skips never fail
+a card. The text has no times, ports or machine paths, so a notebook can store it: the same program
+gets the same card on every machine. Only the schema line differs, where the official schemas are
+missing, and it says so in one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+MARKS = {PASS: "✓", FAIL: "✗", SKIP: "–"}
+SPEC = "https://modelcontextprotocol.io/specification"
+JSONRPC_ERRORS = "https://www.jsonrpc.org/specification#error_object"
+GOT_WIDTH = 240  # characters of an observed frame quoted in a "got" line
+
+
+def spec(version: str, section: str) -> str:
+    """A link to one section of the specification: ``spec("2025-11-25", "server/tools#error-handling")``."""
+    return f"{SPEC}/{version}/{section}"
+
+
+def quote(text: str, width: int = GOT_WIDTH) -> str:
+    """``text`` on one line, cut to ``width`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One check's outcome. ``check`` is a stable name (tests and notebooks look lines up by it)."""
+    check: str
+    title: str
+    status: str
+    expected: str = ""
+    got: str = ""
+    where: tuple[str, ...] = ()
+    note: str = ""  # a pass's detail, or why a line was skipped
+
+    @property
+    def mark(self) -> str:
+        return MARKS[self.status]
+
+    def text(self) -> str:
+        head = f"  {self.mark} {self.title}" + (f" ({self.note})" if self.note else "")
+        if self.status != FAIL:
+            return head
+        rows = [("expected", self.expected), ("got", self.got)] + [
+            ("look at" if i == 0 else "", w) for i, w in enumerate(self.where)]
+        return "\n".join([head] + [f"      {label:<9} {value}" for label, value in rows if value])
+
+
+def passed(check: str, title: str, note: str = "") -> Line:
+    return Line(check, title, PASS, note=note)
+
+
+def failed(check: str, title: str, expected: str, got: str, *where: str) -> Line:
+    return Line(check, title, FAIL, expected, got, tuple(where))
+
+
+def skipped(check: str, title: str, why: str) -> Line:
+    return Line(check, title, SKIP, note=f"not checked: {why}")
+
+
+@dataclass(frozen=True)
+class Report:
+    """A report card: ``ok`` when no line failed; ``str(report)`` is the card; traces for a closer look.
+
+    >>> card = grade.server("build/my_server.py"); card.ok, card.exit_code
+    (False, 1)
+    """
+    title: str
+    lines: tuple[Line, ...]
+    traces: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    @property
+    def failed(self) -> list[Line]:
+        return [line for line in self.lines if line.status == FAIL]
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def line(self, check: str) -> Line:
+        """The line of one check, by its stable name."""
+        for line in self.lines:
+            if line.check == check:
+                return line
+        raise KeyError(f"no check {check!r} on this card; it has {', '.join(l.check for l in self.lines)}")
+
+    def text(self) -> str:
+        verdict = (f"PASS: no line failed ({len(self.lines)} checks)" if self.ok
+                   else f"FAIL: {len(self.failed)} of {len(self.lines)} checks failed")
+        return "\n".join([f"Report card · {self.title}", *(line.text() for line in self.lines), verdict])
+
+    __str__ = text
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython shows the card, not the fields
+        printer.text(self.text())

@@ -1,0 +1,313 @@
+"""The server grader: a student's stdio server, spawned in both eras, and a report card of 14 lines.
+
+Theory of operation
+-------------------
+:func:`server` runs two sessions (probe.py), one legacy (``initialize`` at 2025-11-25) and one modern
+(``server/discover`` and ``_meta`` at 2026-07-28), each in a fresh process, and judges what they saw.
+The checks, in the order the card prints them:
+
+    legacy-open, modern-open   the server opens in each era
+    stdout                     nothing but JSON-RPC messages on stdout (stdio transport, MUST)
+    schema                     every frame, both directions, against the official schema of its revision
+    tools, resources, prompts  each primitive listed and used with arguments its schema admits
+    malformed-line             a line that is not JSON gets -32700, and the server keeps serving
+    unknown-tool               an unknown tool is a protocol error, -32602, in every revision
+    eof                        closing stdin ends the server, by itself and with status 0
+    brief-tools, brief-resource, brief-prompt, brief-tool-error
+                               the build lab's brief: two typed tools, a resource, a prompt, an isError
+
+A failed line quotes what came and points at the spec section and the lab section that explain it.
+Lines that need something the student did not offer (no prompts declared: nothing to get) are
+skipped, not failed; the brief's lines are where a missing primitive fails.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Sequence
+
+from mcplab.errors import INVALID_PARAMS, PARSE_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
+from mcplab.grade import frames
+from mcplab.grade.probe import UNKNOWN_TOOL, Call, Session, excerpt, walk
+from mcplab.grade.report import JSONRPC_ERRORS, Line, Report, failed, passed, quote, skipped, spec
+from mcplab.server.schema import load_jsonschema
+from mcplab.versions import LATEST_LEGACY as L, LATEST_MODERN as M
+
+LAB = "Lab 09"
+WHERE_TOOLS = (f"{LAB} §2 (tools) and §3 (return values)", spec(L, "server/tools"))
+NOT_OPEN = "no session opened (see the first two lines)"
+TYPED = ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf")
+
+
+def command(target: str | Path | Sequence[str]) -> list[str]:
+    """``my_server.py`` → ``[sys.executable, "my_server.py"]``; a list is a command (``python`` = this one)."""
+    if isinstance(target, (str, Path)):
+        return [sys.executable, str(target)]
+    argv = [str(a) for a in target]
+    return [sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3") else argv
+
+
+def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: float = 2.0,
+           cwd: str | None = None) -> Report:
+    """Grade the stdio server at ``target`` (a ``.py`` file or a command); the report card.
+
+    >>> print(grade.server("build/my_server.py"))          # doctest: +SKIP
+    Report card · server build/my_server.py
+      ✓ opens a legacy session: ...
+    """
+    argv = command(target)
+    # jsonschema is imported here, before the two threads: either could otherwise see it half-made.
+    # The import statement (unlike a look in sys.modules) waits for an import another thread began.
+    load_jsonschema()
+    import jsonschema.validators  # noqa: F401
+    # Two processes that mostly wait on pipes: walked side by side in threads, each on its own pipes.
+    with ThreadPoolExecutor(2) as pool:
+        sessions = list(pool.map(lambda era: walk(argv, era, timeout, grace, cwd), ("legacy", "modern")))
+    shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
+    schema = frames.schema_line([(s.era, s.trace, s.version) for s in sessions],
+                                where=(spec(L, "schema"), spec(M, "schema"), f"{LAB} §2 (tools)"))
+    lines = [opening(sessions[0]), opening(sessions[1]), stdout(sessions), schema, tools(sessions),
+             resources(sessions), prompts(sessions), malformed(sessions), unknown_tool(sessions), eof(sessions),
+             *brief(sessions)]
+    return Report(f"server {shown}", tuple(lines), {s.era: s.trace for s in sessions})
+
+
+def _open(sessions: list[Session]) -> list[Session]:
+    return [s for s in sessions if s.opened]
+
+
+# --- opening and the wire ----------------------------------------------------------------------------
+
+def opening(session: Session) -> Line:
+    if session.era == "legacy":
+        check, title = "legacy-open", "opens a legacy session: initialize is answered"
+        expected = (f"a result with protocolVersion ({L} as asked, or another legacy revision), capabilities "
+                    "and serverInfo")
+        where = (spec(L, "basic/lifecycle#initialization"), "Lab 02 §2 (the handshake, byte by byte)")
+        missing = [k for k in ("protocolVersion", "capabilities", "serverInfo")
+                   if session.opening.ok and k not in session.opening.result]
+    else:
+        check, title = "modern-open", "opens a modern session: server/discover is answered"
+        expected = f"a result with supportedVersions naming {M}, and capabilities"
+        where = (spec(M, "server/discover"), "Lab 06 §2 (server/discover)")
+        versions = session.opening.result.get("supportedVersions") if session.opening.ok else None
+        missing = [k for k in ("supportedVersions", "capabilities") if session.opening.ok
+                   and k not in session.opening.result]
+        if session.opening.ok and not missing and (not isinstance(versions, list) or M not in versions):
+            return failed(check, title, expected, f"supportedVersions {excerpt(versions)}", *where)
+    if not session.opening.ok:
+        return failed(check, title, expected, quote(session.opening.said() + _last_words(session)), *where)
+    if missing:
+        return failed(check, title, expected, f"a result without {', '.join(missing)}: "
+                                              f"{quote(session.opening.raw)}", *where)
+    if not session.opened:
+        return failed(check, title, expected, f"protocolVersion {excerpt(session.opening.result.get('protocolVersion'))}, "
+                                              f"which is no legacy revision", *where)
+    return passed(check, title, session.version)
+
+
+def _last_words(session: Session) -> str:
+    """The server's last stderr line, when it left: often the traceback's last line says it all."""
+    if session.opening.kind != "gone":
+        return ""
+    tail = [f.raw for f in session.trace.frames if f.channel == "stderr" and f.raw.strip()][-1:]
+    return f"; its stderr ends: {tail[0]}" if tail else ""
+
+
+def stdout(sessions: list[Session]) -> Line:
+    title = "writes nothing but JSON-RPC messages on stdout"
+    for session in sessions:
+        for frame in session.trace.frames:
+            if frame.direction == "s2c" and frame.channel == "stdio" and isinstance(frame.message, JSONRPCError):
+                return failed("stdout", title, "one JSON-RPC message per line; logs go to stderr",
+                              f"{session.era} session, line {frame.seq}: {quote(frame.raw, 120)}",
+                              spec(M, "basic/transports/stdio"), spec(L, "basic/transports#stdio"),
+                              f"{LAB} §7 (run(): print() lands on stderr)")
+    return passed("stdout", title)
+
+
+# --- the primitives ----------------------------------------------------------------------------------
+
+def _first_failure(calls: list[tuple[Session, Call, str]]) -> str:
+    session, call, why = calls[0]
+    more = f"; {len(calls) - 1} more failed" if len(calls) > 1 else ""
+    return f"{session.era}: {why}{more}"
+
+
+def tools(sessions: list[Session]) -> Line:
+    check, title = "tools", "calls each tool with arguments its inputSchema admits, and gets a result (both eras)"
+    expected = "a CallToolResult (content, and isError when the tool failed) for every call"
+    with_tools = [s for s in _open(sessions) if s.tools is not None]
+    bad = [(s, r) for s in with_tools for m, r in s.listing_errors if m == "tools/list"]
+    if bad:
+        return failed(check, title, "tools/list answered with a list of tools", f"{bad[0][0].era}: "
+                      f"{quote(bad[0][1].said())}", *WHERE_TOOLS)
+    if not any(s.tools for s in with_tools):
+        return skipped(check, title, "no tools listed")
+    wrong = []
+    for s in with_tools:
+        for call in s.calls:
+            if call.unbuildable:
+                wrong.append((s, call, f"no arguments could be made for {call.name}: {call.unbuildable}"))
+            elif not call.reply.ok or not isinstance(call.reply.result.get("content"), list):
+                wrong.append((s, call, f"tools/call {call.name} {excerpt(call.arguments)} → "
+                                       f"{quote(call.reply.said(), 160)}"))
+    if wrong:
+        return failed(check, title, expected, _first_failure(wrong), *WHERE_TOOLS)
+    names = sorted({c.name for s in with_tools for c in s.calls})
+    return passed(check, title, f"{', '.join(names)}")
+
+
+def resources(sessions: list[Session]) -> Line:
+    check, title = "resources", "reads each resource (and one URI per template) and gets its contents (both eras)"
+    where = (f"{LAB} §4 (resources)", spec(L, "server/resources"))
+    with_res = [s for s in _open(sessions) if s.resources is not None]
+    bad = [(s, m, r) for s in with_res for m, r in s.listing_errors if m.startswith("resources/")]
+    if bad:
+        return failed(check, title, f"{bad[0][1]} answered with a list", f"{bad[0][0].era}: "
+                      f"{quote(bad[0][2].said())}", *where)
+    if not any(s.reads for s in with_res):
+        return skipped(check, title, "no resources or templates listed")
+    wrong = []
+    for s in with_res:
+        missing = RESOURCE_NOT_FOUND if s.era == "legacy" else INVALID_PARAMS  # the revision's not-found code
+        for read in s.reads:
+            fine = read.reply.ok and isinstance(read.reply.result.get("contents"), list)
+            if read.kind == "template" and read.reply.kind == "error" and read.reply.code == missing:
+                fine = True  # a made-up value may name nothing: not found is the right answer then
+            if not fine:
+                wrong.append((s, read, f"resources/read {read.name} → {quote(read.reply.said(), 160)}"))
+    if wrong:
+        return failed(check, title, "a ReadResourceResult with contents (for a template's made-up URI, "
+                      "contents or the revision's resource-not-found error)", _first_failure(wrong), *where)
+    return passed(check, title, ", ".join(sorted({r.name for s in with_res for r in s.reads})))
+
+
+def prompts(sessions: list[Session]) -> Line:
+    check, title = "prompts", "gets each prompt with arguments it admits (both eras)"
+    where = (f"{LAB} §5 (prompts)", spec(L, "server/prompts"))
+    with_prompts = [s for s in _open(sessions) if s.prompts is not None]
+    bad = [(s, r) for s in with_prompts for m, r in s.listing_errors if m == "prompts/list"]
+    if bad:
+        return failed(check, title, "prompts/list answered with a list", f"{bad[0][0].era}: "
+                      f"{quote(bad[0][1].said())}", *where)
+    if not any(s.gets for s in with_prompts):
+        return skipped(check, title, "no prompts listed")
+    wrong = [(s, g, f"prompts/get {g.name} {excerpt(g.arguments)} → {quote(g.reply.said(), 160)}")
+             for s in with_prompts for g in s.gets
+             if not (g.reply.ok and isinstance(g.reply.result.get("messages"), list))]
+    if wrong:
+        return failed(check, title, "a GetPromptResult with messages (argument values come from "
+                      "completion/complete when the server offers it, else \"example\")",
+                      _first_failure(wrong), *where)
+    return passed(check, title, ", ".join(sorted({g.name for s in with_prompts for g in s.gets})))
+
+
+# --- errors and the end ------------------------------------------------------------------------------
+
+def malformed(sessions: list[Session]) -> Line:
+    check, title = "malformed-line", "answers a line that is not JSON with -32700 and keeps serving (both eras)"
+    expected = ('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,...}} (or with no "id"), then an answer '
+                'to the next request')
+    where = (JSONRPC_ERRORS, spec(M, "basic/index#error-codes"), "Lab 01 §8 (every way to be refused)")
+    tried = [s for s in sessions if s.malformed.kind != "skipped"]
+    if not tried:
+        return skipped(check, title, "the server answered nothing, so the line was not sent")
+    for s in tried:
+        reply = s.malformed
+        if reply.kind != "error" or reply.code != PARSE_ERROR:
+            return failed(check, title, expected, f"{s.era}: {quote(reply.said())}", *where)
+        if '"id":null' not in reply.raw.replace(" ", "") and '"id"' in reply.raw:
+            return failed(check, title, expected, f"{s.era}: an id that names no request: {quote(reply.raw)}", *where)
+        if s.alive.kind not in ("result", "error"):  # any answer shows it still serves
+            return failed(check, title, expected, f"{s.era}: after the -32700, "
+                          f"{'ping' if s.era == 'legacy' else 'server/discover'} → {quote(s.alive.said())}", *where)
+    return passed(check, title)
+
+
+def unknown_tool(sessions: list[Session]) -> Line:
+    check, title = "unknown-tool", f"answers a call to an unknown tool with the protocol error -32602 (both eras)"
+    with_tools = [s for s in _open(sessions) if s.tools is not None]
+    if not with_tools:
+        return skipped(check, title, "the server declares no tools")
+    for s in with_tools:
+        reply = s.unknown_tool
+        if not (reply.kind == "error" and reply.code == INVALID_PARAMS):
+            hint = (" (isError is for a tool that ran and failed; a tool that does not exist is a protocol error)"
+                    if reply.ok and reply.result.get("isError") else "")
+            return failed(check, title, f"error -32602 for tools/call {UNKNOWN_TOOL!r}",
+                          f"{s.era}: {quote(reply.said(), 160)}{hint}", spec(L, "server/tools#error-handling"),
+                          spec(M, "server/tools#error-handling"), "Lab 03 §2 (isError against a protocol error)")
+    return passed(check, title)
+
+
+def eof(sessions: list[Session]) -> Line:
+    check, title = "eof", "exits by itself, with status 0, when its stdin closes (both eras)"
+    running = [s for s in sessions if s.ending is not None and not s.ending.already_exited]
+    if not running:
+        return skipped(check, title, "the server had exited before its stdin was closed")
+    for s in running:
+        end = s.ending
+        if not end.by_itself or end.returncode != 0:
+            got = (f"still running after stdin closed: it was stopped with {end.signal}" if not end.by_itself
+                   else f"exited with status {end.returncode}")
+            tail = [f.raw for f in s.trace.frames if f.channel == "stderr"][-1:]
+            return failed(check, title, "exit status 0 within a few seconds of end-of-file on stdin",
+                          f"{s.era}: {got}" + (f"; its last stderr line: {quote(tail[0], 160)}" if tail else ""),
+                          spec(L, "basic/lifecycle#shutdown"), spec(M, "basic/transports/stdio#shutdown"),
+                          f"{LAB} §7 (run() returns at end-of-file)")
+    return passed(check, title)
+
+
+# --- the brief ---------------------------------------------------------------------------------------
+
+def _typed(tool: dict) -> bool:
+    properties = (tool.get("inputSchema") or {}).get("properties") or {}
+    return bool(properties) and all(isinstance(p, dict) and any(k in p for k in TYPED) for p in properties.values())
+
+
+def brief(sessions: list[Session]) -> list[Line]:
+    opened = _open(sessions)
+    first = opened[0] if opened else None
+    caps = first.capabilities if first else {}
+    tools_ = first.tools if first else None
+    lines = []
+    title = "brief: two tools or more, each argument with a type"
+    if tools_ is None:
+        got = NOT_OPEN if first is None else 'no tools: the server declares no "tools" capability'
+    else:
+        typed = [t for t in tools_ if _typed(t)]
+        got = "" if len(typed) >= 2 else ", ".join(
+            f"{t.get('name')} ({'typed' if _typed(t) else 'an argument without a type, or no arguments'})"
+            for t in tools_) or "an empty tools/list"
+    lines.append(passed("brief-tools", title, f"{len(tools_ or [])} tools") if tools_ is not None and not got
+                 else failed("brief-tools", title, "at least two tools whose inputSchema gives each argument a "
+                             "JSON Schema type (Python type hints do it)", got, f"{LAB} §2 (tools)",
+                             spec(L, "server/tools#listing-tools")))
+    count = len(first.resources or []) + len(first.templates or []) if first else 0
+    title = "brief: a resource or a resource template"
+    lines.append(passed("brief-resource", title) if count else failed(
+        "brief-resource", title, "resources/list or resources/templates/list naming at least one",
+        NOT_OPEN if first is None else 'no resources: the server declares no "resources" capability'
+        if "resources" not in caps
+        else "both lists are empty", f"{LAB} §4 (resources)", spec(L, "server/resources")))
+    title = "brief: a prompt"
+    lines.append(passed("brief-prompt", title) if first and first.prompts else failed(
+        "brief-prompt", title, "prompts/list naming at least one prompt",
+        NOT_OPEN if first is None else 'no prompts: the server declares no "prompts" capability'
+        if "prompts" not in caps else "an empty list",
+        f"{LAB} §5 (prompts)", spec(L, "server/prompts")))
+    title = "brief: a tool reports a failure as a result with isError: true"
+    calls = [c for s in opened for c in s.calls if c.reply.ok]
+    erring = [c for c in calls if c.reply.result.get("isError") is True]
+    lines.append(passed("brief-tool-error", title, f"{erring[0].name} {excerpt(erring[0].arguments)}") if erring
+                 else failed("brief-tool-error", title,
+                             "a tools/call answered with isError: true and a text saying what went wrong (raise "
+                             "ToolError for a request the tool cannot serve: a name or an id it does not know)",
+                             f"{len(calls)} calls, none with isError (each tool was called with typical and with "
+                             f"unlikely arguments)" if calls else NOT_OPEN if first is None else "no tool was called",
+                             f"{LAB} §3 (return values "
+                             "and errors)", spec(L, "server/tools#error-handling")))
+    return lines

@@ -1,0 +1,118 @@
+"""A hand-written stdio client that the client grader must pass in full, and that breaks exactly one graded
+rule when started with ``--fault NAME`` (tests/test_grade_client.py).
+
+    python tests/grade_fixtures/fault_client.py [--fault NAME] --call TOOL JSON --timeout S -- SERVER...
+
+Written apart from the lab's solution on purpose: the grader is tested against clients it has never
+seen. Each fault is named after the report-card line it must fail, and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+
+FAULTS = ("runs", "jsonrpc-lines", "schema", "initialize", "initialized", "ids", "tools-list", "tools-call",
+          "prints-result", "closes-stdin", "waits", "version-mismatch", "stderr", "timeout", "cancel")
+SPEAKS = ("2025-06-18", "2025-11-25")
+
+
+class Client:
+    def __init__(self, command: list[str], timeout: float, fault: str | None) -> None:
+        self.fault, self.timeout, self.next_id = fault, timeout, 0
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, bufsize=0)
+        self.lines: queue.Queue = queue.Queue()
+        if fault != "timeout":
+            threading.Thread(target=self._pump, daemon=True).start()
+        if fault != "stderr":
+            threading.Thread(target=lambda: self.process.stderr.read(), daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")
+
+    def write(self, obj: dict | str) -> None:
+        data = obj if isinstance(obj, str) else json.dumps(obj)
+        self.process.stdin.write(data.encode() + b"\n")
+
+    def read(self) -> dict:
+        if self.fault == "timeout":
+            line = self.process.stdout.readline()  # no timeout at all
+        else:
+            line = self.lines.get(timeout=self.timeout)
+        if not line:
+            raise ConnectionError("the server exited")
+        return json.loads(line)
+
+    def request(self, method: str, params: dict | None = None, *, same_id: bool = False) -> dict:
+        if not same_id:
+            self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})}
+        self.write(message)
+        while True:
+            try:
+                reply = self.read()
+            except queue.Empty:
+                if self.fault != "cancel" and method != "initialize":  # initialize is never cancelled
+                    self.write({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                "params": {"requestId": message["id"], "reason": "timeout"}})
+                raise TimeoutError(method) from None
+            if reply.get("id") == message["id"] and "method" not in reply:
+                return reply.get("result") or {}
+
+    def close(self) -> None:
+        if self.fault == "closes-stdin":
+            self.process.send_signal(signal.SIGTERM)
+        else:
+            self.process.stdin.close()
+            if self.fault == "waits":
+                return
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def main(argv: list[str]) -> int:
+    fault = argv[argv.index("--fault") + 1] if "--fault" in argv else None
+    call = argv[argv.index("--call") + 1: argv.index("--call") + 3]
+    timeout = float(argv[argv.index("--timeout") + 1])
+    command = argv[argv.index("--") + 1:]
+    client = Client(command, timeout, fault)
+    status = 0
+    try:
+        info = {"name": "fault-client"} if fault == "schema" else {"name": "fault-client", "version": "1"}
+        version = "2024-10-07" if fault == "initialize" else "2025-11-25"
+        result = client.request("initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": info})
+        if result.get("protocolVersion") not in SPEAKS and fault != "version-mismatch":
+            raise ValueError(f"the server answered {result.get('protocolVersion')}")
+        if fault != "initialized":
+            client.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if fault == "jsonrpc-lines":
+            client.write("hello, server")
+        if fault != "tools-list":
+            client.request("tools/list")
+        if fault != "tools-call":
+            answer = client.request("tools/call", {"name": call[0], "arguments": json.loads(call[1])},
+                                    same_id=fault == "ids")
+            if fault != "prints-result":
+                print("\n".join(c.get("text", "") for c in answer.get("content", [])))
+        status = 3 if fault == "runs" else 0
+    except (TimeoutError, ConnectionError, ValueError) as exc:
+        print(f"fault-client: {type(exc).__name__}: {exc}", file=sys.stderr)
+        status = 1
+    finally:
+        client.close()
+    sys.stdout.flush()
+    os._exit(status)  # at once: a daemon thread still blocked on a pipe must not hold the exit up
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
