@@ -195,5 +195,14 @@ class HTTPStatusError(TransportError):
         self.headers = dict(headers or {})
 
 
+class AuthorizationError(TransportError):
+    """The OAuth flow stopped: a server refused (``error`` holds the RFC's code, e.g. ``invalid_grant``),
+    or what it said failed a check the spec requires (a foreign ``resource``, a wrong ``iss``)."""
+
+    def __init__(self, message: str, *, error: str | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+
+
 class RequestTimeout(MCPLabError):
     """No response arrived in time; the request was cancelled on the wire."""

@@ -32,11 +32,12 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
+from mcplab.auth.discovery import as_metadata_urls
+
 __all__ = ["PRM_WELL_KNOWN", "prm_path", "protected_resource_metadata", "ScopePolicy", "Grant", "TokenRejected",
-           "validate_bearer", "ResourceServer", "as_metadata_urls"]
+           "validate_bearer", "ResourceServer"]
 
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"      # RFC 9728 §3
-AS_WELL_KNOWN = "/.well-known/oauth-authorization-server"      # RFC 8414 §3
 ALGORITHMS = ["RS256", "ES256"]   # signatures accepted; "none" and HMAC never (a shared secret is no proof)
 TOKEN_TYPES = {"at+jwt", "application/at+jwt"}                  # RFC 9068 §2.1 typ header
 KEYS_REFRESH_S = 10.0  # an unknown key id refetches the key set at most this often
@@ -49,17 +50,6 @@ def prm_path(resource_path: str) -> str:
     '/.well-known/oauth-protected-resource/mcp'
     """
     return PRM_WELL_KNOWN + ("" if resource_path in ("", "/") else resource_path)
-
-
-def as_metadata_urls(issuer: str) -> list[str]:
-    """Where an issuer's metadata may live, in the order MCP clients try them (spec "Authorization
-    Server Metadata Discovery"): RFC 8414 path insertion, OIDC path insertion, OIDC path appending."""
-    parts = urlsplit(issuer)
-    origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-    if not path:
-        return [origin + AS_WELL_KNOWN, origin + "/.well-known/openid-configuration"]
-    return [origin + AS_WELL_KNOWN + path, origin + "/.well-known/openid-configuration" + path,
-            origin + path + "/.well-known/openid-configuration"]
 
 
 def protected_resource_metadata(resource: str, authorization_servers: Iterable[str],

@@ -26,7 +26,7 @@ import base64
 import json
 import re
 from typing import Any, Mapping
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 __all__ = ["challenge", "parse_challenges", "bearer_challenge", "basic_credentials", "mask_headers",
            "mask_form", "mask_json", "mask_url", "MASK", "SECRET_FIELDS"]
@@ -96,13 +96,18 @@ def basic_credentials(client_id: str, client_secret: str) -> str:
 
 # --- masks: what a trace shows instead of a secret ------------------------------------------------------
 
+def _masked_pairs(encoded: str) -> str:
+    # Written by hand, not with urlencode: the mask must stay readable, not become %E2%80%B9...
+    return "&".join(f"{quote_plus(k)}={MASK if k in SECRET_FIELDS else quote_plus(v, safe=':/')}"
+                    for k, v in parse_qsl(encoded, keep_blank_values=True))
+
+
 def mask_url(url: str) -> str:
     """The URL with secret query parameters (``code`` in a redirect, say) replaced by the mask."""
     parts = urlsplit(url)
     if not parts.query:
         return url
-    query = [(k, MASK if k in SECRET_FIELDS else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    return urlunsplit(parts._replace(query=urlencode(query, safe="‹›:/")))
+    return urlunsplit(parts._replace(query=_masked_pairs(parts.query)))
 
 
 def mask_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -121,10 +126,7 @@ def mask_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 def mask_form(body: str) -> str:
     """A form-encoded body (a token request) with its secrets masked."""
-    fields = parse_qsl(body, keep_blank_values=True)
-    if not fields:
-        return body
-    return urlencode([(k, MASK if k in SECRET_FIELDS else v) for k, v in fields], safe="‹›:/")
+    return _masked_pairs(body) if parse_qsl(body, keep_blank_values=True) else body
 
 
 def mask_json(body: str) -> str:

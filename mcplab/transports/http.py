@@ -55,6 +55,7 @@ import anyio
 import httpx
 
 from mcplab import jsonrpc
+from mcplab.auth.wire import mask_headers
 from mcplab.errors import HTTPStatusError, JSONRPCError, TransportError
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from mcplab.sse import SSEEvent, SSEParser
@@ -73,13 +74,17 @@ CANCELLED = "notifications/cancelled"
 
 
 def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-         listen: bool = False) -> HTTPTransport:
+         listen: bool = False, auth: Any = None, verify: Any = True) -> HTTPTransport:
     """A transport that POSTs to the Streamable HTTP endpoint at ``url`` (``listen``: also open the GET stream).
+
+    ``auth``: an :class:`mcplab.auth.client.OAuth` (or a started ``OAuthFlow``, to share its tokens):
+    401 and 403 insufficient_scope then run the OAuth flow (mcplab/auth/client.py). ``verify``: a CA
+    bundle file for ``https://`` (or False, never on a real network).
 
     >>> http("http://127.0.0.1:8000/mcp").url
     'http://127.0.0.1:8000/mcp'
     """
-    return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen)
+    return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen, auth=auth, verify=verify)
 
 
 # --- the transport -------------------------------------------------------------------------------------
@@ -135,8 +140,10 @@ class HTTPTransport:
     channel = "http"
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-                 listen: bool = False) -> None:
+                 listen: bool = False, auth: Any = None, verify: Any = True) -> None:
         self.url = url
+        self.auth = auth.start(url) if hasattr(auth, "start") else auth  # the OAuth flow, when authorizing
+        self.verify = verify
         self.trace = Trace()
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -159,7 +166,7 @@ class HTTPTransport:
         # A proxy from the environment is never right for a server on this machine (and httpx would
         # send even 127.0.0.1 through HTTP_PROXY): trust the environment only for remote servers.
         self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT},
-                                         trust_env=not _on_this_machine(self.url))
+                                         trust_env=not _on_this_machine(self.url), verify=self.verify)
 
     async def __aenter__(self) -> HTTPTransport:
         await self.open()
@@ -178,6 +185,8 @@ class HTTPTransport:
             headers[HEADER_SESSION_ID] = self.session_id
         if self.protocol_version is not None and at_least(self.protocol_version, "2025-06-18"):
             headers[HEADER_PROTOCOL_VERSION] = self.protocol_version
+        if self.auth is not None:
+            headers.update(self.auth.headers())  # Authorization: Bearer, on every request once there is a token
         return headers
 
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
@@ -252,7 +261,10 @@ class HTTPTransport:
     async def _exchange(self, client: httpx.AsyncClient, request: httpx.Request, *,
                         sessions: bool = True) -> httpx.Response:
         try:
-            response = await client.send(request, stream=True)
+            if self.auth is not None:  # the OAuth flow answers 401 / 403 insufficient_scope, then resends
+                response = await self.auth.send(client, request, self.trace)
+            else:
+                response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise TransportError(f"{request.method} {self.url} failed: {type(exc).__name__}: {exc}") from exc
         if sessions and self.session_id is None and HEADER_SESSION_ID in response.headers:
@@ -409,7 +421,7 @@ def _head(exchange: httpx.Request | httpx.Response) -> dict[str, Any]:
     else:
         method, status = exchange.method, None
     headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in exchange.headers.raw}
-    return {"method": method, "status": status, "headers": headers}
+    return {"method": method, "status": status, "headers": mask_headers(headers)}  # a token never lands in a trace
 
 
 def _decode(text: str) -> jsonrpc.Message | JSONRPCError:
