@@ -211,7 +211,7 @@ class CodeGrant(grants.AuthorizationCodeGrant):
         data = request.payload.data
         bounded(self.server.codes, code, Code(code, request.client.client_id, data.get("redirect_uri", ""),
                                               request.scope or "", request.user, data["code_challenge"], "S256",
-                                              time.time() + CODE_TTL))
+                                              time.time() + self.server.code_ttl))
 
     def query_authorization_code(self, code: str, client: Client) -> Code | None:
         found = self.server.codes.get(code)
@@ -262,8 +262,9 @@ class Tokens(JWTBearerTokenGenerator):
     """RFC 9068 JWT access tokens, ``aud`` = the requested resource (no resource: the client itself,
     which no MCP server accepts)."""
 
-    def __init__(self, issuer: str, key: ECKey) -> None:
-        super().__init__(issuer, alg="ES256", expires_generator=ACCESS_TTL)
+    def __init__(self, issuer: str, key: ECKey, access_ttl: int) -> None:
+        super().__init__(issuer, alg="ES256", expires_generator=access_ttl,
+                         refresh_token_generator=lambda **_: secrets.token_urlsafe(32))
         self.key = key
 
     def get_jwks(self) -> ECKey:
@@ -346,9 +347,9 @@ class Authority(AuthorizationServer):
     """The authorization server: Authlib's state machine, this file's storage and policy."""
 
     def __init__(self, issuer: str, *, subject: str, auto_approve: bool, trusted_cimd: set[str],
-                 verify: Any) -> None:
+                 verify: Any, access_ttl: int = ACCESS_TTL, code_ttl: int = CODE_TTL) -> None:
         super().__init__()
-        self.issuer, self.subject, self.auto_approve = issuer, subject, auto_approve
+        self.issuer, self.subject, self.auto_approve, self.code_ttl = issuer, subject, auto_approve, code_ttl
         self.trusted_cimd, self.verify = trusted_cimd, verify
         self.key = ECKey.generate_key("P-256", parameters={"use": "sig", "alg": "ES256"}, auto_kid=True)
         self.clients: dict[str, Client] = {}
@@ -365,7 +366,7 @@ class Authority(AuthorizationServer):
             "client_id_metadata_document_supported": True,
             "authorization_response_iss_parameter_supported": True})
         self.metadata.validate()
-        self.register_token_generator("default", Tokens(issuer, self.key))
+        self.register_token_generator("default", Tokens(issuer, self.key, access_ttl))
         self.register_grant(CodeGrant, [S256Only(required=True)])
         self.register_grant(RefreshGrant)
         self.register_endpoint(Registration)
@@ -414,7 +415,9 @@ class Authority(AuthorizationServer):
             raise InvalidClientError(f"no trust policy admits client metadata documents from {host!r} "
                                      f"(start the server with --trust-cimd {host})")
         try:
-            async with httpx.AsyncClient(verify=self.verify, timeout=5.0, trust_env=False) as http:
+            from mcplab.auth.wire import verify_with
+
+            async with httpx.AsyncClient(verify=verify_with(self.verify), timeout=5.0, trust_env=False) as http:
                 reply = await http.get(client_id)  # no redirects followed: the URL itself must answer
             if reply.status_code != 200 or len(reply.content) > CIMD_MAX_BYTES:
                 raise ValueError(f"status {reply.status_code}, {len(reply.content)} bytes")
@@ -534,6 +537,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="pre-register a client (empty SECRET: a public client); repeatable")
     parser.add_argument("--trust-cimd", action="append", default=[], metavar="HOST",
                         help="fetch Client ID Metadata Documents from this host; repeatable")
+    parser.add_argument("--access-ttl", type=int, default=ACCESS_TTL, help=f"access token lifetime, s (default {ACCESS_TTL})")
+    parser.add_argument("--code-ttl", type=int, default=CODE_TTL, help=f"authorization code lifetime, s (default {CODE_TTL})")
     parser.add_argument("--user", default="student", help="the resource owner who approves (default student)")
     parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     parser.add_argument("--tls-key", help="... and this private key (PEM)")
@@ -546,7 +551,8 @@ def main(argv: list[str] | None = None) -> None:
     scheme = "https" if args.tls_cert else "http"
     issuer = f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
     authority = Authority(issuer, subject=args.user, auto_approve=args.auto_approve,
-                          trusted_cimd=set(args.trust_cimd), verify=args.ca or True)
+                          trusted_cimd=set(args.trust_cimd), verify=args.ca or True,
+                          access_ttl=args.access_ttl, code_ttl=args.code_ttl)
     for spec in args.client:
         client_id, secret, redirect = spec.split(":", 2)
         authority.clients[client_id] = Client(client_id, secret or None, [redirect], client_id, "pre-registered",

@@ -191,7 +191,9 @@ class ResourceServer:
         import httpx
         from joserfc.jwk import KeySet
 
-        async with httpx.AsyncClient(verify=self.verify, trust_env=False, timeout=10.0) as client:
+        from mcplab.auth.wire import verify_with
+
+        async with httpx.AsyncClient(verify=verify_with(self.verify), trust_env=False, timeout=10.0) as client:
             metadata = None
             for url in as_metadata_urls(self.issuer):
                 reply = await client.get(url)

@@ -28,7 +28,7 @@ import re
 from typing import Any, Mapping
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
-__all__ = ["challenge", "parse_challenges", "bearer_challenge", "basic_credentials", "mask_headers",
+__all__ = ["verify_with", "challenge", "parse_challenges", "bearer_challenge", "basic_credentials", "mask_headers",
            "mask_form", "mask_json", "mask_url", "MASK", "SECRET_FIELDS"]
 
 WWW_AUTHENTICATE = "WWW-Authenticate"
@@ -138,3 +138,12 @@ def mask_json(body: str) -> str:
     if not isinstance(value, dict) or not SECRET_FIELDS & value.keys():
         return body
     return json.dumps({k: MASK if k in SECRET_FIELDS and v else v for k, v in value.items()}, ensure_ascii=False)
+
+
+def verify_with(verify: Any) -> Any:
+    """What httpx's ``verify=`` should get: a CA bundle path becomes an SSL context (True/False/contexts pass)."""
+    if isinstance(verify, (str, bytes)) or hasattr(verify, "__fspath__"):
+        import ssl
+
+        return ssl.create_default_context(cafile=verify)
+    return verify

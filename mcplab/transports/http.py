@@ -55,7 +55,7 @@ import anyio
 import httpx
 
 from mcplab import jsonrpc
-from mcplab.auth.wire import mask_headers
+from mcplab.auth.wire import mask_headers, verify_with
 from mcplab.errors import HTTPStatusError, JSONRPCError, TransportError
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from mcplab.sse import SSEEvent, SSEParser
@@ -166,7 +166,7 @@ class HTTPTransport:
         # A proxy from the environment is never right for a server on this machine (and httpx would
         # send even 127.0.0.1 through HTTP_PROXY): trust the environment only for remote servers.
         self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT},
-                                         trust_env=not _on_this_machine(self.url), verify=self.verify)
+                                         trust_env=not _on_this_machine(self.url), verify=verify_with(self.verify))
 
     async def __aenter__(self) -> HTTPTransport:
         await self.open()
