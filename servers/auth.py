@@ -207,6 +207,15 @@ class S256Only(CodeChallenge):
 class CodeGrant(grants.AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 
+    def validate_authorization_request(self) -> str:
+        redirect_uri = super().validate_authorization_request()
+        try:
+            resource_of(self.request)
+        except OAuth2Error as error:  # the client and its redirect URI are good: the error goes back there
+            error.redirect_uri = redirect_uri
+            raise
+        return redirect_uri
+
     def save_authorization_code(self, code: str, request: OAuth2Request) -> None:
         data = request.payload.data
         bounded(self.server.codes, code, Code(code, request.client.client_id, data.get("redirect_uri", ""),
@@ -471,7 +480,6 @@ def create_app(authority: Authority) -> Starlette:
         try:
             await authority.resolve_cimd(dict(pairs).get("client_id", ""))
             grant = authority.get_consent_grant((request, pairs))
-            resource_of(grant.request)
         except OAuth2Error as error:
             # Redirect an error only to a URI this client registered (RFC 6749 §4.1.2.1); else say it here.
             if error.redirect_uri and error.error != "invalid_client":
