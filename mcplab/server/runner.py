@@ -7,6 +7,8 @@ Every bundled server ends with ``run(server)``; this module turns the command li
     python servers/weather.py                      stdio (the default): one client, on stdin/stdout
     python servers/weather.py --http --port 8000   Streamable HTTP at http://127.0.0.1:8000/mcp
     ... --era dual|legacy|modern                   which protocol generations to speak (default dual)
+    ... --http --auth http://127.0.0.1:9000        require OAuth access tokens (mcplab/auth/middleware.py)
+    ... --http --tls-cert C.pem --tls-key K.pem    serve https:// instead
 
 A server with flags of its own (``files.py --root DIR``) builds on :func:`arguments` and passes the
 parsed namespace to :func:`run`.
