@@ -39,7 +39,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, JsonRequest, OAuth2Request, grants
 from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidGrantError, InvalidRequestError, OAuth2Error
@@ -61,6 +61,7 @@ REFRESH_TTL = 24 * 3600   # seconds a refresh token lives
 CONSENT_TTL = 300         # seconds a consent page stays answerable
 MAX_ENTRIES = 1000        # codes, tokens, pending consents and clients kept; the oldest go first
 CIMD_MAX_BYTES = 5 * 1024  # a Client ID Metadata Document larger than this is refused
+MAX_BODY = 64 * 1024      # bytes of a token, consent or registration request read; more gets 413
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -86,12 +87,11 @@ class Client(ClientMixin):
     kind: str                       # "pre-registered", "registered" or "metadata document"
     grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
     expires_at: float = float("inf")  # a fetched metadata document is cached this long
+    auth_method_requested: str = "client_secret_basic"
 
     @property
     def auth_method(self) -> str:
         return "none" if self.client_secret is None else self.auth_method_requested
-
-    auth_method_requested: str = "client_secret_basic"
 
     def get_client_id(self) -> str:
         return self.client_id
@@ -112,7 +112,7 @@ class Client(ClientMixin):
             for r in map(urlsplit, self.redirect_uris))
 
     def check_client_secret(self, client_secret: str) -> bool:
-        return self.client_secret is not None and hmac.compare_digest(self.client_secret, client_secret)
+        return self.client_secret is not None and hmac.compare_digest(self.client_secret.encode(), client_secret.encode())
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
         return endpoint != "token" or method == self.auth_method
@@ -446,6 +446,16 @@ class Authority(AuthorizationServer):
 
 # --- HTTP ---------------------------------------------------------------------------------------------
 
+async def read_limited(request: Request) -> bytes | None:
+    """The body, or None if it is larger than any honest OAuth request (then the caller answers 413)."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            return None
+    return bytes(body)
+
+
 def error_page(error: OAuth2Error | str, status: int = 400) -> HTMLResponse:
     text = f"{error.error}: {error.description}" if isinstance(error, OAuth2Error) else error
     return HTMLResponse(f"<!doctype html><title>Authorization failed</title><h1>Authorization failed</h1>"
@@ -498,8 +508,18 @@ def create_app(authority: Authority) -> Starlette:
         user = User(authority.subject, resource_of(grant.request)) if approve else None
         return authority.create_authorization_response(grant.request, grant_user=user, grant=grant)
 
+    async def form_of(request: Request) -> list[tuple[str, str]] | None:
+        body = await read_limited(request)
+        return None if body is None else parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True)
+
+    too_large = JSONResponse({"error": "invalid_request", "error_description": f"the body is over {MAX_BODY} bytes"},
+                             status_code=413)
+
     async def consent(request: Request) -> Response:
-        form = await request.form()
+        pairs = await form_of(request)
+        if pairs is None:
+            return too_large
+        form = dict(pairs)
         pending = authority.consents.pop(str(form.get("consent", "")), None)
         if pending is None or pending[1] < time.time():
             return error_page("this consent page has expired or was already answered; start again", 400)
@@ -509,17 +529,22 @@ def create_app(authority: Authority) -> Starlette:
             return error_page(error)
 
     async def token(request: Request) -> Response:
-        pairs = list((await request.form()).multi_items())
+        pairs = await form_of(request)
+        if pairs is None:
+            return too_large
         client_id = dict(pairs).get("client_id", "")
         try:
             await authority.resolve_cimd(client_id)
         except OAuth2Error as error:
             return authority.handle_error_response(None, error)
-        return authority.create_token_response((request, [(k, str(v)) for k, v in pairs]))
+        return authority.create_token_response((request, pairs))
 
     async def register(request: Request) -> Response:
+        raw = await read_limited(request)
+        if raw is None:
+            return too_large
         try:
-            body = json.loads(await request.body())
+            body = json.loads(raw)
         except ValueError:
             body = None
         if not isinstance(body, dict):

@@ -127,6 +127,17 @@ def wrong_secret(w: World) -> httpx.Response:
     return w.redeem(w.main.url, code, verifier=verifier, resource=w.files.url, secret="not-the-secret")
 
 
+def non_ascii_secret(w: World) -> httpx.Response:
+    verifier = secrets.token_urlsafe(48)
+    code = query(w.code(w.main.url, verifier=verifier, resource=w.files.url))["code"]
+    return w.redeem(w.main.url, code, verifier=verifier, resource=w.files.url, secret="密码")
+
+
+def oversized(w: World) -> httpx.Response:
+    return w.http.post(f"{w.main.url}/token", content=b"grant_type=authorization_code&code=" + b"x" * 200_000,
+                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+
+
 def unknown_client(w: World) -> httpx.Response:
     return w.http.post(f"{w.main.url}/token", data={"grant_type": "authorization_code", "code": "x",
                                                     "client_id": "nobody", "code_verifier": "v" * 43})
@@ -144,6 +155,8 @@ TOKEN_ENDPOINT = {  # name: (what is sent, HTTP status, OAuth error)
     "foreign redirect URI at the token endpoint": (foreign_redirect_at_token, 400, "invalid_grant"),
     "another resource than the code was for": (other_resource_at_token, 400, "invalid_grant"),
     "wrong client secret": (wrong_secret, 401, "invalid_client"),
+    "a client secret that is not ASCII": (non_ascii_secret, 401, "invalid_client"),
+    "an oversized request": (oversized, 413, "invalid_request"),
     # RFC 6749 §5.2: 401 when the client authenticated with the Authorization header, else 400
     "unknown client": (unknown_client, 400, "invalid_client"),
     "unsupported grant type": (unsupported_grant, 400, "unsupported_grant_type"),

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import anyio
 import httpx
 
 from mcplab.auth import discovery
@@ -102,6 +103,7 @@ class OAuthFlow:
     tokens: Tokens | None = None
     requested_scope: str | None = None
     prm_scopes: Any = None        # the metadata's scopes_supported, for the Scope Selection Strategy
+    lock: anyio.Lock = field(default_factory=anyio.Lock, repr=False)  # one flow at a time, however many requests
 
     # --- what the transport calls -------------------------------------------------------------------
     def headers(self) -> dict[str, str]:
@@ -125,11 +127,15 @@ class OAuthFlow:
             await response.aclose()
             trace.record("s2c", "http", body, None, http=_head(response, "refused: authorization needed"
                                                                if not step_up else "refused: insufficient scope"))
-            if not step_up and self.tokens is not None and self.tokens.refresh_token and attempts == 1:
-                if await self._refresh(http, trace):
-                    self._retry(request, trace)
-                    continue
-            await self.authorize(http, trace, challenge, step_up=step_up)
+            sent_with = request.headers.get("authorization")
+            async with self.lock:
+                if self.tokens is not None and sent_with != self.headers()["Authorization"]:
+                    pass  # another request's flow got a new token while this one waited: just use it
+                elif not step_up and self.tokens is not None and self.tokens.refresh_token and attempts == 1 \
+                        and await self._refresh(http, trace):
+                    pass
+                else:
+                    await self.authorize(http, trace, challenge, step_up=step_up)
             self._retry(request, trace)
 
     def _stamp(self, request: httpx.Request) -> None:
@@ -215,6 +221,10 @@ class OAuthFlow:
             return self.registrations[issuer]
         supported = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
         if config.client_id:
+            bound = next((i for i, r in self.registrations.items() if r.how == "pre-registered"), None)
+            if bound is not None:  # 2026-07-28 "Authorization Server Binding": say so, never reuse them elsewhere
+                raise AuthorizationError(f"the pre-registered client {config.client_id!r} belongs to {bound}; this "
+                                         f"server now names {issuer}: register with it and configure those credentials")
             method = "none" if not config.client_secret else next(
                 (m for m in ("client_secret_basic", "client_secret_post") if m in supported), "client_secret_basic")
             found = Registration(config.client_id, config.client_secret, method, "pre-registered")
