@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import sys
+import threading
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import anyio
 import httpx
@@ -18,7 +20,7 @@ import pytest
 from auth_helpers import REDIRECT, make_certificates
 from conftest import need
 from mcplab import Client
-from mcplab.auth.browser import headless
+from mcplab.auth.browser import headless, read_forms, system_browser
 from mcplab.auth.client import OAuth
 from mcplab.auth.wire import MASK
 from mcplab.errors import AuthorizationError, TransportError
@@ -120,6 +122,33 @@ async def test_a_denied_consent_stops_the_flow_with_access_denied(weather):
         async with Client(transport, era="legacy"):
             pass
     assert refused.value.error == "access_denied" and transport.auth.tokens is None
+
+
+async def test_a_person_approves_in_a_browser_and_the_loopback_listener_takes_the_code(weather):
+    with socket.socket() as probe:  # a free port for the redirect URI (the listener binds it a moment later)
+        probe.bind(("127.0.0.1", 0))
+        redirect = f"http://127.0.0.1:{probe.getsockname()[1]}/callback"
+    seen: list[str] = []
+
+    def person(url: str) -> None:
+        # What a browser and its user do, in a thread as a real browser is another process: show the
+        # consent page, press Approve, follow the redirect to the client's loopback listener.
+        def act() -> None:
+            with httpx.Client(trust_env=False, timeout=30) as browser:
+                page = browser.get(url)
+                form = read_forms(page.text)[0]
+                seen.append(page.text)
+                answer = browser.post(urljoin(url, form["action"]), data=dict([*form["fields"], ("decision", "approve")]))
+                browser.get(answer.headers["location"])
+
+        threading.Thread(target=act, daemon=True).start()
+
+    transport = http(weather.url, auth=OAuth(redirect_uri=redirect, user_agent=system_browser(person, timeout=60)))
+    async with Client(transport, era="legacy") as client:
+        assert "Beijing" in (await client.call_tool("get_weather", {"city": "Beijing"})).text
+    # The page names the application, where it sends the user back (its host), the scope and the resource.
+    assert "mcplab" in seen[0] and f"127.0.0.1:{urlsplit(redirect).port}" in seen[0] and "weather:read" in seen[0]
+    assert weather.url in seen[0]
 
 
 async def test_the_official_sdk_client_completes_the_flow_against_our_servers(weather):

@@ -101,7 +101,8 @@ class Protect:
                   "error_description": refused.description if refused.error else None,
                   "scope": refused.scope or " ".join(self.server.policy.base) or None,
                   "resource_metadata": f"{self.server.scheme}://{host}{prm_path(self.server.path)}"}
-        body = {"error": refused.error or "invalid_token", "error_description": refused.description}
+        body = {"error": refused.error, "error_description": refused.description} if refused.error else \
+            {"error_description": refused.description}  # no credentials: no error code (RFC 6750 §3.1)
         await _reply(send, refused.status, body, {"WWW-Authenticate": challenge("Bearer", **params)})
 
     async def _buffer(self, receive: Receive) -> tuple[bytes, Receive]:
