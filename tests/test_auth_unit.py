@@ -205,3 +205,24 @@ def test_the_protected_resource_metadata_document():
     document = protected_resource_metadata(RESOURCE, [ISSUER], ("files:read",), "Files")
     assert document == {"resource": RESOURCE, "authorization_servers": [ISSUER], "bearer_methods_supported": ["header"],
                         "scopes_supported": ["files:read"], "resource_name": "Files"}
+
+
+# --- the flow in a trace -----------------------------------------------------------------------------------
+
+def test_an_authorization_exchange_reads_as_such_in_every_view():
+    from mcplab.schema_check import check_frames
+    from mcplab.trace import Trace
+    from mcplab.trace_http import render_http
+
+    trace = Trace()
+    url = "http://127.0.0.1:9000/.well-known/oauth-authorization-server"
+    trace.record("c2s", "http", "", None, http={"method": "GET", "status": None, "headers": {"Host": "127.0.0.1:9000"},
+                                                 "url": url, "oauth": "authorization server metadata"})
+    trace.record("s2c", "http", '{"issuer": "http://127.0.0.1:9000"}', None,
+                 http={"method": "GET", "status": 200, "headers": {}, "url": url, "oauth": "authorization server metadata"})
+    assert repr(trace) == "<Trace: 2 frames: 2 authorization exchanges>"
+    assert "GET /.well-known/oauth-authorization-server" in trace.text().splitlines()[0]
+    assert "authorization server metadata" in trace._repr_html_()
+    assert render_http(trace.frames).startswith("GET /.well-known/oauth-authorization-server HTTP/1.1\nHost: 127.0.0.1:PORT")
+    assert check_frames(trace.frames, "2025-11-25", book=object()) == {}  # OAuth, not MCP: no schema applies
+    assert Trace.from_jsonl(trace.to_jsonl()).frames[1].http["oauth"] == "authorization server metadata"
