@@ -170,6 +170,16 @@ def test_the_token_endpoint_answers_bad_input_with_the_rfc_error(world, send, st
     assert world.token()  # and the server still issues tokens
 
 
+def test_a_reused_code_also_revokes_what_its_first_use_obtained(world):
+    verifier = secrets.token_urlsafe(48)
+    code = query(world.code(world.main.url, verifier=verifier, resource=world.files.url))["code"]
+    first = world.redeem(world.main.url, code, verifier=verifier, resource=world.files.url).json()
+    assert world.redeem(world.main.url, code, verifier=verifier, resource=world.files.url).json()["error"] == "invalid_grant"
+    refreshed = world.http.post(f"{world.main.url}/token", auth=(CLIENT, SECRET),
+                                data={"grant_type": "refresh_token", "refresh_token": first["refresh_token"]})
+    assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"  # OAuth 2.1 §4.1.3
+
+
 AUTHORIZE_REDIRECTED = {  # errors sent back to the (registered) redirect URI: name → (extra params, error)
     "no PKCE challenge": ({"code_challenge": None, "code_challenge_method": None}, "invalid_request"),
     "plain PKCE": ({"code_challenge_method": "plain"}, "invalid_request"),
