@@ -113,7 +113,10 @@ class OAuthFlow:
     async def send(self, http: httpx.AsyncClient, request: httpx.Request, trace: Any) -> httpx.Response:
         """Send an MCP request; on 401 / 403 insufficient_scope authorize and send it again (bounded)."""
         if self.tokens is not None and not self.tokens.fresh() and self.tokens.refresh_token:
-            await self._refresh(http, trace)
+            async with self.lock:
+                tokens = self.tokens  # another request may have refreshed (or dropped them) while this one waited
+                if tokens is not None and not tokens.fresh() and tokens.refresh_token:
+                    await self._refresh(http, trace)
             self._stamp(request)
         attempts = 0
         while True:
