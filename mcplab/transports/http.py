@@ -43,6 +43,10 @@ dual-era client reads eras from it). A stream that ends before its response but 
 is resumed: after the ``retry`` delay, ``GET`` with ``Last-Event-ID`` (2025-11-25 "polling").
 The event-stream parser is ``mcplab/sse.py``; ``render_http`` (``mcplab/trace_http.py``) prints
 the frames as HTTP text.
+
+With ``auth=OAuth(...)`` every request carries the bearer token, and a 401 (or a 403
+``insufficient_scope``) hands over to the OAuth flow (mcplab/auth/client.py), which records its own
+exchanges here and sends the request again; an ``Authorization`` header is masked in every frame.
 """
 
 from __future__ import annotations
