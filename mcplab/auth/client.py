@@ -64,6 +64,7 @@ class OAuth:
     user_agent: Any = None
     refresh: bool = True          # ask for refresh tokens (grant_types, offline_access when offered)
     max_attempts: int = 3         # authorizations tried for one request before its refusal stands
+    flow_timeout: float = 300.0   # seconds one authorization may take, a person's consent included
 
     def start(self, server_url: str) -> OAuthFlow:
         return OAuthFlow(self, server_url)
@@ -131,14 +132,18 @@ class OAuthFlow:
             trace.record("s2c", "http", body, None, http=_head(response, "refused: authorization needed"
                                                                if not step_up else "refused: insufficient scope"))
             sent_with = request.headers.get("authorization")
-            async with self.lock:
-                if self.tokens is not None and sent_with != self.headers()["Authorization"]:
-                    pass  # another request's flow got a new token while this one waited: just use it
-                elif not step_up and self.tokens is not None and self.tokens.refresh_token and attempts == 1 \
-                        and await self._refresh(http, trace):
-                    pass
-                else:
-                    await self.authorize(http, trace, challenge, step_up=step_up)
+            # Shielded, with a deadline of its own: the request's timeout (5 s for an era probe) is no
+            # time for a person to read a consent page, and a flow cut halfway leaves a spent code and
+            # no token. The request itself stays under its caller's deadline.
+            with anyio.CancelScope(shield=True), anyio.fail_after(self.config.flow_timeout):
+                async with self.lock:
+                    if self.tokens is not None and sent_with != self.headers()["Authorization"]:
+                        pass  # another request's flow got a new token while this one waited: just use it
+                    elif not step_up and self.tokens is not None and self.tokens.refresh_token and attempts == 1 \
+                            and await self._refresh(http, trace):
+                        pass
+                    else:
+                        await self.authorize(http, trace, challenge, step_up=step_up)
             self._retry(request, trace)
 
     def _stamp(self, request: httpx.Request) -> None:
