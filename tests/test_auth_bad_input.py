@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.http, pytest.mark.subprocess]
 
 
 class World:
-    """Two authorization servers (the second with one-second codes and tokens) and a server trusting each."""
+    """Two authorization servers (the second with two-second codes and tokens) and a server trusting each."""
 
     def __init__(self, main, short, files, weather) -> None:
         self.main, self.short, self.files, self.weather = main, short, files, weather
@@ -80,7 +80,7 @@ def world(tmp_path_factory):
     shutil.copytree(SERVERS / "samples", root, dirs_exist_ok=True)
     client = ["--client", f"{CLIENT}:{SECRET}:{REDIRECT}", "--auto-approve"]
     with launch([sys.executable, str(SERVERS / "auth.py"), *client]) as main, \
-         launch([sys.executable, str(SERVERS / "auth.py"), *client, "--code-ttl", "1", "--access-ttl", "1"]) as short, \
+         launch([sys.executable, str(SERVERS / "auth.py"), *client, "--code-ttl", "2", "--access-ttl", "2"]) as short, \
          launch([sys.executable, str(SERVERS / "files.py"), "--root", str(root), "--writable", "--auth", main.url]) as files, \
          launch([sys.executable, str(SERVERS / "weather.py"), "--auth", short.url]) as weather:
         state = World(main, short, files, weather)
@@ -105,7 +105,7 @@ def reused_code(w: World) -> httpx.Response:
 def expired_code(w: World) -> httpx.Response:
     verifier = secrets.token_urlsafe(48)
     code = query(w.code(w.short.url, verifier=verifier, resource=w.weather.url, scope="weather:read"))["code"]
-    time.sleep(1.2)  # the short server's codes live one second
+    time.sleep(2.2)  # the short server's codes live two seconds
     return w.redeem(w.short.url, code, verifier=verifier, resource=w.weather.url)
 
 
@@ -245,7 +245,7 @@ def forged(w: World) -> str:
 
 def expired_token(w: World) -> httpx.Response:
     token = w.token(w.short.url, w.weather.url, "weather:read")
-    time.sleep(1.2)  # the short server's tokens live one second
+    time.sleep(2.2)  # the short server's tokens live two seconds
     return w.call(w.weather.url, token)
 
 
