@@ -278,3 +278,16 @@ def test_the_resource_server_answers_bad_tokens_with_the_rfc_error(world, send, 
     assert not (ROOT / "x.txt").exists()
     good = world.call(world.files.url, world.token())
     assert good.status_code == 200 and good.json()["result"]["tools"], good.text  # still serving
+
+
+def test_the_consent_page_shows_a_hostile_client_name_as_text(tmp_path):
+    hostile = '<script>alert("owned")</script>'
+    with launch([sys.executable, str(SERVERS / "auth.py")]) as authority, httpx.Client(trust_env=False) as http:
+        client_id = http.post(f"{authority.url}/register", json={"client_name": hostile, "redirect_uris": [REDIRECT],
+                                                                 "token_endpoint_auth_method": "none"}).json()["client_id"]
+        page = http.get(f"{authority.url}/authorize", params={
+            "response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": "s",
+            "code_challenge": "c" * 43, "code_challenge_method": "S256", "scope": "<b>x</b>"})
+        assert page.status_code == 200 and hostile not in page.text and "<b>x</b>" not in page.text
+        assert "&lt;script&gt;" in page.text and "127.0.0.1:33418" in page.text  # the redirect host, shown plainly
+        assert http.get(f"{authority.url}/.well-known/oauth-authorization-server").status_code == 200
