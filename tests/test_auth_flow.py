@@ -13,7 +13,6 @@ import threading
 from pathlib import Path
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
-import anyio
 import httpx
 import pytest
 
