@@ -214,5 +214,14 @@ class SessionExpired(HTTPStatusError):
     start a new one with a fresh ``initialize`` (2025-11-25 transports, "Session Management")."""
 
 
+class AuthorizationError(TransportError):
+    """The OAuth flow stopped: a server refused (``error`` holds the RFC's code, e.g. ``invalid_grant``),
+    or what it said failed a check the spec requires (a foreign ``resource``, a wrong ``iss``)."""
+
+    def __init__(self, message: str, *, error: str | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+
+
 class RequestTimeout(MCPLabError):
     """No response arrived in time; the request was cancelled on the wire."""

@@ -211,8 +211,8 @@ def check_frames(frames: Sequence[Frame], version: str | None = None,
     checks = {}
     for view in views:
         seq = view.frame.seq
-        if view.kind in ("stderr", "note") or (view.kind == "raw" and not view.frame.raw.strip()):
-            continue
+        if view.kind in ("stderr", "note", "oauth") or (view.kind == "raw" and not view.frame.raw.strip()):
+            continue  # an authorization exchange is OAuth, not MCP: no MCP schema applies
         if view.kind in ("refused", "raw", "batch"):
             checks[seq] = Check(INVALID if view.kind != "batch" else UNCHECKED, versions[seq], None,
                                 "not a single JSON-RPC message" if view.kind != "batch" else "a batch")

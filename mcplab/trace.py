@@ -12,7 +12,9 @@ A frame is ``seq`` (1, 2, 3 … in arrival order), ``t`` (seconds since the trac
 ``direction`` (``"c2s"`` client→server or ``"s2c"``), ``channel`` (``"stdio"``, ``"http"``
 or ``"stderr"``; ``"note"`` is no wire at all but the client's own remark, e.g. why a dual-era
 client chose its era), ``raw``, ``message`` and, for HTTP, ``http`` = ``{"method", "status",
-"headers"}``. One frame per line in JSONL is the export format (see DESIGN.md).
+"headers"}``; an exchange of the OAuth flow (mcplab/auth/client.py) adds ``"url"`` and ``"oauth"``
+(which step it is), with tokens, codes and secrets masked. One frame per line in JSONL is the
+export format (see DESIGN.md).
 
 Rendered views (plain text, HTML sequence diagram) never show ``t``: stored notebook
 outputs must be the same on every run. They live in :mod:`mcplab.trace_views`; the

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from http import HTTPStatus
 from typing import Iterable
+from urllib.parse import urlsplit
 
 from mcplab.trace import Frame
 from mcplab.versions import HEADER_SESSION_ID
@@ -53,7 +54,11 @@ def render_http(frames: Iterable[Frame], *, path: str = "/mcp", stable: bool = T
         head, sse = frame.http, frame.http.get("sse")
         headers = dict(head.get("headers") or {})
         if frame.direction == "c2s":
-            lines.append(f"{head['method']} {path} HTTP/1.1")
+            target = path
+            if head.get("url"):  # a step of the authorization flow: its own URL (mcplab/auth/client.py)
+                parts = urlsplit(head["url"])
+                target = parts.path + (f"?{parts.query}" if parts.query else "")
+            lines.append(f"{head['method']} {target} HTTP/1.1")
         elif headers or sse is None:
             lines.append(f"HTTP/1.1 {head['status']} {HTTPStatus(head['status']).phrase}")
         for name, value in headers.items():

@@ -29,6 +29,7 @@ import html
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from urllib.parse import urlsplit
 
 from mcplab import jsonrpc
 from mcplab.errors import JSONRPCError, error_name
@@ -52,6 +53,7 @@ KINDS = {"request": ("request", "requests"), "notification": ("notification", "n
          "response": ("response", "responses"), "error": ("error response", "error responses"),
          "batch": ("batch", "batches"), "refused": ("refused frame", "refused frames"),
          "stderr": ("stderr line", "stderr lines"), "note": ("note", "notes"),
+         "oauth": ("authorization exchange", "authorization exchanges"),
          "raw": ("other frame", "other frames")}
 
 
@@ -82,6 +84,8 @@ def describe(frames: Iterable[Frame]) -> list[View]:
         message = _parsed(frame)
         if frame.channel in ("stderr", "note"):
             views.append(View(frame, frame.channel, frame.raw.rstrip("\r\n")))
+        elif frame.http and frame.http.get("oauth"):  # a step of the authorization flow (mcplab/auth/client.py)
+            views.append(View(frame, "oauth", str(frame.http["oauth"])))
         elif isinstance(message, JSONRPCError):
             views.append(View(frame, "refused", f"refused: {message.code} {error_name(message.code)}"))
         elif isinstance(message, jsonrpc.Request):
@@ -142,7 +146,10 @@ def summary(frames: list[Frame]) -> str:
 def _channel(frame: Frame) -> str:
     if not frame.http:
         return frame.channel
-    return " ".join([frame.channel] + [str(frame.http[k]) for k in ("method", "status") if frame.http.get(k)])
+    words = [frame.channel] + [str(frame.http[k]) for k in ("method", "status") if frame.http.get(k)]
+    if frame.http.get("url") and frame.direction == "c2s":  # the flow's requests go to many URLs, MCP's to one
+        words.append(urlsplit(frame.http["url"]).path)
+    return " ".join(words)
 
 
 def render_text(frames: list[Frame], width: int = 100) -> str:

@@ -35,12 +35,16 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
+from mcplab.auth.resource import ScopePolicy
 from mcplab.errors import InvalidParams
 from mcplab.server import Contents, Context, Server, ToolError, arguments, embedded, image, run, user
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 MAX_BYTES = 1 << 20   # 1 MiB: larger reads and writes are refused
 MAX_LISTED = 500      # entries in a listing or search, so a huge root cannot flood the client
+# With --auth (an OAuth resource server, mcplab/auth/): reading needs files:read; write_file needs
+# files:write as well, so a token granted for reading is refused with 403 insufficient_scope (step-up).
+SCOPES = ScopePolicy(base=("files:read",), tools={"write_file": ("files:write",)})
 MIME_TYPES = {".txt": "text/plain", ".md": "text/markdown", ".json": "application/json", ".py": "text/x-python",
               ".csv": "text/csv", ".html": "text/html", ".toml": "application/toml", ".yaml": "application/yaml",
               ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif"}
@@ -201,6 +205,8 @@ def create_server(root: Path = SAMPLES, writable: bool = False) -> Server:
         async def write_file(path: str, content: str, ctx: Context) -> str:
             """Create or replace a text file (UTF-8). The old content is replaced in one step.
 
+            Needs the files:write scope when the server requires authorization (--auth).
+
             Args:
                 path: File path relative to the served folder; its folder must exist.
                 content: The complete new text of the file.
@@ -299,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.root.is_dir():
         parser.error(f"--root {args.root}: not a folder")
-    run(create_server(args.root, args.writable), args)
+    run(create_server(args.root, args.writable), args, scopes=SCOPES)
 
 
 if __name__ == "__main__":

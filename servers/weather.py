@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from typing import Literal, NamedTuple
 
+from mcplab.auth.resource import ScopePolicy
 from mcplab.errors import InvalidParams
 from mcplab.server import Context, Server, ToolError, embedded, run, user
 
@@ -201,5 +202,8 @@ def weather_report(city: str, style: Literal["brief", "detailed"] = "brief") -> 
             user(f"{ask} for {name} from the data above. 用中文和英文各写一遍。")]
 
 
+# With --auth (an OAuth resource server, mcplab/auth/): every request needs the weather:read scope.
+SCOPES = ScopePolicy(base=("weather:read",))
+
 if __name__ == "__main__":
-    run(server)
+    run(server, scopes=SCOPES)

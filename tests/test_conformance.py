@@ -12,10 +12,12 @@ A scenario passes when its checks.json exists, has no FAILURE, and
 the checks that prove it really ran (MUST_SUCCEED) are SUCCESS: some scenarios "pass" with no checks at all
 when nothing happened.
 
-Client side: every client scenario of both revisions that is not about authorization, run with
-``tests/conformance/client_adapter.py`` (this project's Client over its HTTP transport; ``era="legacy"`` at
-2025-11-25, ``era="auto"`` at 2026-07-28). A client scenario passes only with no FAILURE and no WARNING, a
-clean exit, and its key checks SUCCESS.
+Client side: every client scenario of both revisions, the ``auth/*`` ones included (not the extension ones),
+and the two 2025-03-26 authorization fallbacks, run with ``tests/conformance/client_adapter.py`` (this project's
+Client over its HTTP transport, with OAuth for ``auth/*``; ``era="legacy"`` at 2025-11-25, ``era="auto"`` at
+2026-07-28), four at a time. A client scenario passes only with no FAILURE and no WARNING, a clean exit of the
+suite's CLI (a scenario in which the client must refuse, like ``auth/resource-mismatch``, ends the client
+with an error and the CLI with 0), and its key checks SUCCESS.
 
 The suite's mock servers would listen on every interface; ``tests/conformance/loopback.cjs`` keeps them on
 127.0.0.1. The CLI's own output is captured (and shown when a test fails).
@@ -209,6 +211,59 @@ CLIENT_MUST_SUCCEED: dict[str, dict[str, list[str]]] = {LEGACY: {
 }}
 NOT_SCORED = {"json-schema-2020-12-preservation"}
 
+# The client auth/ scenarios: the suite's own mock authorization server and a protected mock MCP server;
+# the adapter connects with OAuth (mcplab/auth/client.py). The checks each scenario must show as SUCCESS.
+PRM = ["prm-pathbased-requested"]
+FLOW = ["authorization-server-metadata", "authorization-request", "pkce-code-challenge-sent", "pkce-s256-method-used",
+        "token-request", "pkce-code-verifier-sent", "pkce-verifier-matches-challenge", "valid-bearer-token"]
+RESOURCE = ["resource-parameter-in-authorization", "resource-parameter-in-token", "resource-parameter-valid-uri",
+            "resource-parameter-consistency", "resource-parameter-matches-prm"]  # RFC 8707, as published in the PRM
+
+
+def auth_checks(dcr: list[str]) -> dict[str, list[str]]:
+    """The auth/ scenarios both revisions require; ``dcr``: what a dynamic registration must show."""
+    return {
+        **{f"auth/metadata-{v}": PRM + dcr + FLOW + RESOURCE for v in ("default", "var1", "var2", "var3")},
+        "auth/basic-cimd": PRM + FLOW + ["cimd-client-id-used"],
+        **{f"auth/scope-{s}": PRM + dcr + FLOW + [f"scope-{s}"]
+           for s in ("from-www-authenticate", "from-scopes-supported", "omitted-when-undefined")},
+        "auth/scope-step-up": PRM + dcr + FLOW + ["authorization-request", "token-request", "scope-step-up-initial",
+                                                  "scope-step-up-escalation"],
+        "auth/scope-retry-limit": PRM + dcr + ["authorization-request", "scope-retry-limit"],
+        **{f"auth/token-endpoint-auth-{m}": PRM + dcr + FLOW + ["token-endpoint-auth-method"] + RESOURCE
+           for m in ("basic", "post", "none")},
+        "auth/pre-registration": PRM + FLOW + ["pre-registration-auth"],
+    }
+
+
+DCR_MODERN = ["client-registration", "sep-837-application-type-present"]  # 2026-07-28 adds application_type
+CLIENT_MUST_SUCCEED[LEGACY].update(auth_checks(["client-registration"]))
+CLIENT_MUST_SUCCEED[MODERN].update(auth_checks(DCR_MODERN))
+CLIENT_MUST_SUCCEED[MODERN]["auth/scope-step-up"] += ["sep-2350-scope-union-on-reauth"]
+CLIENT_MUST_SUCCEED[MODERN].update({
+    "auth/resource-mismatch": PRM + ["resource-mismatch-rejected"],  # the client refuses: no authorization request
+    "auth/offline-access-scope": PRM + FLOW + ["sep-2207-offline-access-requested"],
+    "auth/offline-access-not-supported": PRM + DCR_MODERN + FLOW + ["sep-2207-offline-access-not-requested"],
+    "auth/authorization-server-migration": PRM * 2 + DCR_MODERN * 2 + FLOW + [
+        "sep-2352-reregister-on-as-change", "sep-2352-no-reuse-on-as-change", "sep-2352-no-cross-as-credential-reuse"],
+    "auth/iss-supported": PRM + DCR_MODERN + FLOW + ["sep-2468-client-compare-iss-supported"],
+    "auth/iss-not-advertised": PRM + DCR_MODERN + FLOW + ["sep-2468-client-proceed-no-iss"],
+    # the four where the client must refuse the authorization response before any token request
+    "auth/iss-supported-missing": PRM + DCR_MODERN + ["authorization-request", "sep-2468-client-reject-missing-iss"],
+    "auth/iss-wrong-issuer": PRM + DCR_MODERN + ["authorization-request", "sep-2468-client-compare-iss-supported"],
+    "auth/iss-unexpected": PRM + DCR_MODERN + ["authorization-request", "sep-2468-client-compare-iss-unadvertised"],
+    "auth/iss-normalized": PRM + DCR_MODERN + ["authorization-request", "sep-2468-client-no-normalization"],
+    "auth/metadata-issuer-mismatch": PRM + ["authorization-server-metadata", "sep-2468-client-validate-metadata-issuer"],
+})
+# Not required by either revision, run for the 2025-03-26 fallbacks the client keeps (no resource metadata:
+# the server's origin is the issuer; no issuer metadata: /authorize, /token, /register).
+BACKCOMPAT = "2025-03-26"
+CLIENT_MUST_SUCCEED[BACKCOMPAT] = {
+    "auth/2025-03-26-oauth-metadata-backcompat": ["client-registration"] + FLOW,
+    "auth/2025-03-26-oauth-endpoint-fallback": ["client-registration", "authorization-request", "token-request",
+                                                "valid-bearer-token"],
+}
+
 
 def server_cases() -> list[tuple[str, str, str, str]]:
     """(server, --era, revision, scenario) for every scenario a server is held to."""
@@ -225,7 +280,8 @@ def server_cases() -> list[tuple[str, str, str, str]]:
 
 
 SERVER_CASES = server_cases()
-CLIENT_CASES = [(revision, s) for revision in (LEGACY, MODERN) for s in CLIENT_MUST_SUCCEED[revision]]
+CLIENT_CASES = [(revision, s) for revision in CLIENT_MUST_SUCCEED for s in CLIENT_MUST_SUCCEED[revision]]
+CLIENT_WORKERS = 4  # client scenarios run this many at a time: each is a Node harness plus a Python client
 
 
 def suite_environment() -> dict[str, str]:
@@ -242,7 +298,9 @@ def suite_environment() -> dict[str, str]:
 
 def read_checks(out: Path, scenario: str, prefix: str = "") -> list[dict] | None:
     """The checks of ``scenario`` in a run's output folder; None if it left no checks.json (a crash)."""
-    pattern = re.compile(rf"^{re.escape(prefix + scenario)}-\d{{4}}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{{3}}Z$")
+    group, _, name = (prefix + scenario).rpartition("/")  # auth/metadata-default lands in auth/metadata-default-<time>
+    out = out / group if group else out
+    pattern = re.compile(rf"^{re.escape(name)}-\d{{4}}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{{3}}Z$")
     for folder in out.iterdir() if out.is_dir() else ():
         if pattern.match(folder.name) and (folder / "checks.json").is_file():
             return json.loads((folder / "checks.json").read_text(encoding="utf-8"))
@@ -258,12 +316,13 @@ def run_server_suite(name: str, era: str, revision: str, out: Path, env: dict[st
         return cli.stdout[-4000:] + cli.stderr[-2000:] + "\n--- server stderr ---\n" + server.stderr()[-2000:]
 
 
-def start_client_scenario(revision: str, scenario: str, out: Path, env: dict[str, str]) -> subprocess.Popen:
+def run_client_scenario(revision: str, scenario: str, out: Path, env: dict[str, str]) -> tuple[int, str]:
     """``conformance client --scenario SCENARIO --spec-version REVISION`` with the adapter as the client."""
-    need(" " not in sys.executable + str(ADAPTER), "the suite splits --command on spaces: the paths must have none")
-    return subprocess.Popen([str(NODE_BIN / "conformance"), "client", "--command", f"{sys.executable} {ADAPTER}",
-                             "--scenario", scenario, "--spec-version", revision, "-o", str(out)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cli = subprocess.run([str(NODE_BIN / "conformance"), "client", "--command", f"{sys.executable} {ADAPTER}",
+                          "--scenario", scenario, "--spec-version", revision, "-o", str(out),
+                          "--timeout", "90000"],  # the harness's 30 s is tight for a Python start on a busy machine
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+    return cli.returncode, cli.stdout
 
 
 @pytest.fixture(scope="session")
@@ -275,22 +334,24 @@ def suite_runs(tmp_path_factory):
     scenarios run as child processes while the server suites run in threads, each with its own server.
     """
     env = suite_environment()
+    need(" " not in sys.executable + str(ADAPTER), "the suite splits --command on spaces: the paths must have none")
     root = tmp_path_factory.mktemp("conformance")
-    clients = {case: start_client_scenario(*case, root / "client" / case[0] / case[1], env) for case in CLIENT_CASES}
     runs = sorted({(name, era, revision) for name, era, revision, _ in SERVER_CASES})
     outs = {run: root / "-".join(run) for run in runs}
-    with ThreadPoolExecutor(len(runs)) as pool:
+    with ThreadPoolExecutor(CLIENT_WORKERS) as client_pool, ThreadPoolExecutor(len(runs)) as pool:
+        clients = {case: client_pool.submit(run_client_scenario, *case, root / "client" / case[0] / case[1], env)
+                   for case in CLIENT_CASES}
         logs = dict(zip(runs, pool.map(lambda run: run_server_suite(*run, outs[run], env), runs)))
     servers = {}
     for (name, era, revision), out in outs.items():
         scenarios = [*MUST_SUCCEED[revision], *EXTRA[revision], *GENERIC[revision]]
         servers[name, era, revision] = ({s: read_checks(out, s, "server-") for s in scenarios}, logs[name, era, revision])
     results = {}
-    for (revision, scenario), process in clients.items():
-        log, _ = process.communicate(timeout=180)
+    for (revision, scenario), future in clients.items():
+        returncode, log = future.result()
         folder = root / "client" / revision / scenario
-        stderr = "".join(p.read_text(errors="replace") for p in folder.glob("*/stderr.txt"))
-        results[revision, scenario] = (process.returncode, read_checks(folder, scenario),
+        stderr = "".join(p.read_text(errors="replace") for p in folder.rglob("stderr.txt"))
+        results[revision, scenario] = (returncode, read_checks(folder, scenario),
                                        log[-4000:] + "\n--- client stderr ---\n" + stderr[-2000:])
     return servers, results
 
@@ -337,7 +398,7 @@ def test_the_required_lists_match_the_suite(revision):
     servers = required.split("Server scenarios")[1].split("Client scenarios")[0]
     clients = required.split("Client scenarios")[1]
     listed_servers = set(re.findall(r"^\s+- (\S+)", servers, re.MULTILINE))
-    listed_clients = {s for s in re.findall(r"^\s+- (\S+)", clients, re.MULTILINE) if not s.startswith("auth/")}
+    listed_clients = set(re.findall(r"^\s+- (\S+)", clients, re.MULTILINE))
     assert listed_servers == set(MUST_SUCCEED[revision]), sorted(listed_servers ^ set(MUST_SUCCEED[revision]))
     ours = set(CLIENT_MUST_SUCCEED[revision]) - NOT_SCORED
     assert listed_clients == ours, sorted(listed_clients ^ ours)

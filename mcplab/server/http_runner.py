@@ -39,13 +39,13 @@ if TYPE_CHECKING:
 
     from mcplab.server.toolkit import Server
 
-__all__ = ["bind", "endpoint_url", "serve_http", "launch", "ServerProcess", "BANNER", "READY", "MCP_PATH"]
+__all__ = ["bind", "endpoint_url", "serve_http", "serve_app", "launch", "ServerProcess", "BANNER", "READY", "MCP_PATH"]
 
 MCP_PATH = "/mcp"
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 WATCHDOG_ENV = "MCPLAB_HTTP_WATCHDOG"
 BANNER = "mcplab: serving {name} at {url}"
-READY = re.compile(r"mcplab: serving .* at (http://\S+)")
+READY = re.compile(r"mcplab: serving .* at (https?://\S+)")
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -59,37 +59,45 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def endpoint_url(sock: socket.socket) -> str:
+def endpoint_url(sock: socket.socket, scheme: str = "http") -> str:
     host, port = sock.getsockname()[:2]
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
+    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
 
 
-def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 8000, era: ServerEra = "dual") -> None:
+def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 8000, era: ServerEra = "dual",
+               tls: tuple[str, str] | None = None, wrap: Any = None) -> None:
     """Serve ``server`` at ``http://HOST:PORT/mcp`` until interrupted (or until stdin closes, if it is a pipe).
 
     ``era``: ``"dual"`` serves legacy sessions and 2026-07-28 requests on the same URL, ``"legacy"``
-    only sessions, ``"modern"`` only 2026-07-28 requests.
+    only sessions, ``"modern"`` only 2026-07-28 requests. ``tls``: (certificate, key) PEM files, to
+    serve ``https://``. ``wrap(app, url)``: middleware around the app (``--auth`` puts the
+    resource-server checks there, mcplab/auth/middleware.py).
     """
     from mcplab.server.http import create_app, hostname  # Starlette loads only when serving
 
     sock = bind(host, port)
     app = create_app(server, host=host, era=era)
+    url = endpoint_url(sock, "https" if tls else "http")
+    served = wrap(app, url) if wrap is not None else app
     if hostname(host) not in LOOPBACK:
         print(f"mcplab: warning: listening on {host}, reachable from other machines; a local server should bind "
               f"127.0.0.1. Host names allowed: {', '.join(sorted(app.state.endpoint.allowed_hosts))} "
               f"(add more with MCPLAB_ALLOWED_HOSTS)", file=sys.stderr, flush=True)
     os.dup2(2, 1)  # nothing reaches stdout, not even a stray print() in a tool
     try:
-        asyncio.run(_serve(app, sock, BANNER.format(name=server.info["name"], url=endpoint_url(sock))))
+        asyncio.run(serve_app(served, sock, BANNER.format(name=server.info["name"], url=url), tls=tls))
     except KeyboardInterrupt:
         raise SystemExit(130) from None
 
 
-async def _serve(app: Starlette, sock: socket.socket, banner: str) -> None:
+async def serve_app(app: Starlette, sock: socket.socket, banner: str, *, tls: tuple[str, str] | None = None) -> None:
+    """Serve an ASGI app on a bound socket with uvicorn (over TLS with ``tls``); print ``banner`` once ready."""
     import uvicorn
 
     # log_config=None: uvicorn's own config sends access lines to stdout; ours sends everything to stderr.
-    config = uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=1, lifespan="on")
+    ssl = {"ssl_certfile": tls[0], "ssl_keyfile": tls[1]} if tls else {}
+    config = uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=1, lifespan="on",
+                            **ssl)
     runner = uvicorn.Server(config)
     loop = asyncio.get_running_loop()
     if _stdin_is_pipe() and os.environ.get(WATCHDOG_ENV, "on").lower() not in ("0", "off", "no", "false"):

@@ -7,6 +7,8 @@ Every bundled server ends with ``run(server)``; this module turns the command li
     python servers/weather.py                      stdio (the default): one client, on stdin/stdout
     python servers/weather.py --http --port 8000   Streamable HTTP at http://127.0.0.1:8000/mcp
     ... --era dual|legacy|modern                   which protocol generations to speak (default dual)
+    ... --http --auth http://127.0.0.1:9000        require OAuth access tokens (mcplab/auth/middleware.py)
+    ... --http --tls-cert C.pem --tls-key K.pem    serve https:// instead
 
 A server with flags of its own (``files.py --root DIR``) builds on :func:`arguments` and passes the
 parsed namespace to :func:`run`.
@@ -29,7 +31,7 @@ import argparse
 import logging
 import os
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from mcplab.server.toolkit import Server
 
@@ -51,13 +53,21 @@ def arguments(description: str | None = None) -> argparse.ArgumentParser:
                         help="protocol generations to speak (default dual)")
     parser.add_argument("--diagnostics", action="store_true",
                         help="add the diagnostic tools the official conformance suite calls (test_*)")
+    parser.add_argument("--auth", metavar="ISSUER", help="with --http: require OAuth access tokens from this "
+                        "authorization server (e.g. http://127.0.0.1:9000, see servers/auth.py)")
+    parser.add_argument("--tls-cert", help="with --http: serve HTTPS with this certificate (PEM)")
+    parser.add_argument("--tls-key", help="with --http: ... and this private key (PEM)")
+    parser.add_argument("--ca", help="CA bundle to trust for HTTPS to the authorization server")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
                         help="level of the log on stderr (default warning)")
     return parser
 
 
-def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None) -> None:
-    """Parse the shared flags (unless given a namespace) and serve until the client goes away."""
+def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, *, scopes: Any = None) -> None:
+    """Parse the shared flags (unless given a namespace) and serve until the client goes away.
+
+    ``scopes``: the :class:`mcplab.auth.resource.ScopePolicy` that ``--auth`` enforces.
+    """
     if not isinstance(args, argparse.Namespace):
         args = arguments(server.info.get("title") or server.info["name"]).parse_args(args)
     if getattr(args, "diagnostics", False):
@@ -69,7 +79,13 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None) 
     if args.http:
         from mcplab.server.http import serve_http  # URL on stderr; exits when a piped stdin closes
 
-        serve_http(server, host=args.host, port=args.port, era=args.era)
+        wrap = None
+        if getattr(args, "auth", None):
+            from mcplab.auth.middleware import wrapper
+
+            wrap = wrapper(args.auth, scopes, verify=args.ca or True, name=server.info.get("title") or server.info["name"])
+        tls = (args.tls_cert, args.tls_key) if getattr(args, "tls_cert", None) else None
+        serve_http(server, host=args.host, port=args.port, era=args.era, tls=tls, wrap=wrap)
         return
     import asyncio
 

@@ -48,6 +48,10 @@ is resumed: after the ``retry`` delay, ``GET`` with ``Last-Event-ID`` (2025-11-2
 hands :class:`~mcplab.transports.base.StreamEnded` to the client, which sends the request again.
 The event-stream parser is ``mcplab/sse.py``; ``render_http`` (``mcplab/trace_http.py``) prints
 the frames as HTTP text.
+
+With ``auth=OAuth(...)`` every request carries the bearer token, and a 401 (or a 403
+``insufficient_scope``) hands over to the OAuth flow (mcplab/auth/client.py), which records its own
+exchanges here and sends the request again; an ``Authorization`` header is masked in every frame.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ import anyio
 import httpx
 
 from mcplab import jsonrpc
+from mcplab.auth.wire import mask_headers, verify_with
 from mcplab.errors import HTTPStatusError, JSONRPCError, SessionExpired, TransportError
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from mcplab.sse import SSEEvent, SSEParser
@@ -79,16 +84,20 @@ CANCELLED = "notifications/cancelled"
 
 
 def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-         listen: bool | None = None) -> HTTPTransport:
+         listen: bool | None = None, auth: Any = None, verify: Any = True) -> HTTPTransport:
     """A transport that POSTs to the Streamable HTTP endpoint at ``url``.
 
     ``listen``: open the legacy session's GET stream always (True), never (False), or when the server
     advertises something only that stream carries (None, the default).
 
+    ``auth``: an :class:`mcplab.auth.client.OAuth` (or a started ``OAuthFlow``, to share its tokens):
+    401 and 403 insufficient_scope then run the OAuth flow (mcplab/auth/client.py). ``verify``: a CA
+    bundle file for ``https://`` (or False, never on a real network).
+
     >>> http("http://127.0.0.1:8000/mcp").url
     'http://127.0.0.1:8000/mcp'
     """
-    return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen)
+    return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen, auth=auth, verify=verify)
 
 
 # --- the transport -------------------------------------------------------------------------------------
@@ -97,6 +106,7 @@ def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60
 def _on_this_machine(url: str) -> bool:
     host = (httpx.URL(url).host or "").lower()
     return host in ("localhost", "::1") or host.startswith("127.")
+
 
 class _Stream:
     """An open event stream: the reply it is (POST, or a GET), the request it answers, its reader task."""
@@ -146,8 +156,10 @@ class HTTPTransport:
     channel = "http"
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-                 listen: bool | None = None) -> None:
+                 listen: bool | None = None, auth: Any = None, verify: Any = True) -> None:
         self.url = url
+        self.auth = auth.start(url) if hasattr(auth, "start") else auth  # the OAuth flow, when authorizing
+        self.verify = verify
         self.trace = Trace()
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -171,7 +183,7 @@ class HTTPTransport:
         # A proxy from the environment is never right for a server on this machine (and httpx would
         # send even 127.0.0.1 through HTTP_PROXY): trust the environment only for remote servers.
         self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT},
-                                         trust_env=not _on_this_machine(self.url))
+                                         trust_env=not _on_this_machine(self.url), verify=verify_with(self.verify))
 
     async def __aenter__(self) -> HTTPTransport:
         await self.open()
@@ -190,6 +202,8 @@ class HTTPTransport:
             headers[HEADER_SESSION_ID] = self.session_id
         if self.protocol_version is not None and at_least(self.protocol_version, "2025-06-18"):
             headers[HEADER_PROTOCOL_VERSION] = self.protocol_version
+        if self.auth is not None:
+            headers.update(self.auth.headers())  # Authorization: Bearer, on every request once there is a token
         return headers
 
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
@@ -280,7 +294,10 @@ class HTTPTransport:
     async def _exchange(self, client: httpx.AsyncClient, request: httpx.Request, *,
                         sessions: bool = True) -> httpx.Response:
         try:
-            response = await client.send(request, stream=True)
+            if self.auth is not None:  # the OAuth flow answers 401 / 403 insufficient_scope, then resends
+                response = await self.auth.send(client, request, self.trace)
+            else:
+                response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise TransportError(f"{request.method} {self.url} failed: {type(exc).__name__}: {exc}") from exc
         if sessions and self.session_id is None and HEADER_SESSION_ID in response.headers:
@@ -458,7 +475,7 @@ def _head(exchange: httpx.Request | httpx.Response) -> dict[str, Any]:
     else:
         method, status = exchange.method, None
     headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in exchange.headers.raw}
-    return {"method": method, "status": status, "headers": headers}
+    return {"method": method, "status": status, "headers": mask_headers(headers)}  # a token never lands in a trace
 
 
 def _decode(text: str) -> jsonrpc.Message | JSONRPCError:

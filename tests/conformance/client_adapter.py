@@ -25,6 +25,11 @@ beside its checks.
     http-custom-headers                   (2026) the calls MCP_CONFORMANCE_CONTEXT lists: Mcp-Param-* headers
     http-invalid-tool-headers             (2026) call every tool list_tools kept (the invalid ones are gone)
     json-schema-ref-no-deref              (2026) list the tools; a network $ref is never fetched
+    auth/*                                connect with OAuth (mcplab/auth/client.py), list the tools, call
+                                          test-tool: the mock server answers 401 (or 403) until the flow
+                                          has run; pre-registered credentials come in MCP_CONFORMANCE_CONTEXT,
+                                          and the suite's fixed URL is this client's metadata document (CIMD).
+                                          The scenarios where the client must refuse end in an exit code 1.
 """
 
 from __future__ import annotations
@@ -40,10 +45,22 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mcplab import Client  # noqa: E402
+from mcplab.auth.client import OAuth  # noqa: E402
 from mcplab.transports.http import http  # noqa: E402
 from mcplab.versions import MODERN_VERSIONS  # noqa: E402
 
 SAMPLE = {"string": "us-west1", "integer": 1, "number": 1.5, "boolean": True}
+CIMD_URL = "https://conformance-test.local/client-metadata.json"  # the suite's fixed client metadata document
+
+
+def oauth_for(scenario: str) -> OAuth | None:
+    """The OAuth settings an auth/ scenario needs: pre-registered credentials from the suite's context."""
+    if not scenario.startswith("auth/"):
+        return None
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}"))
+    return OAuth(client_name="mcplab conformance client", redirect_uri="http://localhost:3000/callback",
+                 client_id=context.get("client_id"), client_secret=context.get("client_secret"),
+                 client_metadata_url=CIMD_URL)
 
 
 def accept_with_defaults(params: dict) -> dict:
@@ -62,7 +79,7 @@ def sample_arguments(schema: dict) -> dict:
 async def run(scenario: str, url: str, version: str) -> None:
     modern = version in MODERN_VERSIONS
     # listen=True: some legacy mock servers send their server→client requests on the standalone GET stream.
-    async with Client(http(url, listen=not modern), era="auto" if modern else "legacy",
+    async with Client(http(url, listen=not modern, auth=oauth_for(scenario)), era="auto" if modern else "legacy",
                       elicitation=accept_with_defaults, timeout=20) as client:
         tools = {}
         if "tools" in client.server_capabilities:
@@ -86,6 +103,8 @@ async def run(scenario: str, url: str, version: str) -> None:
             context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}"))
             for call in context.get("toolCalls", []):
                 print(call["name"], (await client.call_tool(call["name"], call.get("arguments", {}))).text)
+        elif scenario.startswith("auth/"):
+            print((await client.call_tool("test-tool", {})).text)
         elif scenario == "http-invalid-tool-headers":
             print("left out:", ", ".join(sorted(client.rejected_tools)))
             for name, tool in tools.items():

@@ -1,0 +1,20 @@
+"""OAuth 2.1 for Streamable HTTP, as the spec's "basic/authorization" chapter describes it (2025-11-25, 2026-07-28).
+
+Theory of operation
+-------------------
+Three roles, three modules, and one of plain wire helpers::
+
+    wire.py        what crosses the wire: WWW-Authenticate challenges (RFC 6750 §3, RFC 9728 §5.1),
+                   client authentication headers, and masking of tokens, codes and secrets in traces
+    resource.py    the MCP server as an OAuth resource server: its Protected Resource Metadata
+                   (RFC 9728), bearer tokens checked for signature, expiry, issuer and audience
+                   (RFC 8707 / RFC 9068), the scopes each request needs (403 insufficient_scope)
+    middleware.py  resource.py wrapped around the Streamable HTTP app (``--auth``)
+    discovery.py   the client's metadata discovery: the well-known URLs each revision tries, in order
+    client.py      the MCP client as an OAuth client: from a 401 to a token and back, registration,
+                   PKCE S256, the resource indicator, refresh, step-up on 403, bounded retries
+    browser.py     the user agent: a headless one that follows (and approves) a consent page
+
+The authorization server itself is ``servers/auth.py`` (Authlib on Starlette), one readable file.
+Nothing here loads at ``import mcplab``: Authlib and joserfc load when a flow or a check first runs.
+"""
