@@ -248,7 +248,7 @@ def _config(args: argparse.Namespace) -> int:
     env = dict(item.partition("=")[::2] for item in args.env)
     try:
         outcome = hostconfig.run(args.host, args.servers, era=args.era, root=args.root, writable=args.writable,
-                                 env=env, path=args.write)
+                                 env=env, path=args.write, tap=args.tap)
     except (hostconfig.HostConfigError, OSError) as exc:
         print(f"mcplab config: {exc}", file=sys.stderr)
         return 2
@@ -308,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--writable", action="store_true", help="let the files server write")
     config.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="add to each env block")
     config.add_argument("--write", metavar="FILE", help="merge into FILE (atomically) instead of printing")
+    config.add_argument("--tap", metavar="DIR", help="record each stdio server's traffic in DIR/NAME.jsonl (mcplab.wiretap)")
     config.set_defaults(run=_config)
     return parser
 

@@ -27,6 +27,9 @@ SDKs pass on (``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``, ``USER`` on 
 entry's ``env`` block. That is why the interpreter must be absolute and nothing may depend on a
 variable the notebook happened to have.
 
+``--tap DIR`` (:func:`tapped`) puts :mod:`mcplab.wiretap` in front of each stdio server, so that
+DIR/NAME.jsonl records what the host really sends and gets: load it with ``Trace.load``.
+
 Writing (:func:`write`) merges into the file that is there: the user's other servers and other
 keys stay, an entry with one of our names is replaced, a file that is not a JSON object (or a
 VS Code file with comments) is refused rather than rewritten. The new file is written beside the
@@ -44,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-__all__ = ["HOSTS", "Entry", "HostConfigError", "bundled", "script", "remote", "parse_target", "block",
+__all__ = ["HOSTS", "Entry", "HostConfigError", "bundled", "script", "remote", "tapped", "parse_target", "block",
            "merge", "write", "launch_spec", "host_environment", "sanitise", "MINIMAL_ENV"]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -130,6 +133,15 @@ def _stdio(name: str, args: list[str], era: str | None, env: Mapping[str, str] |
     flags = ["--era", era] if era is not None else []
     return Entry(name, command=sys.executable, args=(*args, *flags), cwd=str(cwd),
                  env=tuple(sorted((env or {}).items())))
+
+
+def tapped(entry: Entry, folder: str | os.PathLike) -> Entry:
+    """``entry`` started behind :mod:`mcplab.wiretap`, which records the host's traffic in FOLDER/NAME.jsonl."""
+    if entry.command is None:
+        raise HostConfigError(f"{entry.name!r} is an HTTP server; the wiretap goes between a host and a stdio server")
+    trace = Path(folder).expanduser().resolve() / f"{entry.name}.jsonl"
+    return Entry(entry.name, sys.executable, ("-m", "mcplab.wiretap", str(trace), "--", entry.command, *entry.args),
+                 entry.cwd, entry.env)
 
 
 def parse_target(spec: str, *, era: str = "dual", root: str | None = None, writable: bool = False,
@@ -249,12 +261,15 @@ class Outcome:
 
 
 def run(host: str, targets: Sequence[str], *, era: str = "dual", root: str | None = None, writable: bool = False,
-        env: Mapping[str, str] | None = None, path: str | None = None) -> Outcome:
+        env: Mapping[str, str] | None = None, path: str | None = None, tap: str | None = None) -> Outcome:
     """What ``mcplab config HOST [TARGET ...]`` does; with no target: weather and files."""
     targets = list(targets) or ["weather", "files"]
     if (root is not None or writable) and not any(t.rpartition("=")[2] == "files" for t in targets):
         raise HostConfigError("--root and --writable are for the files server; add 'files' to the servers")
     entries = tuple(parse_target(t, era=era, root=root, writable=writable, env=env) for t in targets)
+    if tap is not None:  # every stdio server behind the wiretap: read what the host really sends
+        Path(tap).expanduser().mkdir(parents=True, exist_ok=True)
+        entries = tuple(tapped(e, tap) if e.command else e for e in entries)
     if path is None:
         return Outcome(block(host, entries), f"# {host} reads this from {WHERE[host]}", entries)
     merged = write(path, host, entries)

@@ -380,3 +380,20 @@ def test_sanitise_hides_this_machines_paths() -> None:
     shown = hostconfig.sanitise(text)
     assert str(ROOT) not in shown and sys.executable not in shown
     assert '"command": "<python>"' in shown and '"<mcplab>/servers/weather.py"' in shown
+
+
+@pytest.mark.subprocess
+def test_a_tapped_entry_records_what_the_host_sends(tmp_path: Path) -> None:
+    from mcplab.trace import Trace
+
+    taps = tmp_path / "taps"
+    outcome = hostconfig.run("vscode", ["weather"], tap=str(taps))
+    assert problems("vscode", outcome.config) == []
+    argv, cwd, env = hostconfig.launch_spec("vscode", outcome.config, "weather")
+    assert argv[1:4] == ["-m", "mcplab.wiretap", str(taps.resolve() / "weather.jsonl")]
+    info, tools = anyio.run(handshake, argv, cwd, env)
+    assert info["name"] == "weather" and "get_weather" in tools
+    sent = [f.message.method for f in Trace.load(taps / "weather.jsonl") if f.direction == "c2s"]
+    assert sent[:1] == ["server/discover"] and "tools/list" in sent
+    with pytest.raises(HostConfigError, match="the wiretap goes between a host and a stdio server"):
+        hostconfig.tapped(hostconfig.remote("http://127.0.0.1:9/mcp"), taps)
