@@ -18,8 +18,7 @@ sockets to its own next binary (the ``NGINX`` environment variable names inherit
 then runs ``nginx -p PREFIX -c PREFIX/nginx.conf`` in the foreground (``daemon off``). Like the
 bundled servers it prints ``mcplab: serving nginx at URL`` on stderr and stops when its stdin
 reaches end-of-file, so :func:`mcplab.server.http.launch` starts it and a killed notebook kernel
-takes nginx down with it: on EOF it asks nginx to finish (SIGQUIT), then insists (SIGTERM, SIGKILL),
-and removes the prefix.
+takes nginx down with it: on EOF it stops nginx (SIGTERM, then SIGKILL) and removes the prefix.
 """
 
 from __future__ import annotations
@@ -130,8 +129,8 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def _stop(process: subprocess.Popen) -> int:
-    """Graceful first (SIGQUIT lets open requests finish), then SIGTERM, then SIGKILL."""
-    for signal_it in (signal.SIGQUIT, signal.SIGTERM, signal.SIGKILL):
+    """nginx's fast shutdown (SIGTERM; its graceful SIGQUIT waits on idle keep-alive connections), then SIGKILL."""
+    for signal_it in (signal.SIGTERM, signal.SIGKILL):
         if process.poll() is not None:
             break
         with contextlib.suppress(ProcessLookupError):

@@ -43,8 +43,8 @@ def _handshake(argv: list[str], env: dict[str, str]) -> dict:
 
 def check_desktop_entry(answer: Any) -> Feedback:
     """One ``mcpServers`` entry that starts servers/weather.py speaking only the legacy handshake."""
-    hint = ('{"command": <the absolute path of this interpreter, sys.executable>, "args": [<the absolute path of '
-            'servers/weather.py>, "--era", "legacy"]}: a host runs no shell and knows no virtual environment')
+    hint = ("a host runs no shell, has its own PATH and folder, and knows no virtual environment: spell out which "
+            "interpreter, which script and which flags, every path in full (sys.executable and Path.resolve() help)")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict):
@@ -123,31 +123,32 @@ def check_side_effects(answer: Any) -> Feedback:
 
 # --- 3. which backend answers ---------------------------------------------------------------------
 
-BALANCER_STORY = ("A freshly started nginx balances three backends round-robin (the shipped template). A legacy "
-                  "client opens a session: initialize, then notifications/initialized. Then a modern client sends "
-                  "server/discover and three tools/call. Six POSTs in all.")
+BALANCER_STORY = ("A freshly started nginx balances three backends round-robin (the shipped template). A modern "
+                  "client sends server/discover, then one tools/call. Then a legacy client opens a session: "
+                  "initialize, then notifications/initialized. Four POSTs in all.")
 
 
 def check_backends(answer: Any) -> Feedback:
-    """For each of the six POSTs of BALANCER_STORY: (backend number, HTTP status)."""
+    """For each of the four POSTs of BALANCER_STORY: (backend number, HTTP status)."""
     hint = "round-robin: 1, 2, 3, 1, ... whoever asks; a legacy session lives in the process that answered initialize"
     if answer is ...:
         return unanswered(hint)
     try:
         given = [(int(backend), int(status)) for backend, status in answer]
     except (TypeError, ValueError):
-        return failed("expected six (backend, status) pairs, e.g. [(1, 200), ...]", hint)
-    expected = [(1, 200), (2, 404), (3, 200), (1, 200), (2, 200), (3, 200)]
+        return failed("expected four (backend, status) pairs, e.g. [(1, 200), ...]", hint)
+    expected = [(1, 200), (2, 200), (3, 200), (1, 404)]
     if len(given) != len(expected):
-        return failed(f"six POSTs, six pairs; got {len(given)}", hint)
+        return failed(f"four POSTs, four pairs; got {len(given)}", hint)
     backends = [b for b, _ in given]
     if backends != [b for b, _ in expected]:
-        return failed(f"backends {backends}: nginx keeps no memory of who asked, it takes the next one in turn", hint)
-    if given[1][1] != 404:
-        return failed("notifications/initialized carries the session id backend 1 minted; backend 2 never saw it", hint)
-    if any(status != 200 for _, status in given[2:]) or given[0][1] != 200:
-        return failed("initialize and every modern request stand alone: each gets 200 wherever it lands", hint)
-    return passed("the legacy session broke on its second request; the modern ones did not care where they landed")
+        return failed(f"backends {backends}: nginx keeps no memory of who asked, nor of which client it was; "
+                      "it takes the next one in turn", hint)
+    if given[3][1] != 404:
+        return failed("notifications/initialized carries the session id backend 3 minted; backend 1 never saw it", hint)
+    if any(status != 200 for _, status in given[:3]):
+        return failed("a modern request, and an initialize, stand alone: each gets 200 wherever it lands", hint)
+    return passed("the modern client never noticed the backends change; the legacy session broke on its second request")
 
 
 # --- 4. a server.json -----------------------------------------------------------------------------
@@ -158,10 +159,9 @@ _RANGE = re.compile(r"[\^~<>*]|\.x\b|\|\|| - ")
 
 def check_server_json(answer: Any) -> Feedback:
     """A server.json for the files server, published on PyPI as mcplab (``mcplab serve files``)."""
-    hint = ('{"name": "io.github.<you>/files", "description": <100 characters at most>, "version": "1.0.0", '
-            '"packages": [{"registryType": "pypi", "identifier": "mcplab", "version": "0.1.0", '
-            '"transport": {"type": "stdio"}, "packageArguments": [{"type": "positional", "value": "serve"}, '
-            '{"type": "positional", "value": "files"}]}]}')
+    hint = ("servers/weather.server.json is a model: name (a namespace, one '/', the server), description "
+            "(100 characters at most) and version; one package saying where it comes from, its version, its "
+            "transport and the arguments that start it")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict):
