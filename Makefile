@@ -50,7 +50,18 @@ chromium:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei; \
 	else echo "make: not installing chromium and fonts-wqy-microhei (not root, or no apt-get): the browser test needs $(CHROMIUM)"; fi
 
-test: $(VENV)/.test-installed $(NODE_DIR)/.installed chromium
+# The scaling test puts three servers behind Debian's nginx (deploy/nginx/), started unprivileged on
+# 127.0.0.1 by the test itself; installed the same way (RUNLEVEL=1: the package must not start a
+# system nginx of its own).
+NGINX := /usr/sbin/nginx
+.PHONY: nginx
+nginx:
+	@if [ -x $(NGINX) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq && RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; \
+	else echo "make: not installing nginx (not root, or no apt-get): the load-balancer test needs $(NGINX)"; fi
+
+test: $(VENV)/.test-installed $(NODE_DIR)/.installed chromium nginx
 	$(BIN)/python -m pytest
 
 # For authors: re-execute every notebook in place so its stored outputs are current.

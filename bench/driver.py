@@ -4,7 +4,7 @@
         CLIENT     mcplab | sdk | raw          (raw: no MCP library, the floor's client)
         TRANSPORT  stdio | http
         ERA        legacy | modern
-        SERVER     mcplab | sdk | floor        (servers/weather.py, bench/sdk_weather_server.py, bench/floor.py)
+        SERVER     mcplab | sdk | floor        (servers/weather.py, servers/weather_sdk.py, bench/floor.py)
 
 Why a process per pair: each client then carries only its own imports and heap, as it would in a
 user's program (one library's garbage does not slow the other's collections), and the process's peak

@@ -43,7 +43,7 @@ RESULTS = BENCH / "results"
 PYTHON = sys.executable
 
 WEATHER = [PYTHON, str(ROOT / "servers" / "weather.py")]
-SDK_WEATHER = [PYTHON, str(BENCH / "sdk_weather_server.py")]
+SDK_WEATHER = [PYTHON, str(ROOT / "servers" / "weather_sdk.py")]  # the same server on the official SDK
 FLOOR = [PYTHON, str(BENCH / "floor.py")]
 SERVERS = {"mcplab": WEATHER, "sdk": SDK_WEATHER, "floor": FLOOR}
 

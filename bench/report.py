@@ -130,7 +130,7 @@ def render(results: dict[str, Any]) -> str:
     if "ms" in cold:
         out.append(f"  {'server':40s} {'median':>8s} {'p10':>7s} {'p90':>7s} {'peak RSS':>10s}  vs SDK")
         sdk = cold["ms"].get("sdk", {}).get("median")
-        for name, label in (("mcplab", "mcplab servers/weather.py"), ("sdk", "SDK bench/sdk_weather_server.py"),
+        for name, label in (("mcplab", "mcplab servers/weather.py"), ("sdk", "SDK servers/weather_sdk.py"),
                             ("floor", "floor bench/floor.py (JSON-lines echo)")):
             if name not in cold["ms"]:
                 out.append(f"  {label:40s} not available: {cold['unavailable'].get(name, '?')[:80]}")

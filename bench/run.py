@@ -12,7 +12,7 @@ What is measured (each a small function below; one whose prerequisites are missi
                  `from mcp import ClientSession, StdioServerParameters; from mcp.client.stdio import
                  stdio_client`, less a bare `python -c pass`
     cold_start   spawn the bundled weather server → first tools/list answered, against the SDK's
-                 equivalent server (bench/sdk_weather_server.py) and a raw JSON-lines echo; the
+                 equivalent server (servers/weather_sdk.py) and a raw JSON-lines echo; the
                  server's peak memory at that moment
     round_trips  sequential tools/call per second, p50/p99 latency, client and server peak memory, for
                  every client × server pair over stdio and Streamable HTTP, legacy and modern era; the

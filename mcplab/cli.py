@@ -5,6 +5,7 @@
     mcplab inspect (--stdio "CMD" | --url URL | --server NAME) [--era ...] [--version V] [--trace-jsonl FILE]
     mcplab call    (--stdio "CMD" | --url URL | --server NAME) METHOD [JSON-PARAMS] [same options]
     mcplab demo                         the whole tour in the terminal
+    mcplab config HOST [SERVER ...] [--write FILE]   a real host's configuration for these servers
 
 Each subcommand imports what it needs only when it runs, so ``mcplab --help`` is instant.
 
@@ -240,6 +241,22 @@ def _demo(args: argparse.Namespace) -> int:
     return demo.run(args.step, color=False if args.no_color else None)
 
 
+def _config(args: argparse.Namespace) -> int:
+    from mcplab import hostconfig
+
+    env = dict(item.partition("=")[::2] for item in args.env)
+    try:
+        outcome = hostconfig.run(args.host, args.servers, era=args.era, root=args.root, writable=args.writable,
+                                 env=env, path=args.write, tap=args.tap)
+    except (hostconfig.HostConfigError, OSError) as exc:
+        print(f"mcplab config: {exc}", file=sys.stderr)
+        return 2
+    if args.write is None:
+        print(json.dumps(outcome.config, indent=2, ensure_ascii=False))
+    print(outcome.note, file=sys.stderr)
+    return 0
+
+
 def _client_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", metavar="CMD", help='start the server with this command, e.g. "python servers/weather.py"')
@@ -291,6 +308,19 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("target", nargs="+", metavar="PATH", help="my_server.py / my_client.py, or a command")
     grade.add_argument("--timeout", type=float, help="seconds to wait for each answer (server 5, client 3)")
     grade.set_defaults(run=_grade)
+
+    config = sub.add_parser("config", help="print (or --write) the block a real host reads to start these servers")
+    config.add_argument("host", choices=("claude-desktop", "vscode", "generic"))
+    config.add_argument("servers", nargs="*", metavar="SERVER",
+                        help="[NAME=]weather|files|conformance|weather_sdk|PATH.py|URL (default: weather files)")
+    config.add_argument("--era", choices=("dual", "legacy", "modern"), default="dual",
+                        help="--era for servers built on mcplab (default dual)")
+    config.add_argument("--root", help="the folder the files server serves (default: servers/samples)")
+    config.add_argument("--writable", action="store_true", help="let the files server write")
+    config.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="add to each env block")
+    config.add_argument("--write", metavar="FILE", help="merge into FILE (atomically) instead of printing")
+    config.add_argument("--tap", metavar="DIR", help="record each stdio server's traffic in DIR/NAME.jsonl (mcplab.wiretap)")
+    config.set_defaults(run=_config)
     return parser
 
 

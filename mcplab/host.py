@@ -4,7 +4,8 @@ Theory of operation
 -------------------
 MCP has three roles (spec "architecture"): the **host** is the application the user runs; it
 owns one **client** per **server**, and each client/server pair is its own connection, its own
-handshake and its own trust boundary, so a server that crashes takes only its own tools with it.
+handshake and its own trust boundary, so a server that crashes takes only its own tools with it,
+and :meth:`Host.reconnect` starts that one again while the others keep their connections.
 Each connection also has its own era: with ``Host(servers, era="auto")`` every client probes its
 server, so one host can hold legacy and modern servers side by side (:meth:`Host.eras`).
 
@@ -106,6 +107,7 @@ class Host:
 
     def __init__(self, servers: Mapping[str, Transport | Sequence[str] | str], **client_options: Any) -> None:
         # A command (a list, or one string) means a stdio server; anything else is a ready transport.
+        self.commands = {name: t for name, t in servers.items() if isinstance(t, (str, list, tuple))}
         self.transports = {name: stdio(t) if isinstance(t, (str, list, tuple)) else t for name, t in servers.items()}
         self.client_options = client_options
         self.clients: dict[str, Client] = {}        # the servers in service
@@ -122,15 +124,35 @@ class Host:
 
     async def connect(self) -> Host:
         """Start every server and run its handshake; one that fails is recorded, not fatal."""
-        for name, transport in self.transports.items():
-            client = Client(transport, on_list_changed=lambda method: self._mark_stale(), **self.client_options)
-            self._all_clients[name] = client
-            try:
-                self.clients[name] = await client.connect()
-            except MCPLabError as exc:
-                self.failures[name] = exc
+        for name in self.transports:
+            await self._open(name)
         await self.refresh()
         return self
+
+    async def _open(self, name: str) -> None:
+        client = Client(self.transports[name], on_list_changed=lambda method: self._mark_stale(), **self.client_options)
+        self._all_clients[name] = client
+        try:
+            self.clients[name] = await client.connect()
+        except MCPLabError as exc:
+            self.failures[name] = exc
+
+    async def reconnect(self, name: str) -> str:
+        """Start server ``name`` again on a new connection (a new process, a new handshake); return its status.
+
+        Crash recovery, one connection at a time: the other servers keep their connections and their
+        state. Only a server given as a command can be started again; a ready transport is used once.
+        """
+        if name not in self.commands:
+            raise LocalProtocolError(f"server {name!r} was given as a transport, not a command, so it cannot be "
+                                     f"started again; servers given as commands: {', '.join(self.commands) or 'none'}")
+        await self._all_clients[name].aclose()  # reap what is left of the old process
+        self.failures.pop(name, None)
+        self.clients.pop(name, None)
+        self.transports[name] = stdio(self.commands[name])
+        await self._open(name)
+        await self.refresh()
+        return self.status()[name]
 
     async def aclose(self) -> None:
         """Close every connection, failed ones too (a dead server's process still needs reaping)."""

@@ -205,3 +205,28 @@ async def test_a_call_to_a_dead_server_raises_server_failed_naming_it():
         with pytest.raises(ServerFailed, match="server 'weather' failed") as caught:
             await host.call("get_weather", {"city": "Beijing"})
     assert caught.value.server == "weather" and caught.value.__cause__.returncode == 1
+
+
+@pytest.mark.subprocess
+async def test_a_crashed_server_is_started_again_and_the_others_keep_their_connections():
+    servers = {"weather": ["python", str(ROOT / "servers" / "weather.py")],
+               "files": ["python", str(ROOT / "servers" / "files.py")]}
+    async with Host(servers, timeout=10) as host:
+        files_client, first_pid = host.clients["files"], host.transports["weather"].pid
+        os.kill(first_pid, signal.SIGKILL)
+        with anyio.fail_after(5):
+            assert (await host.check())["weather"].startswith("failed: ")
+        assert {e.server for e in host.catalogue} == {"files"}
+        assert await host.reconnect("weather") == "up"
+        assert host.transports["weather"].pid != first_pid
+        assert (await host.call("get_weather", {"city": "Paris"})).text.startswith("Paris: overcast")
+        assert host.clients["files"] is files_client  # untouched: same connection, no second handshake
+        assert [m.method for m in files_client.trace.messages() if getattr(m, "method", None) == "initialize"] == ["initialize"]
+        assert sorted(e.server for e in host.catalogue) == ["files", "files", "files", "files", "weather", "weather"]
+
+
+async def test_only_a_server_given_as_a_command_can_be_started_again():
+    weather = fake("weather", tool("get_weather", city="string"))
+    async with Host({"weather": weather.transport}) as host:
+        with pytest.raises(LocalProtocolError, match="given as a transport, not a command"):
+            await host.reconnect("weather")

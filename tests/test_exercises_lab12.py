@@ -1,0 +1,109 @@
+"""mcplab.exercises.lab12: every check passes the worked answer, says "not answered" for the
+placeholder, and names the slip behind each typical wrong answer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcplab import exercises
+from mcplab.exercises import lab12
+from mcplab.exercises._feedback import NOT_ANSWERED, Feedback
+
+ROOT = Path(__file__).resolve().parent.parent
+WEATHER = str(ROOT / "servers" / "weather.py")
+ENTRY = {"command": sys.executable, "args": [WEATHER, "--era", "legacy"]}
+SERVER_JSON = {"name": "io.github.ada/files", "description": "Files in one folder, read-only unless told.",
+               "version": "1.0.0",
+               "packages": [{"registryType": "pypi", "identifier": "mcplab", "version": "0.1.0",
+                             "transport": {"type": "stdio"},
+                             "packageArguments": [{"type": "positional", "value": "serve"},
+                                                  {"type": "positional", "value": "files"}]}]}
+
+RIGHT = {
+    "check_desktop_entry": ENTRY,
+    "check_side_effects": {"a"},
+    "check_backends": [(1, 200), (2, 200), (3, 200), (1, 404)],
+    "check_server_json": SERVER_JSON,
+}
+
+
+def test_all_lists_exactly_the_check_functions():
+    checks = sorted(name for name in vars(lab12) if name.startswith("check_"))
+    assert sorted(name for name in lab12.__all__ if name.startswith("check_")) == checks == sorted(RIGHT)
+
+
+@pytest.mark.parametrize("name", sorted(RIGHT))
+def test_each_check_is_re_exported_by_the_package(name):
+    assert getattr(exercises, name) is getattr(lab12, name)
+
+
+@pytest.mark.parametrize("name", sorted(RIGHT))
+def test_the_placeholder_is_not_answered_yet_and_gets_a_hint(name):
+    feedback = getattr(lab12, name)(...)
+    assert isinstance(feedback, Feedback) and not feedback
+    assert feedback.message.startswith(NOT_ANSWERED) and feedback.hint
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name", sorted(RIGHT))
+def test_the_worked_answer_passes(name):
+    feedback = getattr(lab12, name)(RIGHT[name])
+    assert feedback, feedback
+    assert repr(feedback).startswith("✓")
+
+
+def package(**change):
+    return {**SERVER_JSON, "packages": [{**SERVER_JSON["packages"][0], **change}]}
+
+
+WRONG = [
+    # 1. the desktop entry
+    ("check_desktop_entry", {**ENTRY, "cwd": str(ROOT)}, "no working-directory field"),
+    ("check_desktop_entry", {**ENTRY, "type": "stdio"}, "command, args and env only"),
+    ("check_desktop_entry", {**ENTRY, "command": "python"}, "not an absolute path"),
+    ("check_desktop_entry", {**ENTRY, "args": ["../servers/weather.py", "--era", "legacy"]}, "absolute path of servers/weather.py"),
+    ("check_desktop_entry", {**ENTRY, "args": [str(ROOT / "servers" / "files.py"), "--era", "legacy"]}, "servers/weather.py"),
+    ("check_desktop_entry", {**ENTRY, "args": [WEATHER]}, "--era legacy"),
+    ("check_desktop_entry", {**ENTRY, "args": [WEATHER, "--era=legacy"]}, "--era legacy"),
+    ("check_desktop_entry", {**ENTRY, "args": f"{WEATHER} --era legacy"}, "a list of strings"),
+    ("check_desktop_entry", {**ENTRY, "command": "/usr/bin/false"}, "exited with code 1 before answering"),
+    ("check_desktop_entry", [ENTRY], "a JSON object"),
+    # 2. side effects
+    ("check_side_effects", {"a", "d"}, "readOnlyHint: true"),
+    ("check_side_effects", {"a", "b"}, "a resource is data"),
+    ("check_side_effects", {"a", "c"}, "a prompt is a template"),
+    ("check_side_effects", {"a", "f"}, "read_file is a tool, yet read-only"),
+    ("check_side_effects", set(), "one operation does change"),
+    ("check_side_effects", {"z"}, "not among the operations"),
+    ("check_side_effects", 1, "a set of letters"),
+    # 3. backends
+    ("check_backends", [(1, 200), (1, 200), (2, 200), (3, 404)], "keeps no memory"),
+    ("check_backends", [(1, 200), (2, 200), (1, 200), (2, 404)], "keeps no memory"),
+    ("check_backends", [(1, 200), (2, 200), (3, 200), (1, 200)], "backend 1 never saw it"),
+    ("check_backends", [(1, 200), (2, 404), (3, 200), (1, 404)], "each gets 200"),
+    ("check_backends", [(1, 200), (2, 200)], "four POSTs"),
+    ("check_backends", "1,2,3", "four (backend, status) pairs"),
+    # 4. server.json
+    ("check_server_json", {**SERVER_JSON, "name": "files"}, "reverse-DNS namespace"),
+    ("check_server_json", {**SERVER_JSON, "description": "x" * 101}, "100 characters"),
+    ("check_server_json", {**SERVER_JSON, "version": "^1.0.0"}, "is a range"),
+    ("check_server_json", {k: v for k, v in SERVER_JSON.items() if k != "version"}, "'version' is required"),
+    ("check_server_json", {**SERVER_JSON, "packages": []}, "non-empty 'packages'"),
+    ("check_server_json", package(version="latest"), "never 'latest'"),
+    ("check_server_json", {**SERVER_JSON, "packages": [{k: v for k, v in SERVER_JSON["packages"][0].items()
+                                                        if k != "transport"}]}, "needs 'transport'"),
+    ("check_server_json", package(transport={"type": "streamable-http", "url": "http://127.0.0.1:8000/mcp"}), "speaks stdio"),
+    ("check_server_json", package(registryType="npm"), "mcplab on PyPI"),
+    ("check_server_json", package(packageArguments=[{"type": "positional", "value": "files"}]), "serve, files"),
+]
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name, answer, says", WRONG, ids=[f"{n}: {s}" for n, _, s in WRONG])
+def test_each_typical_slip_is_named(name, answer, says):
+    feedback = getattr(lab12, name)(answer)
+    assert not feedback
+    assert says in feedback.message, feedback.message
