@@ -5,6 +5,7 @@
     mcplab inspect (--stdio "CMD" | --url URL) [--era ...] [--version V] [--trace-jsonl FILE]
     mcplab call    (--stdio "CMD" | --url URL) METHOD [JSON-PARAMS] [same options]
     mcplab demo                         the whole tour in the terminal
+    mcplab schemas [--base-url URL] [--cache-dir DIR]   fetch the official schemas into the cache
 
 Each subcommand imports what it needs only when it runs, so ``mcplab --help`` is instant.
 
@@ -241,6 +242,13 @@ def _demo(args: argparse.Namespace) -> int:
     return demo.run(args.step, color=False if args.no_color else None)
 
 
+def _schemas(args: argparse.Namespace) -> int:
+    from mcplab import schemas
+    status, lines = schemas.command(args.base_url, Path(args.cache_dir) if args.cache_dir else None)
+    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
+    return status
+
+
 def _client_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", metavar="CMD", help='start the server with this command, e.g. "python servers/weather.py"')
@@ -280,6 +288,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--step", type=int, metavar="N", help="run only step N (1-6)")
     demo.add_argument("--no-color", action="store_true", help="no colours (also: NO_COLOR set, or not a terminal)")
     demo.set_defaults(run=_demo)
+
+    fetch = sub.add_parser("schemas", help="download the official MCP schemas (for the trace viewer's badges) "
+                                           "into the user's cache, each checked against its SHA-256 digest")
+    fetch.add_argument("--base-url", help="a mirror holding <version>/schema.json (default: $MCPLAB_SCHEMA_URL, "
+                                          "else the official repository at the pinned commit)")
+    fetch.add_argument("--cache-dir", metavar="DIR", help="fill DIR instead of the user's cache folder")
+    fetch.set_defaults(run=_schemas)
     return parser
 
 
