@@ -233,3 +233,28 @@ def test_the_kept_digests_are_those_of_the_official_files():
     for version in ALL_VERSIONS:
         assert hashlib.sha256((official / version / "schema.json").read_bytes()).hexdigest() == \
             schemas.DIGESTS[version], version
+
+
+# --- the suite's own oracle tables name definitions the schemas have -----------------------------------------
+
+def test_every_definition_the_frame_validator_names_is_in_the_schemas():
+    """validate_frames() fails on a definition the revision lacks; this finds a misspelt name before that."""
+    import client_helpers
+
+    tables = {**client_helpers._REQUESTS, **client_helpers._NOTIFICATIONS}
+    folder = need_all_schemas()
+    problems = []
+    for version in ALL_VERSIONS:
+        root = json.loads((folder / version / "schema.json").read_text(encoding="utf-8"))
+        defs = root.get("$defs") or root["definitions"]
+        methods: dict[str, set[str]] = {}
+        for name, definition in defs.items():
+            if "const" in definition.get("properties", {}).get("method", {}):
+                methods.setdefault(definition["properties"]["method"]["const"], set()).add(name)
+        for method, name in tables.items():
+            if method in methods and name not in methods[method]:
+                problems.append(f"{version}: {method} is {sorted(methods[method])}, not {name}")
+        for method, name in client_helpers._RESULTS.items():
+            if method in methods and name not in defs:
+                problems.append(f"{version}: no result definition {name} for {method}")
+    assert problems == []
