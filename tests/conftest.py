@@ -6,6 +6,12 @@ The official schemas are outside data: the suite reads them where the trace view
 else the user's cache that ``mcplab schemas`` fills). A test that needs one calls
 :func:`need_schema` (or the ``spec_schema`` fixture) at the point it needs it; without the
 schemas every such test skips with the same reason, and the run ends with one line that counts them.
+
+nbval's flags are set here rather than in pyproject's ``addopts``, and only when nbval is installed,
+so ``pytest`` without the notebook extra still runs the Python tests instead of stopping at an unknown
+``--nbval``. (Not in a ``labs/conftest.py``: two top-level ``conftest`` modules would shadow each
+other, and the tests import this one by name.) A run of notebooks alone names its flags, e.g.
+``pytest --nbval --nbval-current-env --nbval-sanitize-with labs/nbval-sanitize.cfg labs/01_jsonrpc.ipynb``.
 """
 
 from __future__ import annotations
@@ -67,6 +73,18 @@ def _load_schema(path: str) -> dict:
 def spec_schema():
     """``spec_schema(version)`` → the official schema dict, or skip (fail in CI) when absent."""
     return need_schema
+
+
+# --- nbval, where it is installed ----------------------------------------------------------------------
+
+def pytest_configure(config):
+    if not config.pluginmanager.hasplugin("nbval"):
+        return
+    option = config.option
+    if not option.nbval_lax:  # explicit flags win: --nbval-lax, a kernel name, another sanitize file
+        option.nbval = True
+    option.nbval_current_env = option.nbval_current_env or not option.nbval_kernel_name
+    option.nbval_sanitize_with = option.nbval_sanitize_with or str(ROOT / "labs" / "nbval-sanitize.cfg")
 
 
 # --- a skip raised inside a task group ---------------------------------------------------------------
