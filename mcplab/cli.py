@@ -1,5 +1,6 @@
 """The ``mcplab`` command: open the labs, start a bundled server, poke at any MCP server.
 
+    mcplab setup [--extra lab|test|dev] [--no-lab] [jupyter flags]   what `make lab` does (python -m mcplab setup)
     mcplab lab                          JupyterLab on labs/
     mcplab serve weather|files|conformance [server flags]
     mcplab inspect (--stdio "CMD" | --url URL) [--era ...] [--version V] [--trace-jsonl FILE]
@@ -242,6 +243,11 @@ def _demo(args: argparse.Namespace) -> int:
     return demo.run(args.step, color=False if args.no_color else None)
 
 
+def _setup(args: argparse.Namespace) -> int:
+    from mcplab import install
+    return install.main(args.jupyter_args, extra=args.extra, open_lab=not args.no_lab)
+
+
 def _schemas(args: argparse.Namespace) -> int:
     from mcplab import schemas
     status, lines = schemas.command(args.base_url, Path(args.cache_dir) if args.cache_dir else None)
@@ -265,6 +271,13 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcplab", description="A teaching lab for the Model Context Protocol.")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    setup = sub.add_parser("setup", help="what `make lab` does: .venv, the pinned packages (uv), the official "
+                                         "schemas, then JupyterLab (other flags go to jupyter lab)")
+    setup.add_argument("--extra", choices=("lab", "test", "dev"), default="lab",
+                       help="what to install besides the package: lab (default), test or dev (both)")
+    setup.add_argument("--no-lab", action="store_true", help="stop after installing; do not open JupyterLab")
+    setup.set_defaults(run=_setup, passthrough="jupyter_args")
 
     lab = sub.add_parser("lab", help="open JupyterLab on the labs/ folder (other flags go to jupyter lab)")
     lab.set_defaults(run=_lab, passthrough="jupyter_args")
