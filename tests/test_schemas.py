@@ -10,15 +10,12 @@ import os
 import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, need_all_schemas
+from schema_helpers import mirror, serving
 from mcplab import jsonrpc, notebook, schemas
 from mcplab.trace import Trace
 from mcplab.versions import ALL_VERSIONS
@@ -26,40 +23,6 @@ from mcplab.versions import ALL_VERSIONS
 pytestmark = pytest.mark.http
 FAKE = {version: json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": version}).encode()
         for version in ALL_VERSIONS}  # stand-ins, with their digests patched in: the code path is the same
-
-
-@contextmanager
-def serving(folder: Path) -> Iterator[tuple[str, list[str]]]:
-    """``folder`` over real HTTP on 127.0.0.1: its base URL, and the paths asked for so far."""
-    asked: list[str] = []
-
-    class Handler(SimpleHTTPRequestHandler):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(folder), **kwargs)
-
-        def do_GET(self):
-            asked.append(self.path)
-            super().do_GET()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)  # http.server is blocking: a thread
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/schema", asked
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
-def mirror(root: Path, files: dict[str, bytes]) -> Path:
-    for version, data in files.items():
-        (root / "schema" / version).mkdir(parents=True, exist_ok=True)
-        (root / "schema" / version / "schema.json").write_bytes(data)
-    return root
 
 
 @pytest.fixture(autouse=True)
