@@ -107,10 +107,6 @@ class Fetched:
     detail: str = ""
 
 
-class _Unreachable(Exception):
-    """The server could not be reached at all: trying the next file would only wait again."""
-
-
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -140,11 +136,9 @@ def fetch(versions: Iterable[str] = ALL_VERSIONS, *, base_url: str | None = None
             elif unreachable:
                 results.append(Fetched(version, FAILED, None, unreachable))
             else:
-                try:
-                    results.append(_download(client, f"{base}/{version}/{SCHEMA_FILE}", version, target))
-                except _Unreachable as exc:
-                    unreachable = str(exc)
-                    results.append(Fetched(version, FAILED, None, unreachable))
+                fetched, reached = _download(client, f"{base}/{version}/{SCHEMA_FILE}", version, target)
+                results.append(fetched)
+                unreachable = "" if reached else fetched.detail  # the next files would only wait again
     return results
 
 
@@ -159,28 +153,31 @@ def _verified(path: Path, version: str) -> bool:
     return False
 
 
-def _download(client: httpx.Client, url: str, version: str, target: Path) -> Fetched:
+def _download(client: httpx.Client, url: str, version: str, target: Path) -> tuple[Fetched, bool]:
+    """One file into ``target`` if its digest is right; and whether the server could be reached at all."""
     import httpx
 
     try:
         with client.stream("GET", url) as response:
             if response.status_code != 200:
-                return Fetched(version, FAILED, None, f"{url} answered HTTP {response.status_code}")
+                return Fetched(version, FAILED, None, f"{url} answered HTTP {response.status_code}"), True
             data = bytearray()
             for chunk in response.iter_bytes():
                 data += chunk
                 if len(data) > MAX_BYTES:
-                    return Fetched(version, FAILED, None, f"{url} sent more than {MAX_BYTES:,} bytes: not a schema")
+                    return Fetched(version, FAILED, None, f"{url} sent more than {MAX_BYTES:,} bytes: "
+                                                          f"not a schema"), True
     except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-        raise _Unreachable(f"{urlsplit(url).netloc} could not be reached ({type(exc).__name__}: {exc})") from None
+        why = f"{urlsplit(url).netloc} could not be reached ({type(exc).__name__}: {exc})"
+        return Fetched(version, FAILED, None, why), False
     except httpx.HTTPError as exc:
-        return Fetched(version, FAILED, None, f"{url}: {type(exc).__name__}: {exc}")
+        return Fetched(version, FAILED, None, f"{url}: {type(exc).__name__}: {exc}"), True
     found = digest(bytes(data))
     if found != DIGESTS[version]:
         return Fetched(version, REFUSED, None, f"{url} has SHA-256 {found[:16]}…, not the {DIGESTS[version][:16]}… "
-                                               f"mcplab expects: refused, nothing cached")
+                                               f"mcplab expects: refused, nothing cached"), True
     _write_atomically(target, bytes(data))
-    return Fetched(version, DOWNLOADED, target)
+    return Fetched(version, DOWNLOADED, target), True
 
 
 def _write_atomically(target: Path, data: bytes) -> None:
