@@ -6,7 +6,8 @@ Theory of operation
 A class of thirty installs at once, on whatever machines they brought, so the set-up is fast and
 the same for everyone:
 
-1. ``.venv`` beside the checkout, made by the Python that runs this command (3.10 or later);
+1. ``.venv`` beside the checkout, made by the Python that runs this command (3.10 to 3.13, the
+   range the suite was run on);
 2. uv installs the package with an extra (``lab`` by default) pinned by ``constraints.txt``, so every
    student gets the same versions on the same day. uv is used from PATH when it is there; otherwise
    it is installed from PyPI into the new environment first; when that fails too (no wheel for this
@@ -36,7 +37,7 @@ from typing import Callable, Sequence
 REPO = Path(__file__).resolve().parent.parent
 CONSTRAINTS = "constraints.txt"
 EXTRAS = ("lab", "test", "dev")
-OLDEST_PYTHON = (3, 10)
+PYTHONS = ((3, 10), (3, 13))  # the oldest and newest Python the suite ran on (README, "Tested on")
 Say = Callable[[str], None]
 
 
@@ -119,9 +120,11 @@ def install(plan: Plan, uv: str | None, say: Say) -> str:
 
 def setup(root: Path = REPO, *, extra: str = "lab", venv: Path | None = None, say: Say = print) -> Plan:
     """Steps 1–3 of the module docstring; the plan, whose ``python`` then runs the lab."""
-    if sys.version_info < OLDEST_PYTHON:
-        raise SystemExit(f"mcplab needs Python {'.'.join(map(str, OLDEST_PYTHON))} or later; this is "
-                         f"{sys.version.split()[0]}. Run it with a newer one, e.g. python3.12 -m mcplab setup")
+    oldest, newest = (".".join(map(str, v)) for v in PYTHONS)
+    if not PYTHONS[0] <= sys.version_info[:2] <= PYTHONS[1]:
+        raise SystemExit(f"mcplab is tested on Python {oldest} to {newest}; this is {sys.version.split()[0]}. "
+                         f"Run it with one of those, e.g. python{newest} -m mcplab setup (or make lab "
+                         f"PYTHON=python{newest})")
     if extra not in EXTRAS:
         raise SystemExit(f"mcplab setup: --extra must be one of {', '.join(EXTRAS)}, got {extra!r}")
     if not (root / CONSTRAINTS).is_file():

@@ -67,10 +67,19 @@ def test_every_dependency_of_every_extra_is_pinned_within_its_stated_bounds():
     assert problems == []
 
 
-def test_an_interpreter_older_than_the_oldest_supported_is_refused_by_name(monkeypatch, tmp_path):
-    monkeypatch.setattr(install, "OLDEST_PYTHON", (99, 0))
-    with pytest.raises(SystemExit, match=r"mcplab needs Python 99\.0 or later; this is 3\.\d+"):
+@pytest.mark.parametrize("tested", [((99, 0), (99, 9)), ((2, 0), (2, 7))], ids=["too old", "too new"])
+def test_an_interpreter_outside_the_tested_range_is_refused_with_the_range(monkeypatch, tmp_path, tested):
+    monkeypatch.setattr(install, "PYTHONS", tested)
+    low, high = (f"{major}.{minor}" for major, minor in tested)
+    with pytest.raises(SystemExit, match=rf"mcplab is tested on Python {low} to {high}; this is 3\.\d+\.\d+"):
         install.setup(tmp_path)
+
+
+def test_the_tested_range_is_the_one_pyproject_requires():
+    low, high = install.PYTHONS
+    assert PYPROJECT["project"]["requires-python"] == f">={low[0]}.{low[1]},<{high[0]}.{high[1] + 1}"
+    classifiers = {c for c in PYPROJECT["project"]["classifiers"] if c.startswith("Programming Language :: Python :: ")}
+    assert classifiers == {f"Programming Language :: Python :: 3.{minor}" for minor in range(low[1], high[1] + 1)}
 
 
 def test_pytest_without_nbval_still_runs_the_python_tests():
