@@ -196,17 +196,19 @@ def _write_atomically(target: Path, data: bytes) -> None:
 
 def summary(results: list[Fetched]) -> tuple[int, list[str]]:
     """The exit status and the lines ``mcplab schemas`` prints for ``results``."""
-    lines = [f"  {r.version}  {r.status:<10}  {r.detail or source(r.path.parent.parent)}" for r in results if r.path]
+    lines = [f"  {r.version}  {r.status}" for r in results if r.path]
     failed = [r for r in results if not r.path]
+    folders = sorted({source(r.path.parent.parent) for r in results if r.path})
+    where = f" in {', '.join(folders)}" if folders else ""
     if not failed:
-        return 0, [f"the official MCP schemas ({SPEC_REPOSITORY} at {PINNED_COMMIT[:12]}), each checked "
+        return 0, [f"the official MCP schemas ({SPEC_REPOSITORY} at {PINNED_COMMIT[:12]}){where}, each checked "
                    f"against its SHA-256 digest:", *lines]
     if all(r.status == FAILED and r.detail == failed[0].detail for r in failed) and not lines:
         return 1, [f"mcplab schemas: {failed[0].detail}, so the official MCP schemas are not here: the trace "
                    f"viewer's schema badges stay off until `mcplab schemas` runs online, and nothing else needs them."]
-    problems = [f"  {r.version}  {r.status:<10}  {r.detail}" for r in failed]
-    return 1, [f"mcplab schemas: {len(failed)} of {len(results)} official schemas are missing; badges for "
-               f"{', '.join(r.version for r in failed)} stay off:", *lines, *problems]
+    problems = [f"  {r.version}  {r.status}: {r.detail}" for r in failed]
+    return 1, [f"mcplab schemas: {len(failed)} of {len(results)} official schemas are missing{where}; badges "
+               f"for {', '.join(r.version for r in failed)} stay off:", *lines, *problems]
 
 
 def command(base_url: str | None = None, cache: Path | None = None) -> tuple[int, list[str]]:

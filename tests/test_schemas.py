@@ -74,7 +74,9 @@ def test_a_tampered_file_is_refused_and_nothing_is_cached_for_it(tmp_path, fake_
     assert [v for v, f in results.items() if f.status == schemas.DOWNLOADED] == [
         v for v in ALL_VERSIONS if v != "2025-11-25"]
     status, lines = schemas.summary(list(results.values()))
-    assert status == 1 and "1 of 5 official schemas are missing" in lines[0] and "2025-11-25" in lines[0]
+    assert status == 1 and "1 of 5 official schemas are missing in the cache" in lines[0] and "2025-11-25" in lines[0]
+    assert lines[-1].startswith("  2025-11-25  refused: ") and lines[1:-1] == [
+        f"  {v}  downloaded" for v in ALL_VERSIONS if v != "2025-11-25"]
 
 
 def test_a_damaged_cached_file_is_fetched_again(tmp_path, fake_digests):
@@ -138,7 +140,7 @@ def test_the_command_downloads_the_official_files_and_refuses_a_tampered_one(tmp
         assert all((cache / v / "schema.json").read_bytes() == files[v] for v in ALL_VERSIONS)
         again = run_schemas("--cache-dir", str(cache), cache_home=tmp_path / "home-cache",
                             MCPLAB_SCHEMA_URL=url)
-        assert again.returncode == 0 and again.stdout.count("  cached  ") == len(ALL_VERSIONS)
+        assert again.returncode == 0 and again.stdout.count("  cached\n") == len(ALL_VERSIONS)
         assert len(asked) == len(ALL_VERSIONS)
     (tmp_path / "www" / "schema" / "2026-07-28" / "schema.json").write_bytes(files["2026-07-28"] + b"\n")
     with serving(tmp_path / "www") as (url, _):
