@@ -71,7 +71,7 @@ from mcplab.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS
 __all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_ERA", "PROBE_TIMEOUT", "ERA_CACHE", "MAX_REISSUES"]
 
 DEFAULT_TIMEOUT = 30.0   # seconds per request, unless the caller says otherwise
-PROBE_TIMEOUT = 5.0      # seconds era="auto" waits for server/discover before calling the server legacy
+PROBE_TIMEOUT = 5.0      # seconds era="auto" waits on stdio for server/discover before calling the server legacy
 MAX_PAGES = 1000         # a list that never ends must not hang the client
 MAX_REISSUES = 2         # times a modern request whose reply stream broke is sent again
 # DESIGN.md's default is "auto"; it stays "legacy" until the labs' stored traces (made with the
@@ -155,9 +155,14 @@ class Client:
         self._opened = True
         await self.transport.open()
         try:
+            # Silence means "legacy" only on stdio (spec 2026-07-28, stdio "Backward Compatibility"): over
+            # HTTP every POST gets a status the verdict reads (streamable-http "Backward Compatibility"),
+            # so a slow server there is waited for like any request, not mistaken for a legacy one.
+            silence_counts = getattr(self.transport, "channel", "stdio") == "stdio"
+            probe_timeout = min(self.probe_timeout, self.timeout) if silence_counts else self.timeout
             self.era_decisions = await open_era(self._connection, self._plan, self._make_lifecycle,
                                                 asked_era=self.asked_era, timeout=self.timeout,
-                                                probe_timeout=min(self.probe_timeout, self.timeout))
+                                                probe_timeout=probe_timeout)
             self.era_cache.remember(self._key, self.era, self.protocol_version)
         except BaseException:
             with anyio.CancelScope(shield=True):  # the child must be reaped even if we were cancelled

@@ -19,8 +19,9 @@ is the frame's method, the matching ``…Result`` for a response (paired with it
 the error response shape for an error. Draft-07 schemas (up to 2025-06-18) keep definitions under
 ``#/definitions``, the 2020-12 ones under ``#/$defs``.
 
-The schemas are not part of mcplab. They are read from ``$MCPLAB_SPEC_DIR/<version>/schema.json``,
-or from ``../shared/mcp-spec`` beside the checkout; without them the viewer says "badges off".
+The schemas are not part of mcplab: ``mcplab schemas`` downloads them into the user's cache
+(``$MCPLAB_SPEC_DIR`` or ``../shared/mcp-spec`` beside the checkout win when present, see
+``schemas.py``); without them the viewer says "badges off".
 
 :func:`diff` lines two traces up step by step (direction, kind and method; ids differ anyway)
 with :mod:`difflib`, and for each step both traces took lists which JSON members only one side
@@ -103,8 +104,8 @@ def _note(checks: dict[int, Check], found: bool) -> str:
 def _note_text(checks: dict[int, Check], found: bool) -> str:
     style = "font:11px sans-serif;color:#666;margin:2px 0 4px"
     if not found:
-        return (f'<div style="{style}">schemas not available: badges off (put the official '
-                f'&lt;version&gt;/schema.json files in ${SPEC_DIR_ENV})</div>')
+        return (f'<div style="{style}">schemas not available: badges off (run <code>mcplab schemas</code> '
+                f'once online, or put the official &lt;version&gt;/schema.json files in ${SPEC_DIR_ENV})</div>')
     used = sorted({c.version for c in checks.values() if c.version})
     count = {status: sum(c.status == status for c in checks.values()) for status in BADGE_LOOK}
     against = f"the official schema of {', '.join(used)}" if used else "the official schemas"

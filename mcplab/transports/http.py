@@ -63,7 +63,7 @@ from typing import Any, Awaitable, Callable, Mapping
 import anyio
 import httpx
 
-from mcplab import jsonrpc
+from mcplab import __version__, jsonrpc
 from mcplab.auth.wire import mask_headers, verify_with
 from mcplab.errors import HTTPStatusError, JSONRPCError, SessionExpired, TransportError
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
@@ -77,7 +77,7 @@ __all__ = ["HTTPTransport", "http", "SSEParser", "SSEEvent", "render_http"]
 
 JSON_TYPE, SSE_TYPE = "application/json", "text/event-stream"
 ACCEPT = f"{JSON_TYPE}, {SSE_TYPE}"
-USER_AGENT = "mcplab/0.1.0"
+USER_AGENT = f"mcplab/{__version__}"
 DEFAULT_RETRY_MS = 1000   # reconnection delay when the server sent no "retry:" field
 DRAIN_GRACE = 0.1         # seconds to let a stream end by itself after it delivered its response
 CANCELLED = "notifications/cancelled"
