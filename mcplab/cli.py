@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import unicodedata
+from pathlib import Path
 from typing import Any
 
 # Where the bundled servers are (a checkout or an installed wheel) is mcplab.course's business;
