@@ -51,6 +51,8 @@ class RunnerPeer:
         return reply.result
 
     def cancel(self, request_id: RequestId) -> None:
+        if not jsonrpc.is_request_id(request_id):
+            return  # an array or an object names no request (and cannot even be looked up)
         task = self.tasks.get(request_id)
         if task is not None:
             task.cancel()

@@ -41,7 +41,7 @@ import weakref
 from typing import Any, Callable, Iterable
 
 from mcplab.errors import InternalError, InvalidParams, InvalidRequest, JSONRPCError, MethodNotFound
-from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, Response
+from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, Response, is_request_id
 from mcplab.server import catalogue, modern, subscriptions
 from mcplab.server.catalogue import Completer, Prompt, Resource, ResourceTemplate, Tool
 from mcplab.server.context import Connection, Context, Peer
@@ -211,7 +211,10 @@ class Server:
         Response(id=1, result={})
         """
         if isinstance(message, Notification):
-            self._notification(message, conn)
+            try:
+                self._notification(message, conn)
+            except Exception:  # a notification has no reply to carry the error: log it, keep serving
+                log.exception("%s failed", message.method)
             return None
         if not isinstance(message, Request):
             return None  # a response to one of our requests: the runner matches those by id
@@ -289,8 +292,12 @@ class Server:
             else:
                 log.warning("ignored notifications/initialized in phase %r", conn.phase)
         elif note.method == "notifications/cancelled":
-            if "requestId" in params:  # a malformed cancellation SHOULD be ignored (MCP "cancellation")
+            # A malformed cancellation SHOULD be ignored (MCP "basic/utilities/cancellation"): requestId
+            # is a RequestId, a string or an integer; an array or an object names no request at all.
+            if is_request_id(params.get("requestId")):
                 conn.peer.cancel(params["requestId"])
+            else:
+                log.info("ignored notifications/cancelled: requestId must be a string or an integer")
         elif note.method not in ("notifications/roots/list_changed", "notifications/progress"):
             log.info("ignored notification %s", note.method)
 
