@@ -11,6 +11,8 @@ Run as a script to start a hostile server (the client tests spawn these)::
                                                                 MiB, sent in 64 KiB pieces
     python tests/redteam_helpers.py files-portable ARGS...      servers/files.py with the portable (no dir_fd)
                                                                 sandbox forced, as on a platform without openat
+    python tests/redteam_helpers.py impatient NAME ARGS...      servers/NAME.py with 1 s HTTP timeouts for slow
+                                                                clients (the defaults are longer than a test)
 
 Measuring: :func:`rss_kib` and :func:`peak_rss_kib` read a process's memory from /proc; :class:`RawHTTP`
 speaks HTTP/1.1 on a bare socket, so a test controls every byte (half a body, a duplicated header, a
@@ -92,9 +94,9 @@ class RawHTTP:
     def send(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def post(self, body: bytes, headers: list[tuple[str, str]] | None = None) -> None:
+    def post(self, body: bytes, headers: list[tuple[str, str]] | None = None, *, host: str | None = None) -> None:
         """Send a whole POST (``headers`` may repeat a name: that is what some tests are about)."""
-        lines = [f"POST {self.path} HTTP/1.1", f"Host: {self.host}:{self.port}",
+        lines = [f"POST {self.path} HTTP/1.1", f"Host: {host or f'{self.host}:{self.port}'}",
                  "Accept: application/json, text/event-stream", "Content-Type: application/json",
                  f"Content-Length: {len(body)}"]
         lines += [f"{name}: {value}" for name, value in headers or []]
@@ -324,6 +326,18 @@ def files_portable(argv: list[str]) -> None:
     module.main(argv)
 
 
+def impatient(argv: list[str]) -> None:
+    """A bundled server (``argv[0]`` names it) whose HTTP timeouts for slow clients are 1 second, not the defaults."""
+    import runpy
+
+    from mcplab.server import http_deadlines
+
+    http_deadlines.HEAD_TIMEOUT = 1.0
+    http_deadlines.BODY_TIMEOUT = 1.0
+    sys.argv = [str(SERVERS / f"{argv[0]}.py"), *argv[1:]]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+
+
 def wait_for(condition: Any, timeout: float = 10.0, step: float = 0.02) -> bool:
     """Poll ``condition()`` until it is true or ``timeout`` passes; its last value."""
     deadline = time.monotonic() + timeout
@@ -342,5 +356,7 @@ if __name__ == "__main__":
         big_event(int(rest[0]))
     elif kind == "files-portable":
         files_portable(rest)
+    elif kind == "impatient":
+        impatient(rest)
     else:
         raise SystemExit(f"unknown hostile server {kind!r}")

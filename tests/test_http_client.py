@@ -316,7 +316,7 @@ def test_the_lab05_checks_pass_the_worked_answers():
     assert exercises.check_post_headers(headers)
     assert exercises.check_replies(replies)
     assert exercises.check_sse_reader(read_events_worked)
-    assert exercises.check_rebinding(["allow", "allow", "refuse", "refuse", "refuse"])
+    assert exercises.check_rebinding(["allow", "refuse", "refuse", "refuse", "refuse"])
     assert exercises.check_old_transport(reading)
 
 
@@ -329,7 +329,9 @@ def test_the_lab05_checks_pass_the_worked_answers():
     ("check_sse_reader", lambda body: [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")],
      "stream"),
     ("check_sse_reader", lambda body: 1 / 0, "ZeroDivisionError"),
-    ("check_rebinding", ["allow"] * 5, "evil.example"),
+    ("check_rebinding", ["allow"] * 5, "localhost:3000"),
+    ("check_rebinding", ["allow", "allow", "refuse", "refuse", "refuse"], "localhost:3000"),
+    ("check_rebinding", ["allow", "refuse", "allow", "refuse", "refuse"], "evil.example"),
     ("check_old_transport", {"endpoints": 1, "post_to": "/mcp", "result_on": "x"}, "URLs"),
     ("check_replies", ..., "Not answered"),
 ])

@@ -87,8 +87,12 @@ def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 8000, era
 async def _serve(app: Starlette, sock: socket.socket, banner: str) -> None:
     import uvicorn
 
+    from mcplab.server.http_deadlines import HeadDeadline
+
     # log_config=None: uvicorn's own config sends access lines to stdout; ours sends everything to stderr.
-    config = uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=1, lifespan="on")
+    # HeadDeadline: a client that is too slow to send its request is disconnected (http_deadlines.py).
+    config = uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=1, lifespan="on",
+                            http=HeadDeadline)
     runner = uvicorn.Server(config)
     loop = asyncio.get_running_loop()
     if _stdin_is_pipe() and os.environ.get(WATCHDOG_ENV, "on").lower() not in ("0", "off", "no", "false"):

@@ -51,6 +51,9 @@ def arguments(description: str | None = None) -> argparse.ArgumentParser:
                         help="protocol generations to speak (default dual)")
     parser.add_argument("--diagnostics", action="store_true",
                         help="add the diagnostic tools the official conformance suite calls (test_*)")
+    parser.add_argument("--ask-timeout", type=float, default=None, metavar="SECONDS",
+                        help="how long the client has to answer a question (sampling, elicitation, roots) before "
+                             f"it is cancelled (default {Server.ask_timeout:g})")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
                         help="level of the log on stderr (default warning)")
     return parser
@@ -60,6 +63,8 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None) 
     """Parse the shared flags (unless given a namespace) and serve until the client goes away."""
     if not isinstance(args, argparse.Namespace):
         args = arguments(server.info.get("title") or server.info["name"]).parse_args(args)
+    if getattr(args, "ask_timeout", None) is not None:
+        server.ask_timeout = args.ask_timeout
     if getattr(args, "diagnostics", False):
         from mcplab.server import diagnostics
 

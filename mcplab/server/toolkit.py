@@ -60,6 +60,11 @@ BEFORE_INITIALIZE = frozenset({"initialize", "ping"})  # MCP lifecycle: nothing 
 class Server:
     """A catalogue of tools, resources and prompts, and :meth:`handle` to answer MCP messages."""
 
+    # What one client may make a server hold (set on an instance to change them; --ask-timeout sets the first).
+    ask_timeout = 300.0      # seconds a client has to answer the server's question (a person may be filling a form)
+    max_asking = 16          # questions one session may leave unanswered at once
+    max_subscriptions = 100  # resources/subscribe: URIs one session may watch
+
     def __init__(self, name: str, version: str = "0.1.0", *, title: str | None = None,
                  instructions: str | None = None, page_size: int = 50, logging: bool = True,
                  ttl_ms: dict[str, int] | None = None, cache_scope: str = "public",
