@@ -7,6 +7,8 @@ Run as a script to start a hostile server (the client tests spawn these)::
     python tests/redteam_helpers.py flood-sse COUNT [SIZE]     the same over Streamable HTTP: every POSTed
                                                                 request is answered by an event stream that
                                                                 carries COUNT notifications, then the response
+    python tests/redteam_helpers.py chatter MIB                 over stdio: MIB MiB on stderr, no newline, before
+                                                                each answer
     python tests/redteam_helpers.py big-event MIB               over HTTP: a request's answer is one event of MIB
                                                                 MiB, sent in 64 KiB pieces
     python tests/redteam_helpers.py files-portable ARGS...      servers/files.py with the portable (no dir_fd)
@@ -218,6 +220,24 @@ def flood_stdio(count: int, size: int) -> None:
         out.flush()
 
 
+def chatter(mib: int) -> None:
+    """A legacy stdio server that writes ``mib`` MiB to stderr without a newline before each answer."""
+    out = os.fdopen(os.dup(1), "wb")
+    for line in sys.stdin.buffer:
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue
+        result: dict = {}
+        if message["method"] == "initialize":
+            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {},
+                      "serverInfo": {"name": "chatter", "version": "1"}}
+        else:
+            for _ in range(mib * 16):
+                os.write(2, b"z" * (1 << 16))
+        out.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode() + b"\n")
+        out.flush()
+
+
 def http_server(endpoint: Any) -> None:
     """Serve a Starlette endpoint at /mcp the way mcplab's launch() expects (URL on stderr, stdin watchdog)."""
     import asyncio
@@ -348,10 +368,14 @@ def wait_for(condition: Any, timeout: float = 10.0, step: float = 0.02) -> bool:
 
 if __name__ == "__main__":
     kind, rest = sys.argv[1], sys.argv[2:]
+    if kind != "impatient" and kind != "files-portable" and "--http" in rest:
+        rest = rest[:rest.index("--http")]  # launch() adds --http --host H --port 0: only HTTP servers here
     if kind == "flood-stdio":
         flood_stdio(int(rest[0]), int(rest[1]) if len(rest) > 1 else 200)
     elif kind == "flood-sse":
         flood_sse(int(rest[0]), int(rest[1]) if len(rest) > 1 else 200)
+    elif kind == "chatter":
+        chatter(int(rest[0]))
     elif kind == "big-event":
         big_event(int(rest[0]))
     elif kind == "files-portable":

@@ -51,10 +51,10 @@ def test_the_parser_gives_the_same_events_one_byte_at_a_time(what, stream, event
     assert [e for i in range(len(stream)) for e in parser.feed(stream[i:i + 1])] + parser.end() == events
 
 
-def test_a_cr_at_the_end_of_a_chunk_waits_to_see_whether_a_lf_follows():
+def test_a_cr_at_the_end_of_a_chunk_ends_the_line_and_a_lf_first_in_the_next_one_is_its_other_half():
     parser = SSEParser()
-    assert parser.feed(b"data: x\r\n\r") == []
-    assert parser.feed(b"\n") == [SSEEvent("x")]
+    assert parser.feed(b"data: x\r\n\r") == [SSEEvent("x")]  # no waiting: CR alone is a line end
+    assert parser.feed(b"\ndata: y\n\n") == [SSEEvent("y")]  # that LF finished the CRLF, it is no empty line
 
 
 def test_the_parser_keeps_the_last_id_and_retry_for_reconnecting():

@@ -70,16 +70,21 @@ USER_AGENT = "mcplab/0.1.0"
 DEFAULT_RETRY_MS = 1000   # reconnection delay when the server sent no "retry:" field
 DRAIN_GRACE = 0.1         # seconds to let a stream end by itself after it delivered its response
 CANCELLED = "notifications/cancelled"
+MAX_MESSAGE = 16 << 20    # bytes of one reply body or one event this client reads (16 MiB)
+INBOX = 1024              # messages the stream readers may queue before they wait for the client to take some
 
 
 def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-         listen: bool = False) -> HTTPTransport:
+         listen: bool = False, trace: Trace | None = None, max_message: int = MAX_MESSAGE) -> HTTPTransport:
     """A transport that POSTs to the Streamable HTTP endpoint at ``url`` (``listen``: also open the GET stream).
+
+    ``trace`` records the frames (default: a bounded :class:`~mcplab.trace.Trace`); a reply body or
+    an event larger than ``max_message`` bytes fails the transport instead of filling memory.
 
     >>> http("http://127.0.0.1:8000/mcp").url
     'http://127.0.0.1:8000/mcp'
     """
-    return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen)
+    return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen, trace=trace, max_message=max_message)
 
 
 # --- the transport -------------------------------------------------------------------------------------
@@ -92,10 +97,10 @@ def _on_this_machine(url: str) -> bool:
 class _Stream:
     """An open event stream: the reply it is (POST, or a GET), the request it answers, its reader task."""
 
-    def __init__(self, response: httpx.Response, request_id: RequestId | None) -> None:
+    def __init__(self, response: httpx.Response, request_id: RequestId | None, max_event: int) -> None:
         self.response = response
         self.request_id = request_id
-        self.parser = SSEParser()
+        self.parser = SSEParser(max_event)
         self.answered = False
         self.recorded = False   # the first frame of a response carries its status and headers
         self.reader: _Task | None = None
@@ -135,9 +140,10 @@ class HTTPTransport:
     channel = "http"
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-                 listen: bool = False) -> None:
+                 listen: bool = False, trace: Trace | None = None, max_message: int = MAX_MESSAGE) -> None:
         self.url = url
-        self.trace = Trace()
+        self.trace = trace if trace is not None else Trace()
+        self.max_message = max_message
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.extra_headers = dict(headers or {})
@@ -147,6 +153,7 @@ class HTTPTransport:
         self._client: httpx.AsyncClient | None = None
         self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
         self._arrived = anyio.Event()
+        self._room = anyio.Event()  # set when receive() takes a message: a waiting stream reader reads on
         self._streams: list[_Stream] = []
         self._failure: TransportError | None = None
         self._initialize_id: RequestId | None = None
@@ -260,8 +267,14 @@ class HTTPTransport:
         return response
 
     async def _body(self, response: httpx.Response) -> str:
+        body = bytearray()
         try:
-            return (await response.aread()).decode("utf-8", errors="replace")
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > self.max_message:
+                    raise TransportError(f"the reply from {self.url} is larger than {self.max_message} bytes, the "
+                                         f"most this client reads in one message")
+            return body.decode("utf-8", errors="replace")
         except httpx.HTTPError as exc:
             raise TransportError(f"reading the reply from {self.url} failed: {type(exc).__name__}: {exc}") from exc
         finally:
@@ -299,11 +312,20 @@ class HTTPTransport:
             self._open_client()
             self._arrived = anyio.Event()
             await self._arrived.wait()  # a JSON reply from a POST, or an event a stream's reader took
+        self._room.set()
         return self._inbox.popleft()
+
+    async def _wait_for_room(self) -> None:
+        """A stream reader with messages to queue waits while the inbox is full: a flood is held back
+        (by TCP, on the server's side) instead of piling up here."""
+        while len(self._inbox) >= INBOX and not self._closed:
+            if self._room.is_set():
+                self._room = anyio.Event()
+            await self._room.wait()
 
     def _read_events(self, response: httpx.Response, request_id: RequestId | None,
                      last_event_id: str | None = None) -> None:
-        stream = _Stream(response, request_id)
+        stream = _Stream(response, request_id, self.max_message)
         stream.parser.last_id = last_event_id
         stream.reader = _Task(lambda: self._reader(stream))
         self._streams.append(stream)
@@ -318,6 +340,7 @@ class HTTPTransport:
                     self._event(stream, event)
                 if stream.answered:
                     break
+                await self._wait_for_room()
             for event in stream.parser.end():
                 self._event(stream, event)
             if stream.answered and stream.response.request.method == "POST":
@@ -388,6 +411,7 @@ class HTTPTransport:
                 self.session_id = None
             self._closed = True
             self._arrived.set()
+            self._room.set()
             await client.aclose()
         self._closed = True
 
