@@ -135,9 +135,10 @@ def folder(outside_text: str = "OUTSIDE-SECRET") -> tuple[Path, Path]:
     return root, base / "outside"
 
 
-FLIP = ("import os, sys\nlink, a, b = sys.argv[1:4]\ntmp = link + '.next'\nwhile True:\n"
-        "    for t in (a, b):\n        try:\n            os.unlink(tmp)\n        except FileNotFoundError:\n"
-        "            pass\n        os.symlink(t, tmp)\n        os.replace(tmp, link)\n")
+FLIP = ("import os, sys\nkind, link, a, b = sys.argv[1:5]\ntmp = link + '.next'\nwhile True:\n"
+        "    if kind == 'swap':\n        os.rename(link, a); os.symlink(b, link); os.unlink(link); os.rename(a, link)\n"
+        "        continue\n    for t in (a, b):\n        try:\n            os.unlink(tmp)\n"
+        "        except FileNotFoundError:\n            pass\n        os.symlink(t, tmp)\n        os.replace(tmp, link)\n")
 
 
 # --- the measurements ----------------------------------------------------------------------------------------
@@ -147,13 +148,11 @@ def m_cancel(b: Bench) -> dict:
     for name in ("weather", "files", "conformance"):
         server = b.stdio(name)
         server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}})
-        killed += "error" in server.request("ping") and server.process.poll() not in (None, 0) or \
-            server.process.poll() is not None
+        killed += server.request("ping").get("error", {}).get("message") == "the server exited"
         server.close()
     with b.launch("weather") as process:
         import httpx
 
-        from mcplab.transports.http import http  # noqa: F401  (the checkout loads)
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}}
@@ -164,21 +163,29 @@ def m_cancel(b: Bench) -> dict:
     return {"stdio servers killed": f"{killed}/3", "legacy HTTP status": reply.status_code}
 
 
-def m_race(b: Bench, reads: int = 400, writes: int = 400) -> dict:
+def m_race(b: Bench, reads: int = 300, writes: int = 300) -> dict:
     root, outside = folder()
     (root / "flip").symlink_to("inner")
-    flipper = subprocess.Popen([PYTHON, "-c", FLIP, str(root / "flip"), "inner", "../outside"])
+    (root / "last").symlink_to("inner/target.txt")
+    (root / "swap").mkdir()
+    (root / "swap" / "target.txt").write_text("inside")
+    attackers = [subprocess.Popen([PYTHON, "-c", FLIP, *args]) for args in (
+        ("link", str(root / "flip"), "inner", "../outside"),
+        ("link", str(root / "last"), "inner/target.txt", str(outside / "target.txt")),
+        ("swap", str(root / "swap"), str(root / ".aside"), str(outside)))]
     server = b.stdio("files", "--root", str(root), "--writable")
     server.initialize()
-    escaped = sum("OUTSIDE-SECRET" in json.dumps(server.call("read_file", path="flip/target.txt"))
-                  for _ in range(reads))
-    for _ in range(writes):
-        server.call("write_file", path="flip/planted.txt", content="PLANTED")
-    flipper.kill()
+    escaped = sum("OUTSIDE-SECRET" in json.dumps(server.call("read_file", path=path))
+                  for path in ("flip/target.txt", "last", "swap/target.txt") for _ in range(reads))
+    for path in ("flip/planted.txt", "swap/planted.txt"):
+        for _ in range(writes):
+            server.call("write_file", path=path, content="PLANTED")
+    for attacker in attackers:
+        attacker.kill()
     server.close()
     planted = (outside / "planted.txt").exists()
     shutil.rmtree(root.parent)
-    return {"reads that returned the outside file": f"{escaped}/{reads} ({100 * escaped / reads:.1f}%)",
+    return {"reads that returned the outside file": f"{escaped}/{3 * reads} ({100 * escaped / (3 * reads):.1f}%)",
             "a write landed outside": planted}
 
 

@@ -160,3 +160,31 @@ def test_a_legacy_elicitation_answer_outside_the_enum_is_refused(answer: dict) -
         reply = server.request("tools/call", {"name": "get_forecast", "arguments": {"city": "China"}})
         assert reply["error"]["code"] == -32602, reply
         assert server.result("ping") == {}
+
+
+# --- oversized requests: what a connection is asked to hold ----------------------------------------------
+
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {},
+               "io.modelcontextprotocol/clientInfo": {"name": "redteam", "version": "1"}}
+OVERSIZED_LISTENS = [  # (what, resourceSubscriptions of one subscriptions/listen)
+    ("101 URIs, one more than a session may watch", [f"file:///f{n:03d}.txt" for n in range(101)]),
+    ("one URI of 50,000 characters", ["file:///" + "a" * 50_000]),
+]
+
+
+@pytest.mark.parametrize("what, uris", OVERSIZED_LISTENS, ids=[row[0] for row in OVERSIZED_LISTENS])
+def test_a_modern_subscription_asking_to_watch_too_much_is_refused(what: str, uris: list, root: Path) -> None:
+    for number in range(101):
+        (root / f"f{number:03d}.txt").write_text(str(number))
+    with RawServer(server_argv("files", "--root", str(root))) as server:
+        reply = server.request("subscriptions/listen", {"_meta": MODERN_META,
+                                                        "notifications": {"resourceSubscriptions": uris}})
+        assert reply.get("error", {}).get("code") == -32602, f"{what}: {str(reply)[:300]}"
+        assert "100" in reply["error"]["message"] or "characters" in reply["error"]["message"], reply
+        server.send({"jsonrpc": "2.0", "id": "held", "method": "subscriptions/listen", "params": {
+            "_meta": MODERN_META, "notifications": {"resourceSubscriptions": ["file:///f000.txt", "file:///f001.txt"]}}})
+        acknowledged = server.recv()  # a reasonable one is acknowledged, and held open
+        assert acknowledged["method"] == "notifications/subscriptions/acknowledged", acknowledged
+        assert len(acknowledged["params"]["notifications"]["resourceSubscriptions"]) == 2
+        assert "result" in server.request("server/discover", {"_meta": MODERN_META})
