@@ -27,7 +27,6 @@ with what came before; nothing here asserts anything (the tests do: tests/test_r
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil
@@ -35,7 +34,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable

@@ -111,7 +111,7 @@ def test_a_client_too_slow_to_send_its_request_is_disconnected(weather, what, se
 def test_a_body_that_stalls_halfway_gets_408_and_the_server_moves_on(weather) -> None:
     session = open_session(weather.url)
     with RawHTTP(weather.url) as wire:
-        head = [f"POST /mcp HTTP/1.1", f"Host: {wire.host}:{wire.port}", "Content-Type: application/json",
+        head = ["POST /mcp HTTP/1.1", f"Host: {wire.host}:{wire.port}", "Content-Type: application/json",
                 "Accept: application/json, text/event-stream", "Content-Length: 1000",
                 *[f"{k}: {v}" for k, v in _session_pairs(session)]]
         wire.send(("\r\n".join(head) + "\r\n\r\n").encode() + b'{"jsonrpc": "2.0", ')

@@ -10,7 +10,6 @@ gets). An attacker process flips symlinks inside the root as fast as it can whil
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
