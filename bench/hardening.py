@@ -110,8 +110,9 @@ class Bench:
 
     def child(self, code: str, timeout: float) -> dict:
         """Run ``code`` (prints one JSON object) with the checkout's mcplab; its peak memory is added."""
-        program = code + "\nimport resource\nRESULT['peak_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024\n" \
-                         "print(json.dumps(RESULT))\n"
+        # VmHWM, not ru_maxrss: on Linux ru_maxrss keeps the parent's peak across fork and exec.
+        program = code + "\nRESULT['peak_mib'] = [int(l.split()[1]) // 1024 for l in open('/proc/self/status') " \
+                         "if l.startswith('VmHWM:')][0]\nprint(json.dumps(RESULT))\n"
         try:
             done = subprocess.run([PYTHON, "-c", program], capture_output=True, text=True, timeout=timeout,
                                   env=self.env, cwd=HERE)

@@ -70,10 +70,15 @@ def have_proc() -> bool:
 
 def run_client(code: str, *, timeout: float = 60.0, env: dict[str, str] | None = None) -> dict:
     """Run ``code`` (an async ``main()`` returning a JSON-able dict) in a child Python; add its peak RSS."""
+    # The peak is VmHWM, not ru_maxrss: on Linux ru_maxrss keeps the parent's peak across fork and exec.
     program = (
-        "import asyncio, json, resource, sys\n" + code +
+        "import asyncio, json, os, resource, sys\n" + code +
         "\nresult = asyncio.run(main())\n"
-        "result['peak_kib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "if os.path.exists('/proc/self/status'):\n"
+        "    with open('/proc/self/status') as status:\n"
+        "        result['peak_kib'] = next(int(l.split()[1]) for l in status if l.startswith('VmHWM:'))\n"
+        "else:\n"
+        "    result['peak_kib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "print(json.dumps(result))\n")
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=timeout,
                           cwd=ROOT, env={**os.environ, **(env or {})})

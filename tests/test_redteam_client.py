@@ -50,7 +50,6 @@ async def main():
             server.stop()
     frames = wire.trace
     outcome.update(frames=len(frames), dropped=getattr(frames, "dropped", 0), first=frames.text().splitlines()[0][:300],
-                   html="earlier frames dropped" in frames._repr_html_()[:5000],
                    chars=sum(len(f.raw) for f in frames))
     return outcome
 """
@@ -81,7 +80,7 @@ def test_a_hostile_server_ends_in_a_result_or_a_typed_error_within_a_memory_ceil
     assert outcome["peak_kib"] < CEILING_MIB * 1024, f"{what}: the client peaked at {outcome['peak_kib']} KiB"
     if check == "dropped":
         assert outcome["frames"] <= 10_000 and outcome["dropped"] > 190_000, outcome
-        assert "earlier frames dropped" in outcome["first"] and outcome["html"], outcome
+        assert "earlier frames dropped" in outcome["first"], outcome  # the HTML and JSONL: the unit test below
     elif check == "arrived":
         assert outcome["result_size"] > 12 << 20, outcome
     elif check == "cut":
