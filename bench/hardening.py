@@ -322,7 +322,7 @@ def m_asking(b: Bench, asks: int = 300) -> dict:
                         "params": {"name": "test_elicitation", "arguments": {"message": "x" * 10_000}}}
                 with client.stream("POST", url, json=body, headers=headers) as reply:
                     for line in reply.iter_lines():
-                        if line.startswith("data:"):
+                        if line.startswith("data:") and line[5:].strip():
                             asked += '"elicitation/create"' in line
                             break
             grown = rss(pid) - before

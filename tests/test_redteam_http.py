@@ -147,7 +147,7 @@ def _ask(client: httpx.Client, url: str, session: str, number: int) -> dict:
         if not reply.headers["content-type"].startswith("text/event-stream"):
             return json.loads(reply.read())
         for line in reply.iter_lines():
-            if line.startswith("data:"):
+            if line.startswith("data:") and line[5:].strip():  # not a priming event (an id, no data)
                 return json.loads(line[5:])
     raise AssertionError("the stream ended without a message")
 
@@ -177,7 +177,8 @@ def test_a_question_a_client_never_answers_times_out_and_is_cancelled() -> None:
         body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": ELICIT}
         with httpx.Client(timeout=30, trust_env=False) as client:
             reply = client.post(process.url, headers=session_headers(session), json=body)
-        messages = [json.loads(line[5:]) for line in reply.text.splitlines() if line.startswith("data:")]
+        messages = [json.loads(line[5:]) for line in reply.text.splitlines()
+                    if line.startswith("data:") and line[5:].strip()]
         question, cancelled, result = messages
         assert question["method"] == "elicitation/create"
         assert cancelled["method"] == "notifications/cancelled"
