@@ -78,7 +78,7 @@ def matcher(pattern: str) -> Callable[[Entry], bool]:
     if len(pattern) > MAX_PATTERN:
         raise ToolError(f"refused: the pattern is {len(pattern)} characters; a search pattern has at most "
                         f"{MAX_PATTERN} characters")
-    # Compiled here, not with fnmatch.fnmatch: that keeps every pattern it ever saw in a cache.
+    # Compiled here, not with fnmatch.fnmatch: that caches up to 32,768 compiled patterns, megabytes each.
     glob = re.compile(fnmatch.translate(os.path.normcase(pattern)))
     piece = pattern.lower()
     return lambda entry: bool(glob.match(os.path.normcase(entry.path)) or glob.match(os.path.normcase(entry.name))
