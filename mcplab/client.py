@@ -129,7 +129,7 @@ class Client:
         self.rejected_tools: dict[str, str] = {}       # tool name → why list_tools left it out
         self._header_paths: dict[str, dict] = {}       # tool name → its x-mcp-header marks
         self._opened = False
-        self._shown = 0  # frames already handed out by recent()
+        self._shown = 0  # seq of the last frame recent() handed out
 
     def _make_lifecycle(self, era: str, version: str | None) -> Any:
         """A fresh lifecycle for one opening step, declaring the capabilities we have handlers for."""
@@ -189,9 +189,13 @@ class Client:
     def recent(self) -> Trace:
         """The frames recorded since the last call to ``recent()`` (all of them the first time):
         what a notebook cell just put on the wire, as a Trace of its own."""
-        view = Trace()
-        view.frames = self.trace.frames[self._shown:]
-        self._shown = len(self.trace)
+        frames = self.trace.frames
+        view = Trace(max_frames=None, max_chars=None)
+        if frames:
+            first = frames[0].seq  # a bounded trace may have let frames go since the last call
+            view.frames = frames[max(0, self._shown - first + 1):]
+            view.dropped = max(0, first - 1 - self._shown)
+            self._shown = frames[-1].seq
         return view
 
     @property

@@ -77,6 +77,7 @@ class TraceView:
     frames: tuple[Frame, ...]
     checks: dict[int, Check]
     schemas_found: bool
+    dropped: int = 0  # earlier frames a bounded trace let go
 
     @property
     def invalid(self) -> list[tuple[int, str]]:
@@ -85,11 +86,13 @@ class TraceView:
 
     def __repr__(self) -> str:
         lines = [f"{view.frame.seq:>3} {_line(view)}" for view in trace_views.describe(self.frames)]
-        return "\n".join([trace_views.summary(list(self.frames)), *lines])
+        marker = [trace_views.dropped_line(self.dropped)] if self.dropped else []
+        return "\n".join([trace_views.summary(list(self.frames), self.dropped), *marker, *lines])
 
     def _repr_html_(self) -> str:
         badges = {seq: check.badge() for seq, check in self.checks.items()}
-        return _note(self.checks, self.schemas_found) + trace_views.render_html(list(self.frames), badges)
+        return _note(self.checks, self.schemas_found) + trace_views.render_html(list(self.frames), badges,
+                                                                                 dropped=self.dropped)
 
 
 def _note(checks: dict[int, Check], found: bool) -> str:
@@ -125,7 +128,8 @@ def show(trace: Any, version: str | None = None) -> TraceView:
     frames = _frames(trace)
     book = schemas()
     found = book.available()
-    return TraceView(tuple(frames), check_frames(frames, version, book) if found else {}, found)
+    return TraceView(tuple(frames), check_frames(frames, version, book) if found else {}, found,
+                     getattr(getattr(trace, "trace", trace), "dropped", 0))
 
 
 # --- two traces side by side ----------------------------------------------------------------------

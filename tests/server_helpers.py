@@ -478,3 +478,22 @@ class ModernSession:
             if "requestState" in result:
                 extra["requestState"] = result["requestState"]
         raise AssertionError(f"{method} still wants input after {max_rounds} rounds: {rounds[-1]}")
+
+
+def fill_form(schema: dict) -> dict:
+    """What a careful user would submit for an elicitation form: every field, valid for its schema."""
+    content: dict[str, Any] = {}
+    for name, field in (schema.get("properties") or {}).items():
+        if "default" in field:
+            content[name] = field["default"]
+        elif field.get("enum"):
+            content[name] = field["enum"][0]
+        elif field.get("oneOf"):
+            content[name] = field["oneOf"][0]["const"]
+        elif field.get("type") == "array":
+            items = field.get("items") or {}
+            content[name] = [items["enum"][0] if items.get("enum") else items.get("anyOf", [{"const": "x"}])[0]["const"]]
+        else:
+            content[name] = {"integer": 1, "number": 1.5, "boolean": True}.get(
+                field.get("type"), "ada@example.org" if "mail" in name else "ada")
+    return content

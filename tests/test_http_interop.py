@@ -23,6 +23,7 @@ from mcplab import Client
 from mcplab.errors import INVALID_PARAMS, RemoteError
 from mcplab.server.http import launch
 from mcplab.transports.http import http
+from server_helpers import fill_form
 
 try:
     import mcp
@@ -78,7 +79,7 @@ async def test_the_sdk_client_uses_every_feature_of_each_bundled_server_over_htt
                                          content=types.TextContent(type="text", text="This is a test response"))
 
     async def elicitation(context: Any, params: Any) -> Any:
-        return types.ElicitResult(action="accept", content={"username": "testuser", "email": "test@example.com"})
+        return types.ElicitResult(action="accept", content=fill_form(params.requested_schema))
 
     async def roots(context: Any) -> Any:
         return types.ListRootsResult(roots=[types.Root(uri="file:///lab", name="lab")])
