@@ -131,14 +131,22 @@ def _subject(params: Any) -> str:
     return ""
 
 
-def summary(frames: list[Frame]) -> str:
+def summary(frames: list[Frame], dropped: int = 0) -> str:
     """``"9 frames: 4 requests, 3 responses, 1 notification, 1 stderr line"``."""
     counts = {kind: 0 for kind in KINDS}
     for view in describe(frames):
         counts[view.kind] += 1
     parts = [f"{n} {KINDS[kind][n != 1]}" for kind, n in counts.items() if n]
     head = f"{len(frames)} frame{'s' if len(frames) != 1 else ''}"
+    if dropped:
+        head += f" (and {dropped} earlier, dropped)"
     return f"{head}: {', '.join(parts)}" if parts else head
+
+
+def dropped_line(dropped: int) -> str:
+    """The marker every view puts first when a trace let its oldest frames go."""
+    return (f"… {dropped} earlier frame{'s' if dropped != 1 else ''} dropped: a trace keeps the latest ones only "
+            f"(Trace(max_frames=None, max_chars=None) keeps all)")
 
 
 # --- text ----------------------------------------------------------------------------------------
@@ -152,10 +160,10 @@ def _channel(frame: Frame) -> str:
     return " ".join(words)
 
 
-def render_text(frames: list[Frame], width: int = 100) -> str:
+def render_text(frames: list[Frame], width: int = 100, *, dropped: int = 0) -> str:
     """One line per frame: seq, arrow, channel, raw text cut to ``width`` characters."""
     if not frames:
-        return "(empty trace)"
+        return dropped_line(dropped) if dropped else "(empty trace)"
     channels = [_channel(f) for f in frames]
     pad = max(map(len, channels))
     lines = []
@@ -165,7 +173,7 @@ def render_text(frames: list[Frame], width: int = 100) -> str:
             raw = raw[: width - 1] + "…"
         arrow = "·" if frame.channel == "note" else ARROWS[frame.direction]  # a note crossed no wire
         lines.append(f"{frame.seq:>3} {arrow} {channel.ljust(pad)}  {raw}")
-    return "\n".join(lines)
+    return "\n".join(([dropped_line(dropped)] if dropped else []) + lines)
 
 
 # --- HTML ----------------------------------------------------------------------------------------
@@ -245,16 +253,18 @@ def _row(view: View, badge: Badge | None = None) -> str:
     return f'<tr>{seq}<td style="{_LANES}{background}">{summary}{arrow}</td><td></td></tr>'
 
 
-def render_html(frames: list[Frame], badges: Mapping[int, Badge] | None = None) -> str:
+def render_html(frames: list[Frame], badges: Mapping[int, Badge] | None = None, *, dropped: int = 0) -> str:
     """The trace as a self-contained HTML sequence diagram (inline styles only).
 
-    ``badges`` maps a frame's ``seq`` to the :class:`Badge` shown beside it.
+    ``badges`` maps a frame's ``seq`` to the :class:`Badge` shown beside it; ``dropped`` earlier
+    frames (let go by a bounded trace) are announced in a first row.
     """
-    if not frames:
+    marker = f'<tr><td colspan="3" style="{_NOTE}">{_text(dropped_line(dropped))}</td></tr>' if dropped else ""
+    if not frames and not dropped:
         return '<div style="color:#777"><em>empty trace</em></div>'
     head = (f'<tr><th style="{_HEAD}"></th><th style="{_HEAD}"><span style="float:left">client</span>'
             f'<span style="float:right">server</span></th>'
             f'<th style="{_HEAD};text-align:left;width:28%">stderr</th></tr>')
     badges = badges or {}
     rows = "".join(_row(view, badges.get(view.frame.seq)) for view in describe(frames))
-    return f'<table style="{_TABLE}">{head}{rows}</table>'
+    return f'<table style="{_TABLE}">{head}{marker}{rows}</table>'
