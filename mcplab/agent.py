@@ -1,7 +1,13 @@
-"""The agent's side of the Host: a model's function calls, a scripted stand-in for the model, a run's record.
+"""The agent's side of the Host: the catalogue as function schemas, a model's calls, a scripted model, a run.
 
 Theory of operation
 -------------------
+:func:`merge_catalogue` puts every server's tools in one list of :class:`CatalogueEntry`: each keeps
+its own name unless two servers offer the same one; then both become ``server__tool`` (names stay
+within ``[A-Za-z0-9_-]{1,64}``, which both model APIs require). An entry turns itself into either
+common function-calling shape (``openai()``, ``anthropic()``), and :func:`model_text` turns a
+result's content blocks into the text a model reads.
+
 :class:`ScriptedModel` stands in for an LLM, offline and deterministic: rules map phrases of the
 question to tool calls, and the final answer quotes the tool results. It speaks the OpenAI chat
 shape, as the Host's loop (:meth:`mcplab.host.Host.run`) does. :func:`function_call_parts` reads a
@@ -16,9 +22,55 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["function_call_parts", "AgentRun", "Rule", "ScriptedModel", "SEPARATOR"]
+from mcplab.results import Tool, ToolResult
 
-SEPARATOR = "__"  # between a server's name and a tool's when two servers offer the same name (host.py)
+__all__ = ["CatalogueEntry", "merge_catalogue", "model_text", "function_call_parts", "AgentRun", "Rule",
+           "ScriptedModel", "SEPARATOR"]
+
+SEPARATOR = "__"  # between a server's name and a tool's when two servers offer the same name
+NAME_LIMIT = 64
+_NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True)
+class CatalogueEntry:
+    """One tool as the model sees it (``name``) and where it really lives (``server``, ``tool``)."""
+    name: str
+    server: str
+    tool: Tool
+
+    def openai(self) -> dict:
+        return {"type": "function", "function": {"name": self.name, "description": self.tool.description,
+                                                 "parameters": self.tool.input_schema}}
+
+    def anthropic(self) -> dict:
+        return {"name": self.name, "description": self.tool.description, "input_schema": self.tool.input_schema}
+
+
+def model_text(result: ToolResult) -> str:
+    """A tool result as the text a model reads: content blocks joined, failures marked."""
+    text = result.text
+    return f"Error: {text}" if result.is_error else text
+
+
+def _function_name(name: str) -> str:
+    return _NOT_ALLOWED.sub("_", name)[:NAME_LIMIT]
+
+
+def merge_catalogue(tools: Mapping[str, Sequence[Tool]]) -> list[CatalogueEntry]:
+    """Every server's tools in one list; a name offered by two servers gets a server prefix."""
+    owners: dict[str, list[str]] = {}
+    for server, listed in tools.items():
+        for tool in listed:
+            owners.setdefault(_function_name(tool.name), []).append(server)
+    entries = []
+    for server, listed in tools.items():
+        for tool in listed:
+            name = _function_name(tool.name)
+            if len(owners[name]) > 1:
+                name = _function_name(f"{server}{SEPARATOR}{tool.name}")
+            entries.append(CatalogueEntry(name, server, tool))
+    return entries
 
 
 def function_call_parts(call: dict) -> tuple[str, dict]:

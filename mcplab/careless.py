@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from mcplab.agent import SEPARATOR, ScriptedModel
-from mcplab.host import CatalogueEntry, Host, model_text
+from mcplab.agent import SEPARATOR, CatalogueEntry, ScriptedModel, model_text
+from mcplab.host import Host
 from mcplab.results import Tool, ToolResult
 
 __all__ = ["CarelessHost", "GullibleModel", "AnyHost", "main"]

@@ -55,12 +55,13 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
 
 from mcplab import trust
-from mcplab.agent import SEPARATOR, AgentRun, Rule, ScriptedModel, count, function_call_parts, short
+from mcplab.agent import (  # noqa: F401  (merge_catalogue re-exported: tests and labs import it from here)
+    AgentRun, CatalogueEntry, Rule, ScriptedModel, count, function_call_parts, merge_catalogue, model_text, short,
+)
 from mcplab.client import Client
 from mcplab.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
 from mcplab.results import Tool, ToolResult
@@ -73,9 +74,7 @@ __all__ = ["Host", "CatalogueEntry", "ServerFailed", "ScriptedModel", "Rule", "A
            "function_call_parts", "Ask", "Pin"]
 
 Ask = Callable[[Question], "bool | Awaitable[bool]"]
-NAME_LIMIT = 64
 MAX_RESTARTS = 3  # times one server is started again after crashing, in a host's life
-_NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class ServerFailed(TransportError):
@@ -84,47 +83,6 @@ class ServerFailed(TransportError):
     def __init__(self, server: str, cause: BaseException) -> None:
         super().__init__(f"server {server!r} failed: {cause}")
         self.server = server
-
-
-@dataclass(frozen=True)
-class CatalogueEntry:
-    """One tool as the model sees it (``name``) and where it really lives (``server``, ``tool``)."""
-    name: str
-    server: str
-    tool: Tool
-
-    def openai(self) -> dict:
-        return {"type": "function", "function": {"name": self.name, "description": self.tool.description,
-                                                 "parameters": self.tool.input_schema}}
-
-    def anthropic(self) -> dict:
-        return {"name": self.name, "description": self.tool.description, "input_schema": self.tool.input_schema}
-
-
-def model_text(result: ToolResult) -> str:
-    """A tool result as the text a model reads: content blocks joined, failures marked."""
-    text = result.text
-    return f"Error: {text}" if result.is_error else text
-
-
-def _function_name(name: str) -> str:
-    return _NOT_ALLOWED.sub("_", name)[:NAME_LIMIT]
-
-
-def merge_catalogue(tools: Mapping[str, Sequence[Tool]]) -> list[CatalogueEntry]:
-    """Every server's tools in one list; a name offered by two servers gets a server prefix."""
-    owners: dict[str, list[str]] = {}
-    for server, listed in tools.items():
-        for tool in listed:
-            owners.setdefault(_function_name(tool.name), []).append(server)
-    entries = []
-    for server, listed in tools.items():
-        for tool in listed:
-            name = _function_name(tool.name)
-            if len(owners[name]) > 1:
-                name = _function_name(f"{server}{SEPARATOR}{tool.name}")
-            entries.append(CatalogueEntry(name, server, tool))
-    return entries
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ import signal
 import sys
 from pathlib import Path
 
-import anyio
 import httpx
 import pytest
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
 import sys
 from pathlib import Path
@@ -45,7 +44,7 @@ def outputs(path: Path) -> str:
 @pytest.mark.http
 @pytest.mark.subprocess
 def test_the_refusals_key_is_what_the_authorization_parts_answer(tmp_path):
-    from test_auth_bad_input import CLIENT, SECRET, World, query, reused_code, wrong_secret, wrong_verifier
+    from test_auth_bad_input import CLIENT, SECRET, World, reused_code, wrong_secret, wrong_verifier
 
     shutil.copytree(SERVERS / "samples", tmp_path / "served")
     with launch([sys.executable, str(SERVERS / "auth.py"), "--client", f"{CLIENT}:{SECRET}:{REDIRECT}",
