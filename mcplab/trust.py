@@ -22,7 +22,7 @@ them; and under "Tool": annotations are untrusted unless the server is trusted).
 
 :class:`Permission` is one connection's: whether the user trusts that server (then, and only then, its
 ``readOnlyHint`` spares the question) and the tools the user allowed for the rest of the connection.
-Seed 1's "permission approval per connection" is this record. The Host (host.py) holds the state:
+Seed 2's "permission approval" per connection (权限审批) is this record. The Host (host.py) holds the state:
 it withholds from the model any tool that was flagged at first sight or changed since approval until
 the user says yes, asks before each call the rule names, and hands a flagged result over quoted as
 data (:func:`as_data`). Nothing here does I/O.
