@@ -205,13 +205,13 @@ class Host:
     async def _admit(self, listed: Mapping[str, Sequence[Tool]]) -> dict[str, list[Tool]]:
         """The tools the model may see: pinned ones unchanged, new unflagged ones, and what the user approves."""
         admitted: dict[str, list[Tool]] = {}
+        self.withheld = {key: why for key, why in self.withheld.items() if key[0] not in listed}  # listed anew below
         for server, tools in listed.items():
             others = {t.name for s, ts in listed.items() if s != server for t in ts}
             admitted[server] = []
             for tool in tools:
                 key, digest = (server, tool.name), trust.pin(tool.raw)
                 pinned = self.pins.get(key)
-                self.withheld.pop(key, None)
                 if pinned is not None and pinned.digest == digest:
                     admitted[server].append(tool)
                     continue
