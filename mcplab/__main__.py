@@ -2,4 +2,5 @@
 
 from mcplab.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # importing the module (a tool walking the package) runs nothing
+    raise SystemExit(main())

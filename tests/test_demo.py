@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+import wire_log
 
 from mcplab import demo
 from mcplab.cli import main
@@ -148,7 +149,8 @@ def test_a_broken_modern_era_fails_the_demo_with_the_servers_refusal(monkeypatch
 
     monkeypatch.setattr(ModernLifecycle, "stamp", lambda self, params: dict(params or {}))
     out = io.StringIO()
-    assert demo.run(5, color=False, out=out) == 1
+    with wire_log.wrong_on_purpose():  # requests without _meta: the point of the test
+        assert demo.run(5, color=False, out=out) == 1
     text = out.getvalue()
     assert "legacy (2025-11-25) wire trace (5 frames)" in text
     assert "mcplab demo: " in text and "not available" not in text
