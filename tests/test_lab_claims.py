@@ -196,3 +196,14 @@ def test_lab12_says_what_the_stored_initialize_replies_declare_and_no_logging():
         assert "ours declares `logging`" not in said and "`logging`, and" not in said, cell_id
     assert "no `logging`" in words("12_ecosystem.ipynb", "12_ecosystem-12")
     assert "Neither declares `logging`" in words("12_ecosystem.ipynb", "12_ecosystem-18")
+
+
+def test_lab12_shows_seed_2s_survey_in_stored_outputs_kinds_sdks_and_the_registry():
+    kinds = output("12_ecosystem.ipynb", "12_ecosystem-kinds")
+    for family in ("files and code", "databases", "browsers", "SaaS"):
+        assert family in kinds
+    assert "Streamable HTTP + OAuth 2.1" in kinds and "servers/files.py" in kinds
+    assert position("12_ecosystem.ipynb", "12_ecosystem-26") < position("12_ecosystem.ipynb", "12_ecosystem-kinds")
+    assert "github.com/modelcontextprotocol/python-sdk" in output("12_ecosystem.ipynb", "12_ecosystem-27")
+    registry = output("12_ecosystem.ipynb", "12_ecosystem-29")
+    assert '"name": "io.github.mcplab/weather"' in registry and "registry.modelcontextprotocol.io/v0/servers" in registry
