@@ -136,7 +136,8 @@ def test_each_attack_section_cites_the_spec_section_its_defence_comes_from():
     assert sorted(sections, key=int) == [str(n) for n in range(1, 11)]
     expected = {"4": "server/tools#", "5": "server/tools#list-changed-notification", "6": "server/tools#tool",
                 "7": "basic/transports#security-warning", "8": "basic/security_best_practices#local-mcp-server-compromise",
-                "9": "basic/security_best_practices#token-passthrough", "2": "basic/authorization#scope-challenge-handling"}
+                "9": "basic/security_best_practices#token-passthrough", "2": "basic/authorization#scope-challenge-handling",
+                "10": "architecture#core-components"}
     for section, link in expected.items():
         assert f"modelcontextprotocol.io/specification/2025-11-25/{link}" in sections[section], section
 
