@@ -6,8 +6,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 NODE_DIR := .node
 LAB_ARGS ?=
+# The labs' language: `make lab LAB_LANG=zh` opens the Chinese edition (labs/zh-CN/). LANG is the
+# locale variable every program reads (en_US.UTF-8 ...), so it is only taken as the labs' language
+# when it holds one of ours (`make lab LANG=zh`), and then the locale is put back to C.UTF-8 for JupyterLab.
+LAB_LANG ?= $(filter zh zh-CN zh_CN en,$(LANG))
 
-.PHONY: lab test notebooks bench clean
+.PHONY: lab test notebooks translations bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +27,7 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 lab: $(VENV)/.lab-installed
-	$(BIN)/mcplab lab $(LAB_ARGS)
+	$(if $(filter $(LANG),$(LAB_LANG)),LANG=C.UTF-8 )$(BIN)/mcplab lab $(if $(LAB_LANG),--lang $(LAB_LANG) )$(LAB_ARGS)
 
 # The npm peers the interop tests talk to, kept inside the checkout (.node/, git-ignored), and the
 # official conformance suite with the Node it needs: every conformance release crashes on Node 20, so
@@ -66,7 +70,14 @@ test: $(VENV)/.test-installed $(NODE_DIR)/.installed chromium nginx
 
 # For authors: re-execute every notebook in place so its stored outputs are current.
 notebooks: $(VENV)/.lab-installed $(VENV)/.test-installed
-	$(BIN)/jupyter nbconvert --to notebook --execute --inplace labs/*.ipynb labs/solutions/*.ipynb
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace labs/*.ipynb labs/solutions/*.ipynb \
+	  labs/zh-CN/*.ipynb labs/zh-CN/solutions/*.ipynb
+
+# For authors: catalogs up to date with the English labs and code (changed English comes back fuzzy,
+# new English untranslated), the Chinese labs rebuilt and executed, README.zh-CN.md rebuilt; then it
+# lists what is left to translate (`mcplab i18n status` for the entries themselves). See translations/README.md.
+translations: $(VENV)/.test-installed
+	$(BIN)/mcplab i18n
 
 # Side by side with the official SDK: prints the table, writes bench/results/latest.json (see bench/run.py).
 bench: $(VENV)/.test-installed
