@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcplab.i18n import _  # capabilities_text is read by people: it follows the language
+
 Era = Literal["legacy", "modern"]
 ServerEra = Literal["legacy", "modern", "dual"]
 ClientEra = Literal["legacy", "modern", "auto"]
@@ -99,7 +101,7 @@ def capabilities_text(capabilities: dict[str, Any]) -> str:
     """
     parts = []
     for name, value in sorted(capabilities.items()):
-        notes = [f"deprecated in {DEPRECATED[name].since}"] if name in DEPRECATED else []
+        notes = [_("deprecated in {version}", version=DEPRECATED[name].since)] if name in DEPRECATED else []
         flags = [key for key, on in value.items() if on is True] if isinstance(value, dict) else []
         if notes and flags:
             notes = [f"{notes[0]}; {', '.join(flags)}"]
