@@ -59,7 +59,7 @@ def plot_graphs(n: int = 3, m: int = 4) -> Figure:
         [((0, a), centre) for a in apps] + [(centre, (1, t)) for t in tools],
         colors=COLORS[PROTOCOL], linewidths=1.8, gid="implementations"))
     hub.scatter(*centre, s=2600, color="white", edgecolor=COLORS[PROTOCOL], linewidth=2, zorder=3)
-    hub.text(*centre, "MCP", ha="center", va="center", fontsize=13, weight="bold", zorder=4)
+    hub.text(*centre, "MCP", ha="center", va="center", fontsize=13, weight="bold", family="sans-serif", zorder=4)
     hub.text(0.25, -0.08, _("one MCP client per app"), ha="center", fontsize=9, color="dimgray")
     hub.text(0.75, -0.08, _("one MCP server per tool"), ha="center", fontsize=9, color="dimgray")
     for ax in (mesh, hub):

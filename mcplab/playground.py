@@ -32,6 +32,7 @@ from mcplab.schema_check import PRE
 
 BUNDLED = ("weather", "files")
 KINDS = ("tools", "resources", "prompts")
+SINGULAR = {"tools": N_("tool"), "resources": N_("resource"), "prompts": N_("prompt")}  # shown through _()
 TEMPLATE_VARIABLE = re.compile(r"\{(\+?)([A-Za-z0-9_]+)\}")  # RFC 6570 level 1 and {+reserved}
 
 
@@ -281,7 +282,8 @@ class Playground:
         """Select one item (as a click would) and return its form: ``{argument: widget}``."""
         if name not in self.catalogue[kind]:
             known = ", ".join(self.catalogue[kind]) or _("none (connect first)")
-            raise ValueError(_("no {kind} {name!r}; this server has: {known}", kind=kind[:-1], name=name, known=known))
+            raise ValueError(_("no {kind} {name!r}; this server has: {known}", kind=_(SINGULAR[kind]), name=name,
+                               known=known))
         self.kind_buttons.value = kind
         self.items.value = name
         return self.form
@@ -372,7 +374,7 @@ class Playground:
                   transport=self.transport_buttons.value, era=self.era_buttons.value)
         if self.client is None:
             return _("Playground ({where}): not connected", where=where)
-        selected = (_("; selected {kind} {name}", kind=self.kind_buttons.value[:-1], name=self.items.value)
+        selected = (_("; selected {kind} {name}", kind=_(SINGULAR[self.kind_buttons.value]), name=self.items.value)
                     if self.items.value else "")
         return _("Playground ({where}): connected, {counts}{selected}", where=where, counts=self._counts(),
                  selected=selected)

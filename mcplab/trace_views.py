@@ -95,8 +95,9 @@ def describe(frames: Iterable[Frame]) -> list[View]:
                                                   name=error_name(message.code))))
         elif isinstance(message, jsonrpc.Request):
             waiting[(frame.direction, message.id)] = (frame.seq, pairs, message.method)
-            views.append(View(frame, "request", f"{message.method}{_subject(message.params)} "
-                                                f"(id {json.dumps(message.id, ensure_ascii=False)})", pairs))
+            views.append(View(frame, "request", _("{method}{subject} (id {id})", method=message.method,
+                                                  subject=_subject(message.params),
+                                                  id=json.dumps(message.id, ensure_ascii=False)), pairs))
             pairs += 1
         elif isinstance(message, jsonrpc.Notification):
             views.append(View(frame, "notification", _("{method} (no id)", method=message.method)))

@@ -33,11 +33,11 @@ from typing import Iterable
 
 import polib
 
-__all__ = ["Unit", "Memory", "merge", "read", "write", "problems", "fields", "HEADER"]
+__all__ = ["Unit", "Memory", "merge", "read", "write", "problems", "fields", "content", "HEADER"]
 
 FUZZY = "fuzzy"
 BRACE_FORMAT = "python-brace-format"
-SIMILAR = 0.6  # difflib ratio above which changed English inherits the old translation, as fuzzy
+SIMILAR = 0.75  # difflib ratio above which changed English inherits the old translation, as fuzzy
 HEADER = ("Simplified Chinese (zh_CN) for mcplab. Written by hand; kept in step with the English by\n"
           "`mcplab i18n` (make translations). An entry marked fuzzy is not used until it is reviewed.")
 
@@ -146,6 +146,14 @@ def write(catalog: polib.POFile, path: Path) -> bool:
         os.unlink(temporary)
         raise
     return True
+
+
+def content(catalog: polib.POFile | None) -> set[tuple]:
+    """What a catalog says, without where its entries come from (a line number, a cell's place), which
+    moves with every edit of the source: (context, English, plural, translation, fuzzy) per entry."""
+    return {(entry.msgctxt, entry.msgid, entry.msgid_plural, entry.msgstr,
+             tuple(sorted(entry.msgstr_plural.items())), entry.fuzzy)
+            for entry in catalog or () if not entry.obsolete}
 
 
 def fields(text: str) -> list[str]:

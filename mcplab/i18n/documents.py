@@ -18,9 +18,14 @@ from typing import Any
 from mcplab.i18n import LANGUAGES
 from mcplab.i18n.catalogs import Unit
 
-__all__ = ["DOCUMENTS", "blocks", "units", "build", "catalog_path", "built_path"]
+__all__ = ["DOCUMENTS", "present", "blocks", "units", "build", "catalog_path", "built_path"]
 
 DOCUMENTS = ("README.md",)
+
+
+def present(root: Path) -> list[str]:
+    """The documents of :data:`DOCUMENTS` that ``root`` has."""
+    return [name for name in DOCUMENTS if (root / name).is_file()]
 
 
 def blocks(text: str) -> list[str]:

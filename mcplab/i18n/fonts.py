@@ -4,10 +4,11 @@ Theory of operation
 -------------------
 matplotlib's default font, DejaVu Sans, has no CJK glyphs: every Chinese character would be drawn
 as an empty box, with a "Glyph … missing from font(s)" warning on stderr. Since 3.6 matplotlib
-falls back glyph by glyph along the ``font.sans-serif`` list, so :func:`use_cjk_font` puts the first
-CJK font this machine has in front of DejaVu Sans: Latin letters and digits keep their usual look,
-Chinese comes from the CJK font. Only installed fonts go on the list (a missing one would make
-matplotlib log a warning of its own on every figure).
+falls back glyph by glyph along the ``font.family`` list, so :func:`use_cjk_font` adds the first CJK
+font this machine has after the default family: Latin letters and digits keep their usual look,
+Chinese comes from the CJK font. Only an installed font goes on the list (a missing one would make
+matplotlib log a warning of its own on every figure). Most CJK fonts have no bold: a bold label in a
+Chinese plot would make matplotlib warn, so a plot's bold Latin label names its family itself.
 
 The candidates are the usual ones per system: WenQuanYi Micro Hei (Debian's ``fonts-wqy-microhei``,
 what ``make test`` installs), Noto Sans CJK / Source Han Sans (most Linux desktops), PingFang and
@@ -33,28 +34,27 @@ def cjk_font() -> str | None:
 
 
 def use_cjk_font() -> str | None:
-    """Put this machine's CJK font first in matplotlib's sans-serif list; return its name (None: none found)."""
+    """Add this machine's CJK font to matplotlib's fallback list; return its name (None: none found)."""
     import matplotlib
 
     name = cjk_font()
     if name is not None:
-        rest = [family for family in matplotlib.rcParams["font.sans-serif"] if family != name]
-        matplotlib.rcParams["font.sans-serif"] = [name, *rest]
-        matplotlib.rcParams["font.family"] = ["sans-serif"]
-        matplotlib.rcParams["axes.unicode_minus"] = True
+        families = [family for family in matplotlib.rcParams["font.family"] if family != name]
+        # Last: Latin text keeps its usual font (and its bold, which most CJK fonts lack), and
+        # only a glyph that font does not have comes from the CJK font.
+        matplotlib.rcParams["font.family"] = [*families, name]
     return name
 
 
-def fallback_files(family: str = "sans-serif") -> list[str]:
-    """The font files matplotlib falls back along for ``family``, in order (one per installed name)."""
+def fallback_files() -> list:
+    """The font files matplotlib falls back along for default text, in order (one per family)."""
     import matplotlib
     from matplotlib import font_manager
 
-    names = matplotlib.rcParams[f"font.{family}"] if family in font_manager.font_family_aliases else [family]
-    files: list[str] = []
-    for name in names:
-        try:
-            path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+    files: list = []
+    for family in matplotlib.rcParams["font.family"]:
+        try:  # a generic family (sans-serif) is its first installed member, as the renderer takes it
+            path = font_manager.findfont(font_manager.FontProperties(family=[family]), fallback_to_default=False)
         except ValueError:  # not installed: the renderer skips it too
             continue
         if path not in files:
@@ -62,18 +62,18 @@ def fallback_files(family: str = "sans-serif") -> list[str]:
     return files
 
 
-def resolved(text: str, family: str = "sans-serif") -> list[tuple[str, str]]:
+def resolved(text: str) -> list[tuple[str, str]]:
     """For each character of ``text``: (the character, the file of the font matplotlib draws it with).
 
     Walks the fallback list the renderer walks: the first font whose character map has the character.
     """
     from matplotlib.ft2font import FT2Font
 
-    maps = [(path, FT2Font(path).get_charmap()) for path in fallback_files(family)]
+    maps = [(str(path), FT2Font(path).get_charmap()) for path in fallback_files()]
     return [(char, next((path for path, cmap in maps if ord(char) in cmap), ""))
             for char in text if not char.isspace()]
 
 
-def missing_glyphs(text: str, family: str = "sans-serif") -> str:
+def missing_glyphs(text: str) -> str:
     """The characters of ``text`` no font on the fallback list can draw (empty: none is missing)."""
-    return "".join(char for char, path in resolved(text, family) if not path)
+    return "".join(char for char, path in resolved(text) if not path)

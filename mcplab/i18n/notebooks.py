@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -35,7 +36,7 @@ import nbformat
 from mcplab.i18n import LANGUAGES, N_, _catalog
 from mcplab.i18n.catalogs import Unit
 
-__all__ = ["LABS", "sources", "ensure_ids", "units", "build", "comparable", "SETUP_ID", "NOTE_ID", "GLOSSARY"]
+__all__ = ["LABS", "sources", "missing_ids", "ensure_ids", "units", "build", "comparable", "SETUP_ID", "NOTE_ID", "GLOSSARY"]
 
 LABS = "labs"
 SETUP_ID = "i18n-setup"
@@ -68,34 +69,42 @@ def read(path: Path) -> Any:
     return nbformat.read(str(path), as_version=4)
 
 
+def missing_ids(path: Path) -> list[int]:
+    """The places of the cells that have no id in the file itself (nbformat would invent random ones)."""
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    return [index for index, cell in enumerate(cells) if not cell.get("id")]
+
+
 def ensure_ids(path: Path) -> int:
     """Give each cell of the notebook at ``path`` that has none a deterministic id; how many it gave."""
-    notebook = read(path)
-    if (notebook.nbformat, notebook.nbformat_minor) < (4, 5):
-        notebook.nbformat_minor = 5
-    taken = {cell.get("id") for cell in notebook.cells if cell.get("id")}
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    cells = raw.get("cells", [])
+    taken = {cell.get("id") for cell in cells if cell.get("id")}
     given = 0
-    for index, cell in enumerate(notebook.cells):
+    for index, cell in enumerate(cells):
         if cell.get("id"):
             continue
-        seed = f"{path.stem}\0{index}\0{cell.cell_type}\0{cell.source}"
+        source = "".join(cell.get("source", ""))
+        seed = f"{path.stem}\0{index}\0{cell.get('cell_type')}\0{source}"
         digest = hashlib.sha256(seed.encode("utf-8")).hexdigest()
         cell_id = next(digest[k:k + 8] for k in range(0, len(digest) - 8) if digest[k:k + 8] not in taken)
         cell["id"] = cell_id
         taken.add(cell_id)
         given += 1
     if given:
-        nbformat.write(notebook, str(path))
+        if (raw.get("nbformat", 4), raw.get("nbformat_minor", 0)) < (4, 5):
+            raw["nbformat"], raw["nbformat_minor"] = 4, 5
+        nbformat.write(nbformat.from_dict(raw), str(path))
     return given
 
 
 def units(root: Path, path: Path) -> list[Unit]:
     """The notebook's markdown cells, one :class:`Unit` each (context: the cell id)."""
-    notebook = read(path)
     name = (PurePosixPath(LABS) / relative(root, path)).as_posix()
-    missing = [index for index, cell in enumerate(notebook.cells) if not cell.get("id")]
+    missing = missing_ids(path)
     if missing:
         raise ValueError(f"{name}: cells {missing} have no id; run `mcplab i18n update` to give them one")
+    notebook = read(path)
     return [Unit(cell["id"], cell.source, f"{name} · cell {index} (markdown)")
             for index, cell in enumerate(notebook.cells) if cell.cell_type == "markdown" and cell.source.strip()]
 

@@ -15,7 +15,10 @@ Three steps, each safe to run at any time, in a clone of the repository:
 ``status``  what is left to translate or review, one line per entry; exit status 1 when anything is.
 
 ``check`` is what the tests assert: nothing to update, nothing to translate or review, the compiled
-catalog and every built file equal to what the catalogs give (outputs aside: nbval checks those).
+catalog and every built file equal to what the catalogs give (outputs aside: nbval checks those). A
+catalog counts as up to date when its entries say the same (context, English, translation, fuzzy):
+the comments saying where each comes from (a line, a cell's place) drift with every edit of the
+source, and the next ``update`` refreshes them.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def plan(root: Path, code: str) -> Plan:
     for notebook in notebooks.sources(root):
         path = notebooks.catalog_path(root, notebook, code)
         result.catalogs[path] = catalogs.merge(notebooks.units(root, notebook), loaded.get(path), memory)
-    for name in documents.DOCUMENTS:
+    for name in documents.present(root):
         path = documents.catalog_path(root, name, code)
         result.catalogs[path] = catalogs.merge(documents.units(root, name), loaded.get(path), memory)
     result.stale = [path for path in existing if path not in result.catalogs]
@@ -133,7 +136,7 @@ def build(root: Path, code: str = "zh", only: Sequence[str] = (), execute: bool 
         said.append(f"built {target.relative_to(root).as_posix()}"
                     + (f" (ran in {time.monotonic() - started:.1f} s)" if execute else ""))
     if not only:
-        for name in documents.DOCUMENTS:
+        for name in documents.present(root):
             text = documents.build(root, name, catalogs.read(documents.catalog_path(root, name, code)), code)
             target = documents.built_path(root, name, code)
             if not target.is_file() or target.read_text(encoding="utf-8") != text:
@@ -169,14 +172,14 @@ def check(root: Path, code: str = "zh") -> list[str]:
     """Everything that is not as ``mcplab i18n`` would leave it, one line each (empty: all in step)."""
     found = []
     for notebook in notebooks.sources(root):
-        if any(not cell.get("id") for cell in notebooks.read(notebook).cells):
+        if notebooks.missing_ids(notebook):
             found.append(f"{notebook.relative_to(root).as_posix()}: cells without an id (run mcplab i18n update)")
     if found:
         return found
     result = plan(root, code)
     found += [f"cannot extract: {problem}" for problem in result.extraction_problems]
-    for path, catalog in result.catalogs.items():
-        if not path.is_file() or path.read_text(encoding="utf-8") != str(catalog) + "\n":
+    for path, catalog in result.catalogs.items():  # where an entry comes from may drift: only what it says counts
+        if not path.is_file() or catalogs.content(catalogs.read(path)) != catalogs.content(catalog):
             found.append(f"{path.relative_to(root).as_posix()}: not up to date with its source "
                          f"(run mcplab i18n update)")
     found += [f"{path.relative_to(root).as_posix()}: its source is gone (run mcplab i18n update)"
@@ -197,7 +200,7 @@ def check(root: Path, code: str = "zh") -> list[str]:
     folder = root / notebooks.LABS / LANGUAGES[code][1]
     found += [f"{path.relative_to(root).as_posix()}: has no English source (remove it)"
               for path in sorted(folder.rglob("*.ipynb")) if path not in built and ".ipynb_checkpoints" not in path.parts]
-    for name in documents.DOCUMENTS:
+    for name in documents.present(root):
         target = documents.built_path(root, name, code)
         text = documents.build(root, name, result.catalogs[documents.catalog_path(root, name, code)], code)
         if not target.is_file() or target.read_text(encoding="utf-8") != text:
