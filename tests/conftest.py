@@ -11,6 +11,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The suite speaks English whatever the shell chose (mcplab.i18n reads these; kernels and servers inherit
+# them): a Chinese-speaking developer's MCPLAB_LANG must not change what the English notebooks show.
+for _name in ("MCPLAB_LANG", "MCPLAB_NOTEBOOK_DIR"):
+    os.environ.pop(_name, None)
 SPEC_DIR = ROOT.parent / "shared" / "mcp-spec"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
