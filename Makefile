@@ -1,5 +1,8 @@
 # The two commands a newcomer needs: `make lab` and `make test`.
-# Both create .venv when it is missing and install what they need into it.
+# Both create .venv when it is missing and install what they need into it, pinned by constraints.txt,
+# with uv (from PATH, else installed into .venv from PyPI; plain pip when that fails): mcplab/install.py,
+# which is also `python -m mcplab setup` for machines without make. Both fetch the official schemas
+# for the trace viewer's badges (`mcplab schemas`); offline that is one sentence, not a failure.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -11,23 +14,21 @@ LAB_ARGS ?=
 # when it holds one of ours (`make lab LANG=zh`), and then the locale is put back to C.UTF-8 for JupyterLab.
 LAB_LANG ?= $(filter zh zh-CN zh_CN en,$(LANG))
 
-.PHONY: lab test notebooks translations bench clean
+.PHONY: lab test notebooks translations bench clean constraints chromium
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+# setup keeps one stamp per extra in .venv, holding a fingerprint of pyproject.toml and constraints.txt:
+# a change reinstalls, otherwise it only fetches what the schema cache lacks and goes on.
+lab:
+	$(if $(filter $(LANG),$(LAB_LANG)),LANG=C.UTF-8 )$(PYTHON) -m mcplab setup --extra lab $(if $(LAB_LANG),--lang $(LAB_LANG) )$(LAB_ARGS)
 
-# One stamp per extra: a change to pyproject.toml reinstalls.
-$(VENV)/.lab-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[lab]"
-	touch $@
+$(VENV)/.lab-installed $(VENV)/.test-installed: pyproject.toml constraints.txt
+	$(PYTHON) -m mcplab setup --extra $(patsubst .%-installed,%,$(notdir $@)) --no-lab
 
-$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $@
-
-lab: $(VENV)/.lab-installed
-	$(if $(filter $(LANG),$(LAB_LANG)),LANG=C.UTF-8 )$(BIN)/mcplab lab $(if $(LAB_LANG),--lang $(LAB_LANG) )$(LAB_ARGS)
+# For authors, after changing a dependency: the pins for every extra, on every platform, Python 3.10 up.
+constraints: pyproject.toml
+	{ sed -n '1,2p' constraints.txt; uv pip compile pyproject.toml --all-extras --universal \
+	  --python-version 3.10 --no-header --annotation-style line -q; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 # The npm peers the interop tests talk to, kept inside the checkout (.node/, git-ignored), and the
 # official conformance suite with the Node it needs: every conformance release crashes on Node 20, so
@@ -47,7 +48,6 @@ $(NODE_DIR)/.installed: Makefile
 # with its reason, and fails under CI=true.
 CHROMIUM := /usr/bin/chromium
 CJK_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
-.PHONY: chromium
 chromium:
 	@if [ -x $(CHROMIUM) ] && [ -f $(CJK_FONT) ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -65,7 +65,8 @@ nginx:
 	  apt-get update -qq && RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; \
 	else echo "make: not installing nginx (not root, or no apt-get): the load-balancer test needs $(NGINX)"; fi
 
-test: $(VENV)/.test-installed $(NODE_DIR)/.installed chromium nginx
+test: $(NODE_DIR)/.installed chromium nginx
+	$(PYTHON) -m mcplab setup --extra test --no-lab
 	$(BIN)/python -m pytest
 
 # For authors: re-execute every notebook in place so its stored outputs are current.

@@ -1,5 +1,6 @@
 """The ``mcplab`` command: open the labs, start a bundled server, poke at any MCP server.
 
+    mcplab setup [--extra lab|test|dev] [--no-lab] [jupyter flags]   what `make lab` does (python -m mcplab setup)
     mcplab lab [--dir DIR] [--copy-only] [--lang zh]   JupyterLab on labs/ (a clone) or on a copy of the course
                                         (a wheel); --lang zh opens the Chinese edition, labs/zh-CN/
     mcplab serve weather|files|conformance [server flags]
@@ -8,6 +9,7 @@
     mcplab demo [--lang zh]             the whole tour in the terminal
     mcplab i18n [update|build|status|check]   keep the translations in step with the English (authors)
     mcplab config HOST [SERVER ...] [--write FILE]   a real host's configuration for these servers
+    mcplab schemas [--base-url URL] [--cache-dir DIR]   fetch the official schemas into the cache
 
 Each subcommand imports what it needs only when it runs, so ``mcplab --help`` is instant.
 
@@ -288,6 +290,18 @@ def _config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _setup(args: argparse.Namespace) -> int:
+    from mcplab import install
+    return install.main(args.jupyter_args, extra=args.extra, open_lab=not args.no_lab)
+
+
+def _schemas(args: argparse.Namespace) -> int:
+    from mcplab import schemas
+    status, lines = schemas.command(args.base_url, Path(args.cache_dir) if args.cache_dir else None)
+    print("\n".join(lines), file=sys.stderr if status else sys.stdout)
+    return status
+
+
 def _client_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", metavar="CMD", help='start the server with this command, e.g. "python servers/weather.py"')
@@ -305,6 +319,13 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcplab", description="A teaching lab for the Model Context Protocol.")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    setup = sub.add_parser("setup", help="what `make lab` does: .venv, the pinned packages (uv), the official "
+                                         "schemas, then JupyterLab (other flags go to jupyter lab)")
+    setup.add_argument("--extra", choices=("lab", "test", "dev"), default="lab",
+                       help="what to install besides the package: lab (default), test or dev (both)")
+    setup.add_argument("--no-lab", action="store_true", help="stop after installing; do not open JupyterLab")
+    setup.set_defaults(run=_setup, passthrough="jupyter_args")
 
     lab = sub.add_parser("lab", help="open JupyterLab on the labs (other flags go to jupyter lab); installed "
                                      "from a wheel, it first copies the course into a folder of your own")
@@ -366,6 +387,13 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--write", metavar="FILE", help="merge into FILE (atomically) instead of printing")
     config.add_argument("--tap", metavar="DIR", help="record each stdio server's traffic in DIR/NAME.jsonl (mcplab.wiretap)")
     config.set_defaults(run=_config)
+
+    fetch = sub.add_parser("schemas", help="download the official MCP schemas (for the trace viewer's badges) "
+                                           "into the user's cache, each checked against its SHA-256 digest")
+    fetch.add_argument("--base-url", help="a mirror holding <version>/schema.json (default: $MCPLAB_SCHEMA_URL, "
+                                          "else the official repository at the pinned commit)")
+    fetch.add_argument("--cache-dir", metavar="DIR", help="fill DIR instead of the user's cache folder")
+    fetch.set_defaults(run=_schemas)
     return parser
 
 

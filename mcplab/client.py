@@ -71,7 +71,7 @@ from mcplab.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS
 __all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_ERA", "PROBE_TIMEOUT", "ERA_CACHE", "MAX_REISSUES"]
 
 DEFAULT_TIMEOUT = 30.0   # seconds per request, unless the caller says otherwise
-PROBE_TIMEOUT = 5.0      # seconds era="auto" waits for server/discover before calling the server legacy
+PROBE_TIMEOUT = 5.0      # seconds era="auto" waits on stdio for server/discover before calling the server legacy
 MAX_PAGES = 1000         # a list that never ends must not hang the client
 MAX_REISSUES = 2         # times a modern request whose reply stream broke is sent again
 # DESIGN.md's default is "auto"; it stays "legacy" until the labs' stored traces (made with the
@@ -129,7 +129,7 @@ class Client:
         self.rejected_tools: dict[str, str] = {}       # tool name → why list_tools left it out
         self._header_paths: dict[str, dict] = {}       # tool name → its x-mcp-header marks
         self._opened = False
-        self._shown = 0  # frames already handed out by recent()
+        self._shown = 0  # seq of the last frame recent() handed out
 
     def _make_lifecycle(self, era: str, version: str | None) -> Any:
         """A fresh lifecycle for one opening step, declaring the capabilities we have handlers for."""
@@ -155,9 +155,14 @@ class Client:
         self._opened = True
         await self.transport.open()
         try:
+            # Silence means "legacy" only on stdio (spec 2026-07-28, stdio "Backward Compatibility"): over
+            # HTTP every POST gets a status the verdict reads (streamable-http "Backward Compatibility"),
+            # so a slow server there is waited for like any request, not mistaken for a legacy one.
+            silence_counts = getattr(self.transport, "channel", "stdio") == "stdio"
+            probe_timeout = min(self.probe_timeout, self.timeout) if silence_counts else self.timeout
             self.era_decisions = await open_era(self._connection, self._plan, self._make_lifecycle,
                                                 asked_era=self.asked_era, timeout=self.timeout,
-                                                probe_timeout=min(self.probe_timeout, self.timeout))
+                                                probe_timeout=probe_timeout)
             self.era_cache.remember(self._key, self.era, self.protocol_version)
         except BaseException:
             with anyio.CancelScope(shield=True):  # the child must be reaped even if we were cancelled
@@ -184,9 +189,13 @@ class Client:
     def recent(self) -> Trace:
         """The frames recorded since the last call to ``recent()`` (all of them the first time):
         what a notebook cell just put on the wire, as a Trace of its own."""
-        view = Trace()
-        view.frames = self.trace.frames[self._shown:]
-        self._shown = len(self.trace)
+        frames = self.trace.frames
+        view = Trace(max_frames=None, max_chars=None)
+        if frames:
+            first = frames[0].seq  # a bounded trace may have let frames go since the last call
+            view.frames = frames[max(0, self._shown - first + 1):]
+            view.dropped = max(0, first - 1 - self._shown)
+            self._shown = frames[-1].seq
         return view
 
     @property

@@ -263,15 +263,6 @@ async def _call_weather(transport: Transport, era: str) -> Client:
     return client
 
 
-async def _try_modern(ui: Terminal, call: Callable[[], Awaitable[Client]], where: str = "") -> Client | None:
-    try:
-        return await call()
-    except Exception as exc:  # whatever a build without the modern era raises: one line, and go on
-        ui.line("  " + _("modern era{where} not available in this build: {error}: {exc}", where=where,
-                         error=type(exc).__name__, exc=exc), "warn")
-        return None
-
-
 def differences(legacy: list[Frame], modern: list[Frame]) -> list[str]:
     """What changed on the wire between two traces of the same tools/call, read off the frames."""
     def opening(frames: list[Frame]) -> str:
@@ -300,9 +291,7 @@ async def step_eras(ui: Terminal) -> None:
              "The weather server speaks both eras; here is the same get_weather call in each."))
     legacy = await _call_weather(stdio(server_command("weather")), "legacy")
     ui.trace(legacy.trace, _("legacy ({version}) wire trace", version=legacy.protocol_version))
-    modern = await _try_modern(ui, lambda: _call_weather(stdio(server_command("weather")), "modern"))
-    if modern is None:
-        return
+    modern = await _call_weather(stdio(server_command("weather")), "modern")
     ui.trace(modern.trace, _("modern ({version}) wire trace", version=modern.protocol_version))
     ui.say(_("What changed:"))
     for line in differences(legacy.trace.frames, modern.trace.frames):
@@ -313,9 +302,8 @@ async def step_eras(ui: Terminal) -> None:
     ui.say(_("Over HTTP a modern request also names its method (and tool) in routing headers, so a gateway "
              "can route it without reading the body:"))
     with launch(server_command("weather"), host=LOOPBACK) as server:
-        over_http = await _try_modern(ui, lambda: _call_weather(http(server.url), "modern"), _(" over HTTP"))
-    if over_http is not None:
-        ui.http_text(render_http(exchange(over_http.trace, "tools/call")[:1]))
+        over_http = await _call_weather(http(server.url), "modern")
+    ui.http_text(render_http(exchange(over_http.trace, "tools/call")[:1]))
 
 
 async def step_economics(ui: Terminal) -> None:

@@ -54,7 +54,7 @@ from mcplab.versions import at_least
 __all__ = [
     "Request", "Notification", "Response", "ErrorResponse", "Message", "Batch",
     "encode", "decode", "to_dict", "decode_and_show_work", "Work", "answer_batch", "error_response",
-    "keeps_null_id",
+    "keeps_null_id", "is_request_id",
     "LineFramer", "IdAllocator", "PendingRequests",
     "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
     "RESOURCE_NOT_FOUND", "HEADER_MISMATCH", "MISSING_REQUIRED_CLIENT_CAPABILITY",
@@ -229,6 +229,11 @@ def _valid_id(value: Any, *, allow_null: bool) -> bool:
     if value is None:
         return allow_null
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def is_request_id(value: Any) -> bool:
+    """Is ``value`` an MCP request id, a string or an integer (JSON ``true`` is not one)?"""
+    return _valid_id(value, allow_null=False)
 
 
 def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcplab import __version__
 from mcplab.errors import LocalProtocolError, RemoteError, RemoteProtocolError
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from mcplab.versions import (
@@ -61,7 +62,7 @@ INITIALIZED = "notifications/initialized"
 PING = "ping"
 CANCELLED = "notifications/cancelled"
 DISCOVER = "server/discover"
-CLIENT_INFO = {"name": "mcplab", "version": "0.1.0"}
+CLIENT_INFO = {"name": "mcplab", "version": __version__}
 
 # --- states and events -------------------------------------------------------------------------
 IDLE = "idle"                              # nothing sent yet

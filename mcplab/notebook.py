@@ -19,8 +19,9 @@ is the frame's method, the matching ``…Result`` for a response (paired with it
 the error response shape for an error. Draft-07 schemas (up to 2025-06-18) keep definitions under
 ``#/definitions``, the 2020-12 ones under ``#/$defs``.
 
-The schemas are not part of mcplab. They are read from ``$MCPLAB_SPEC_DIR/<version>/schema.json``,
-or from ``../shared/mcp-spec`` beside the checkout; without them the viewer says "badges off".
+The schemas are not part of mcplab: ``mcplab schemas`` downloads them into the user's cache
+(``$MCPLAB_SPEC_DIR`` or ``../shared/mcp-spec`` beside the checkout win when present, see
+``schemas.py``); without them the viewer says "badges off".
 
 :func:`diff` lines two traces up step by step (direction, kind and method; ids differ anyway)
 with :mod:`difflib`, and for each step both traces took lists which JSON members only one side
@@ -77,6 +78,7 @@ class TraceView:
     frames: tuple[Frame, ...]
     checks: dict[int, Check]
     schemas_found: bool
+    dropped: int = 0  # earlier frames a bounded trace let go
 
     @property
     def invalid(self) -> list[tuple[int, str]]:
@@ -85,11 +87,13 @@ class TraceView:
 
     def __repr__(self) -> str:
         lines = [f"{view.frame.seq:>3} {_line(view)}" for view in trace_views.describe(self.frames)]
-        return "\n".join([trace_views.summary(list(self.frames)), *lines])
+        marker = [trace_views.dropped_line(self.dropped)] if self.dropped else []
+        return "\n".join([trace_views.summary(list(self.frames), self.dropped), *marker, *lines])
 
     def _repr_html_(self) -> str:
         badges = {seq: check.badge() for seq, check in self.checks.items()}
-        return _note(self.checks, self.schemas_found) + trace_views.render_html(list(self.frames), badges)
+        return _note(self.checks, self.schemas_found) + trace_views.render_html(list(self.frames), badges,
+                                                                                 dropped=self.dropped)
 
 
 def _note(checks: dict[int, Check], found: bool) -> str:
@@ -104,9 +108,9 @@ def _note(checks: dict[int, Check], found: bool) -> str:
 def _note_text(checks: dict[int, Check], found: bool) -> str:
     style = "font:11px sans-serif;color:#666;margin:2px 0 4px"
     if not found:
-        text = _("schemas not available: badges off (put the official <version>/schema.json files in ${env})",
-                 env=SPEC_DIR_ENV)
-        return f'<div style="{style}">{html.escape(text)}</div>'
+        text = html.escape(_("schemas not available: badges off (run {command} once online, or put the official "
+                             "<version>/schema.json files in ${env})"))  # escaped first: the fields are markup
+        return f'<div style="{style}">{text.format(command="<code>mcplab schemas</code>", env=SPEC_DIR_ENV)}</div>'
     used = sorted({c.version for c in checks.values() if c.version})
     count = {status: sum(c.status == status for c in checks.values()) for status in BADGE_LOOK}
     against = (_("the official schema of {versions}", versions=", ".join(used)) if used
@@ -128,7 +132,8 @@ def show(trace: Any, version: str | None = None) -> TraceView:
     frames = _frames(trace)
     book = schemas()
     found = book.available()
-    return TraceView(tuple(frames), check_frames(frames, version, book) if found else {}, found)
+    return TraceView(tuple(frames), check_frames(frames, version, book) if found else {}, found,
+                     getattr(getattr(trace, "trace", trace), "dropped", 0))
 
 
 # --- two traces side by side ----------------------------------------------------------------------

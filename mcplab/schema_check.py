@@ -11,15 +11,15 @@ method, the matching ``…Result`` for a response (paired with its request by id
 response shape for an error. Draft-07 schemas (up to 2025-06-18) keep definitions under
 ``#/definitions``, the 2020-12 ones under ``#/$defs``.
 
-The schemas are not part of mcplab. They are read from ``$MCPLAB_SPEC_DIR/<version>/schema.json``,
-or from ``../shared/mcp-spec`` beside the checkout; :func:`check_frames` says so when they are
-absent. jsonschema is imported on first use.
+The schemas are not part of mcplab. They are read where ``schemas.py`` finds them: from
+``$MCPLAB_SPEC_DIR/<version>/schema.json``, from ``../shared/mcp-spec`` beside the checkout, or from
+the user's cache that ``mcplab schemas`` fills; the viewer says "badges off" when there are none.
+jsonschema is imported on first use.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -28,24 +28,18 @@ from typing import Any, Sequence
 from mcplab import jsonrpc, trace_views
 from mcplab.errors import JSONRPCError
 from mcplab.i18n import _
+from mcplab.schemas import SPEC_DIR_ENV, spec_dir  # noqa: F401 - notebook.py re-exports both
 from mcplab.server.schema import load_jsonschema
 from mcplab.trace import Frame
 from mcplab.trace_views import Badge, View
 from mcplab.versions import ALL_VERSIONS, HEADER_PROTOCOL_VERSION, META_PROTOCOL_VERSION
 
-SPEC_DIR_ENV = "MCPLAB_SPEC_DIR"
-REPO = Path(__file__).resolve().parent.parent
 VALID, INVALID, UNCHECKED = "valid", "invalid", "unchecked"
 BADGE_LOOK = {VALID: ("✓", "#2e7d32"), INVALID: ("✗", trace_views.ERROR_COLOUR), UNCHECKED: ("–", "#9e9e9e")}
 RESULT = "result: "  # marks a definition that applies to a response's result member
 UNIONS = {"ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification"}  # not one method
 LABEL_WIDTH = 100  # characters of a frame's label in the text views
 PRE = trace_views._PRE  # the look of an opened frame, for results and diff cells too
-
-
-def spec_dir() -> Path:
-    """Where the official schemas are looked for: ``$MCPLAB_SPEC_DIR`` or ``<checkout>/../shared/mcp-spec``."""
-    return Path(os.environ.get(SPEC_DIR_ENV) or REPO.parent / "shared" / "mcp-spec")
 
 
 def _cut(text: str, width: int = LABEL_WIDTH) -> str:

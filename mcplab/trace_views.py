@@ -140,14 +140,24 @@ def _subject(params: Any) -> str:
     return ""
 
 
-def summary(frames: list[Frame]) -> str:
+def summary(frames: list[Frame], dropped: int = 0) -> str:
     """``"9 frames: 4 requests, 3 responses, 1 notification, 1 stderr line"``."""
     counts = {kind: 0 for kind in KINDS}
     for view in describe(frames):
         counts[view.kind] += 1
     parts = [ngettext(*KINDS[kind], n) for kind, n in counts.items() if n]
     head = ngettext("{n} frame", "{n} frames", len(frames))
+    if dropped:
+        head += ngettext(" (and {n} earlier, dropped)", " (and {n} earlier, dropped)", dropped)
     return _("{frames}: {kinds}", frames=head, kinds=_(", ").join(parts)) if parts else head
+
+
+def dropped_line(dropped: int) -> str:
+    """The marker every view puts first when a trace let its oldest frames go."""
+    return ngettext("… {n} earlier frame dropped: a trace keeps the latest ones only "
+                    "(Trace(max_frames=None, max_chars=None) keeps all)",
+                    "… {n} earlier frames dropped: a trace keeps the latest ones only "
+                    "(Trace(max_frames=None, max_chars=None) keeps all)", dropped)
 
 
 # --- text ----------------------------------------------------------------------------------------
@@ -161,10 +171,10 @@ def _channel(frame: Frame) -> str:
     return " ".join(words)
 
 
-def render_text(frames: list[Frame], width: int = 100) -> str:
+def render_text(frames: list[Frame], width: int = 100, *, dropped: int = 0) -> str:
     """One line per frame: seq, arrow, channel, raw text cut to ``width`` characters."""
     if not frames:
-        return _("(empty trace)")
+        return dropped_line(dropped) if dropped else _("(empty trace)")
     channels = [_channel(f) for f in frames]
     pad = max(map(len, channels))
     lines = []
@@ -174,7 +184,7 @@ def render_text(frames: list[Frame], width: int = 100) -> str:
             raw = raw[: width - 1] + "…"
         arrow = "·" if frame.channel == "note" else ARROWS[frame.direction]  # a note crossed no wire
         lines.append(f"{frame.seq:>3} {arrow} {channel.ljust(pad)}  {raw}")
-    return "\n".join(lines)
+    return "\n".join(([dropped_line(dropped)] if dropped else []) + lines)
 
 
 # --- HTML ----------------------------------------------------------------------------------------
@@ -254,16 +264,18 @@ def _row(view: View, badge: Badge | None = None) -> str:
     return f'<tr>{seq}<td style="{_LANES}{background}">{summary}{arrow}</td><td></td></tr>'
 
 
-def render_html(frames: list[Frame], badges: Mapping[int, Badge] | None = None) -> str:
+def render_html(frames: list[Frame], badges: Mapping[int, Badge] | None = None, *, dropped: int = 0) -> str:
     """The trace as a self-contained HTML sequence diagram (inline styles only).
 
-    ``badges`` maps a frame's ``seq`` to the :class:`Badge` shown beside it.
+    ``badges`` maps a frame's ``seq`` to the :class:`Badge` shown beside it; ``dropped`` earlier
+    frames (let go by a bounded trace) are announced in a first row.
     """
-    if not frames:
+    marker = f'<tr><td colspan="3" style="{_NOTE}">{_text(dropped_line(dropped))}</td></tr>' if dropped else ""
+    if not frames and not dropped:
         return f'<div style="color:#777"><em>{_text(_("empty trace"))}</em></div>'
     head = (f'<tr><th style="{_HEAD}"></th><th style="{_HEAD}"><span style="float:left">{_text(_("client"))}</span>'
             f'<span style="float:right">{_text(_("server"))}</span></th>'
             f'<th style="{_HEAD};text-align:left;width:28%">stderr</th></tr>')
     badges = badges or {}
     rows = "".join(_row(view, badges.get(view.frame.seq)) for view in describe(frames))
-    return f'<table style="{_TABLE}">{head}{rows}</table>'
+    return f'<table style="{_TABLE}">{head}{marker}{rows}</table>'

@@ -89,7 +89,11 @@ _NOTIFICATIONS = {
 def validate_frames(trace, schema: dict, version: str) -> int:
     """Validate every stdio frame of ``trace`` against ``schema``: the JSON-RPC envelope and,
     where the method is known, the request, notification or result definition. Returns the
-    number of frames checked; raises jsonschema.ValidationError naming the frame."""
+    number of frames checked, which callers assert; raises AssertionError naming the frame, and
+    when there is no frame to check at all (an empty trace proves nothing).
+
+    A definition the revision does not have is an error too, never a check quietly left out:
+    it is a misspelt name in the tables above, or a method this revision does not define."""
     import jsonschema
 
     defs_key = "$defs" if "$defs" in schema else "definitions"
@@ -98,7 +102,8 @@ def validate_frames(trace, schema: dict, version: str) -> int:
 
     def check(definition: str, instance: object, frame) -> None:
         if definition not in schema[defs_key]:
-            return
+            raise AssertionError(f"frame {frame.seq} ({frame.direction}) needs the definition {definition}, which "
+                                 f"{version}'s schema does not have\n{frame.raw}")
         if definition not in validators:
             validators[definition] = cls({**schema, "$ref": f"#/{defs_key}/{definition}"})
         try:
@@ -129,6 +134,8 @@ def validate_frames(trace, schema: dict, version: str) -> int:
             elif method in _RESULTS:
                 check(_RESULTS[method], result, frame)
         checked += 1
+    if not checked:
+        raise AssertionError(f"no frame to validate against {version}: the trace holds no JSON-RPC message")
     return checked
 
 

@@ -1,14 +1,34 @@
-"""Shared test fixtures: where the repository and the official schemas are, and how a
-missing outside tool is handled (skip with a reason locally, fail under CI=true)."""
+"""Shared test fixtures: where the repository and the official schemas are, and how a missing
+outside tool is handled: :func:`need` skips with a reason locally and fails under CI=true.
+
+The official schemas are outside data: the suite reads them where the trace viewer does
+(``mcplab/schemas.py``: ``$MCPLAB_SPEC_DIR``, else ``../shared/mcp-spec`` beside the checkout,
+else the user's cache that ``mcplab schemas`` fills). A test that needs one calls
+:func:`need_schema` (or the ``spec_schema`` fixture) at the point it needs it; without the
+schemas every such test skips with the same reason, and the run ends with one line that counts them.
+
+nbval's flags are set here rather than in pyproject's ``addopts``, and only when nbval is installed,
+so ``pytest`` without the notebook extra still runs the Python tests instead of stopping at an unknown
+``--nbval``. (Not in a ``labs/conftest.py``: two top-level ``conftest`` modules would shadow each
+other, and the tests import this one by name.) A run of notebooks alone names its flags, e.g.
+``pytest --nbval --nbval-current-env --nbval-sanitize-with labs/nbval-sanitize.cfg labs/01_jsonrpc.ipynb``.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
+
+from mcplab import schemas
+from mcplab.versions import ALL_VERSIONS
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup  # anyio's backport on 3.10
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -16,8 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # them): a Chinese-speaking developer's MCPLAB_LANG must not change what the English notebooks show.
 for _name in ("MCPLAB_LANG", "MCPLAB_NOTEBOOK_DIR"):
     os.environ.pop(_name, None)
-SPEC_DIR = ROOT.parent / "shared" / "mcp-spec"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+SPEC_DIR = schemas.spec_dir()  # resolved once, before any test sets $MCPLAB_SPEC_DIR for itself
+SCHEMAS_MISSING = ("the official MCP schemas are neither in ../shared/mcp-spec nor in the user's cache "
+                   "(`mcplab schemas` downloads them)")
 
 
 def need(condition: bool, reason: str) -> None:
@@ -29,21 +51,79 @@ def need(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def schema_path(version: str) -> Path | None:
+    """The official schema of ``version``, where the suite found the schemas, or None."""
+    return schemas.schema_file(version, SPEC_DIR)
+
+
+def need_schema(version: str) -> dict:
+    """The official schema of ``version`` as a dict; skip (fail under CI=true) when it is not here."""
+    path = schema_path(version)
+    need(path is not None, SCHEMAS_MISSING)
+    return _load_schema(str(path))
+
+
+def need_all_schemas() -> Path:
+    """The folder holding every revision's schema; skip (fail under CI=true) when one is missing."""
+    need(all(schema_path(version) for version in ALL_VERSIONS), SCHEMAS_MISSING)
+    return SPEC_DIR
+
+
 @lru_cache(maxsize=None)
-def _load_schema(version: str) -> dict:
-    return json.loads((SPEC_DIR / version / "schema.json").read_text(encoding="utf-8"))
+def _load_schema(path: str) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 @pytest.fixture
 def spec_schema():
     """``spec_schema(version)`` → the official schema dict, or skip (fail in CI) when absent."""
+    return need_schema
 
-    def load(version: str) -> dict:
-        need((SPEC_DIR / version / "schema.json").is_file(),
-             f"the official schemas are not at {SPEC_DIR.name}/ beside the checkout")
-        return _load_schema(version)
 
-    return load
+# --- nbval, where it is installed ----------------------------------------------------------------------
+
+def pytest_configure(config):
+    if not config.pluginmanager.hasplugin("nbval"):
+        return
+    option = config.option
+    if not option.nbval_lax:  # explicit flags win: --nbval-lax, a kernel name, another sanitize file
+        option.nbval = True
+    option.nbval_current_env = option.nbval_current_env or not option.nbval_kernel_name
+    option.nbval_sanitize_with = option.nbval_sanitize_with or str(ROOT / "labs" / "nbval-sanitize.cfg")
+
+
+# --- a skip raised inside a task group ---------------------------------------------------------------
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """``need()`` may be called inside an anyio task group, which wraps every exception in a group:
+    a group that holds only skips (or only CI failures) is that skip (or failure). Recent pytest
+    releases see through the group themselves; 8.0, the oldest pyproject.toml allows, reports a failure."""
+    try:
+        return (yield)
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        outcome = (pytest.skip.Exception, pytest.fail.Exception)
+        if leaves and all(isinstance(leaf, outcome) for leaf in leaves):
+            raise leaves[0] from None
+        raise
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found += _leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc]
+    return found
+
+
+# --- one line at the end: how many tests the missing schemas skipped ---------------------------------
+
+def pytest_terminal_summary(terminalreporter):
+    skipped = terminalreporter.stats.get("skipped", [])
+    count = sum(1 for report in skipped if SCHEMAS_MISSING in str(report.longrepr))
+    if count:
+        terminalreporter.write_line(f"mcplab: {count} test{'s' * (count != 1)} skipped without the official "
+                                    f"schemas; run `mcplab schemas` online, then the tests again", yellow=True)
 
 
 # --- the end-of-session walk of every recorded frame (tests/wire_log.py, tests/test_wire_schemas.py) ---------

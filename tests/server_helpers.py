@@ -17,11 +17,11 @@ from typing import Any, Callable
 
 import jsonschema
 
+from conftest import need_schema
 from mcplab.versions import at_least
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "servers"
-SPEC_DIR = ROOT.parent / "shared" / "mcp-spec"
 
 RESULT_DEFINITIONS = {
     "initialize": "InitializeResult", "ping": "EmptyResult", "logging/setLevel": "EmptyResult",
@@ -45,13 +45,8 @@ MODERN_ERROR_OBJECTS = {-32700: "ParseError", -32600: "InvalidRequestError", -32
 # --- the official schema as oracle --------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def _schema(version: str) -> dict:
-    return json.loads((SPEC_DIR / version / "schema.json").read_text(encoding="utf-8"))
-
-
-@lru_cache(maxsize=None)
 def definition_validator(version: str, name: str) -> jsonschema.protocols.Validator:
-    document = _schema(version)
+    document = need_schema(version)  # skips the test (fails it under CI=true) without the schemas
     defs = "$defs" if "$defs" in document else "definitions"
     if name not in document[defs]:
         raise KeyError(f"{version} has no definition {name}")
@@ -483,3 +478,22 @@ class ModernSession:
             if "requestState" in result:
                 extra["requestState"] = result["requestState"]
         raise AssertionError(f"{method} still wants input after {max_rounds} rounds: {rounds[-1]}")
+
+
+def fill_form(schema: dict) -> dict:
+    """What a careful user would submit for an elicitation form: every field, valid for its schema."""
+    content: dict[str, Any] = {}
+    for name, field in (schema.get("properties") or {}).items():
+        if "default" in field:
+            content[name] = field["default"]
+        elif field.get("enum"):
+            content[name] = field["enum"][0]
+        elif field.get("oneOf"):
+            content[name] = field["oneOf"][0]["const"]
+        elif field.get("type") == "array":
+            items = field.get("items") or {}
+            content[name] = [items["enum"][0] if items.get("enum") else items.get("anyOf", [{"const": "x"}])[0]["const"]]
+        else:
+            content[name] = {"integer": 1, "number": 1.5, "boolean": True}.get(
+                field.get("type"), "ada@example.org" if "mail" in name else "ada")
+    return content

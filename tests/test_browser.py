@@ -117,8 +117,7 @@ def test_every_cell_of_the_lab_runs_in_the_browser_without_an_error(page, kept, 
 
 def opened(page, kept, name: str):
     """The panel of a notebook that ran cleanly, shown again: a locator for it."""
-    if name not in LABS:
-        pytest.skip(f"labs/{name} is not in this checkout")
+    assert name in LABS, f"labs/{name} is missing from this checkout"
     if name not in kept:
         pytest.fail(f"labs/{name} did not run cleanly in the browser (see its own test)")
     page.evaluate(SHOW, name)

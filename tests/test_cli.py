@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shlex
@@ -115,8 +114,6 @@ def test_a_question_is_answered_on_the_terminal_field_by_field(monkeypatch):
 
 @pytest.mark.http
 def test_url_talks_streamable_http_to_the_same_server(capsys):
-    if importlib.util.find_spec("mcplab.transports.http") is None:
-        pytest.skip("the HTTP transport is not here yet")
     server = subprocess.Popen([sys.executable, str(ROOT / "servers" / "weather.py"), "--http", "--port", "0"],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

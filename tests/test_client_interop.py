@@ -14,7 +14,7 @@ import pytest
 from client_helpers import command, node_bin, validate_frames
 from conftest import need
 from mcplab.client import Client
-from mcplab.errors import RemoteError
+from mcplab.errors import INVALID_PARAMS, RemoteError
 from mcplab.transports.stdio import stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.interop]
@@ -52,8 +52,11 @@ async def test_the_sdk_server_lists_calls_reads_and_gets(version, spec_schema):
         prompt = await client.get_prompt("review", {"code": "x = 1"})
         assert prompt.messages[0].role == "user" and "x = 1" in prompt.messages[0].content.text
         await client.ping()
-        with pytest.raises(RemoteError):
+        with pytest.raises(RemoteError) as missing:
             await client.read_resource("notes://nowhere")
+    # mcp 2.3.0 answers an unknown resource with -32602 in every revision (2026-07-28's code; the legacy
+    # revisions say it SHOULD be -32002): the client hands the peer's code on untouched.
+    assert missing.value.code == INVALID_PARAMS and "notes://nowhere" in missing.value.message
     assert validate_frames(client.trace, schema, version) >= 25
 
 
@@ -80,11 +83,11 @@ async def test_the_filesystem_server_reads_lists_and_refuses_to_escape(tmp_path,
         assert escape.is_error and "TOP-SECRET" not in escape.text
         await client.ping()
     assert asked, "the server should have asked for roots, since the client declared them"
-    validate_frames(client.trace, spec_schema(client.protocol_version), client.protocol_version)
+    assert validate_frames(client.trace, spec_schema(client.protocol_version), client.protocol_version) >= 12
 
 
 async def test_the_everything_server_with_its_unsolicited_list_changed(spec_schema):
-    changed, logs = [], []
+    changed, logs, steps = [], [], []
     async with Client(stdio([npm_server("mcp-server-everything")]), timeout=20,
                       on_list_changed=changed.append, on_log=logs.append) as client:
         version = client.protocol_version
@@ -109,6 +112,8 @@ async def test_the_everything_server_with_its_unsolicited_list_changed(spec_sche
         await client.ping()
         with anyio.fail_after(10):
             await client.call_tool("trigger-long-running-operation", {"duration": 0.2, "steps": 2},
-                                   on_progress=lambda p: None)
+                                   on_progress=steps.append)
     assert "notifications/tools/list_changed" in changed
-    validate_frames(client.trace, spec_schema(version), version)
+    assert [step["progress"] for step in steps] == [1, 2] and all(step["total"] == 2 for step in steps)
+    assert any(log["level"] == "info" and "Subscribe Resource request" in log["data"] for log in logs), logs
+    assert validate_frames(client.trace, spec_schema(version), version) >= 25

@@ -232,6 +232,7 @@ async def test_server_requests_are_answered_by_the_handlers_supplied():
         assert set(client.client_capabilities) == {"roots", "sampling", "elicitation"}
         with pytest.raises(RequestTimeout):
             await client.call_tool("x", timeout=0.05)
+    assert [request.method for request in asked] == ["tools/call"]
     replies = {m.id: m for m in server.received if isinstance(m, jsonrpc.Response)}
     assert replies["s1"].result == {"roots": [{"uri": "file:///tmp/project"}]}
     assert replies["s2"].result["model"] == "scripted"

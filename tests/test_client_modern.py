@@ -105,7 +105,7 @@ async def test_minus_32022_to_the_probe_means_modern_and_a_retry_with_a_supporte
     first, second = server.requests()
     assert first.id != second.id
     assert "-32022 (Unsupported protocol version), supported: 2026-07-28: the server is modern" in c.era_reason
-    validate_frames(c.trace, spec_schema(MODERN), MODERN)
+    assert validate_frames(c.trace, spec_schema(MODERN), MODERN) == 4
 
 
 async def test_initialize_refused_with_a_modern_version_turns_the_client_modern():
@@ -269,7 +269,7 @@ async def test_prompts_and_reads_go_through_rounds_too(spec_schema):
         assert (await c.get_prompt("release")).messages[0].content.text == "go"
         assert (await c.read_resource("file:///notes")).text == "x"
     assert [m.method for m in server.requests()][1:] == ["prompts/get"] * 2 + ["resources/read"] * 2
-    validate_frames(c.trace, spec_schema(MODERN), MODERN)
+    assert validate_frames(c.trace, spec_schema(MODERN), MODERN) == 10
 
 
 async def test_an_input_request_without_a_handler_fails_the_call_locally():

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+import wire_log
 
 from mcplab import demo
 from mcplab.cli import main
@@ -63,7 +64,8 @@ def assert_the_whole_tour(out: str) -> None:
                  "12 adapters vs 7 implementations", "1,000,000 adapters vs 10,100 implementations"]:
         assert wire in out, wire
     assert not re.search(r"127\.0\.0\.1:\d", out), "a real port leaked into the output"
-    assert ("modern era not available in this build" in out) or ('"_meta"' in out and "server/discover" in out)
+    assert '"_meta"' in out and "server/discover" in out and "Mcp-Method: tools/call" in out
+    assert "not available" not in out
 
 
 @pytest.mark.http
@@ -140,20 +142,19 @@ def test_colours_in_a_terminal_follow_no_color_and_the_flag(tmp_path, args, extr
     assert ("\x1b[" in out) is coloured
 
 
-def test_a_build_without_the_modern_era_gets_one_line_and_the_tour_goes_on(monkeypatch):
-    real = demo._call_weather
+def test_a_broken_modern_era_fails_the_demo_with_the_servers_refusal(monkeypatch):
+    """The modern era is part of the tour, not an option: if the client stops stamping ``_meta``,
+    the weather server refuses the call and the demo says so and exits 1."""
+    from mcplab.lifecycle import ModernLifecycle
 
-    async def no_modern_era(transport, era):
-        if era == "modern":
-            await transport.close()
-            raise ValueError("unknown era 'modern'")
-        return await real(transport, era)
-
-    monkeypatch.setattr(demo, "_call_weather", no_modern_era)
+    monkeypatch.setattr(ModernLifecycle, "stamp", lambda self, params: dict(params or {}))
     out = io.StringIO()
-    anyio.run(demo.step_eras, demo.Terminal(False, out=out))
-    assert "legacy (2025-11-25) wire trace (5 frames)" in out.getvalue()
-    assert out.getvalue().endswith("  modern era not available in this build: ValueError: unknown era 'modern'\n")
+    with wire_log.wrong_on_purpose():  # requests without _meta: the point of the test
+        assert demo.run(5, color=False, out=out) == 1
+    text = out.getvalue()
+    assert "legacy (2025-11-25) wire trace (5 frames)" in text
+    assert "mcplab demo: " in text and "not available" not in text
+    assert "modern (2026-07-28) wire trace" not in text
 
 
 def test_a_step_out_of_range_is_refused(capsys):

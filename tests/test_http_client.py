@@ -51,10 +51,10 @@ def test_the_parser_gives_the_same_events_one_byte_at_a_time(what, stream, event
     assert [e for i in range(len(stream)) for e in parser.feed(stream[i:i + 1])] + parser.end() == events
 
 
-def test_a_cr_at_the_end_of_a_chunk_waits_to_see_whether_a_lf_follows():
+def test_a_cr_at_the_end_of_a_chunk_ends_the_line_and_a_lf_first_in_the_next_one_is_its_other_half():
     parser = SSEParser()
-    assert parser.feed(b"data: x\r\n\r") == []
-    assert parser.feed(b"\n") == [SSEEvent("x")]
+    assert parser.feed(b"data: x\r\n\r") == [SSEEvent("x")]  # no waiting: CR alone is a line end
+    assert parser.feed(b"\ndata: y\n\n") == [SSEEvent("y")]  # that LF finished the CRLF, it is no empty line
 
 
 def test_the_parser_keeps_the_last_id_and_retry_for_reconnecting():
@@ -321,7 +321,7 @@ def test_the_lab05_checks_pass_the_worked_answers():
     assert exercises.check_post_headers(headers)
     assert exercises.check_replies(replies)
     assert exercises.check_sse_reader(read_events_worked)
-    assert exercises.check_rebinding(["allow", "allow", "refuse", "refuse", "refuse"])
+    assert exercises.check_rebinding(["allow", "refuse", "refuse", "refuse", "refuse"])
     assert exercises.check_old_transport(reading)
 
 
@@ -334,7 +334,9 @@ def test_the_lab05_checks_pass_the_worked_answers():
     ("check_sse_reader", lambda body: [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")],
      "stream"),
     ("check_sse_reader", lambda body: 1 / 0, "ZeroDivisionError"),
-    ("check_rebinding", ["allow"] * 5, "evil.example"),
+    ("check_rebinding", ["allow"] * 5, "localhost:3000"),
+    ("check_rebinding", ["allow", "allow", "refuse", "refuse", "refuse"], "localhost:3000"),
+    ("check_rebinding", ["allow", "refuse", "allow", "refuse", "refuse"], "evil.example"),
     ("check_old_transport", {"endpoints": 1, "post_to": "/mcp", "result_on": "x"}, "URLs"),
     ("check_replies", ..., "Not answered"),
 ])

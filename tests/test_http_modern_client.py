@@ -202,6 +202,24 @@ async def test_auto_reads_a_400_unsupported_version_as_modern_and_asks_again():
     assert "ask again with 2026-07-28" in client.era_reason
 
 
+async def test_over_http_a_slow_answer_to_the_probe_is_waited_for_not_taken_for_a_legacy_server():
+    """Silence means legacy only on stdio: over HTTP the probe gets a status sooner or later, and a
+    loaded machine must not turn a modern server into a legacy one (the conformance runs on 2 cores)."""
+    async def discover(message, headers):
+        await asyncio.sleep(0.5)  # longer than the probe timeout below
+        return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": {
+            "resultType": "complete", "supportedVersions": [MODERN], "capabilities": {}, "ttlMs": 0,
+            "cacheScope": "private"}})
+
+    scripted = Scripted({"server/discover": discover})
+    async with served(scripted.app()) as url:
+        client = Client(http(url), era="auto", era_cache=EraCache(), timeout=10)
+        client.probe_timeout = 0.1
+        async with client:
+            assert client.era == "modern"
+    assert len(scripted.posts("server/discover")) == 1 and not scripted.posts("initialize")
+
+
 async def test_a_modern_exchange_keeps_no_session_id_the_server_hands_out():
     """The conformance mocks put ``mcp-session-id`` on every reply; 2026-07-28 has no sessions to join."""
     async def discover(message, headers):

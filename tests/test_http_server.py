@@ -332,10 +332,22 @@ async def test_a_body_just_under_the_limit_is_read(client, url):
     assert reply["result"]["content"][0]["text"] == text
 
 
-@pytest.mark.parametrize("origin", ["http://127.0.0.1:8888", "http://localhost:3000", "https://[::1]"])
-async def test_a_loopback_origin_on_any_port_is_allowed(client, url, origin):
+@pytest.mark.parametrize("origin, status", [
+    ("http://127.0.0.1:{port}", 200), ("http://localhost:{port}", 403), ("http://[::1]:{port}", 403),
+    ("http://127.0.0.1:8888", 403), ("http://localhost:3000", 403), ("https://[::1]", 403),
+    ("https://127.0.0.1:{port}", 403)])
+async def test_only_a_page_of_this_very_origin_may_drive_the_server(client, url, origin, status):
+    origin = origin.format(port=url.split(":")[2].split("/")[0])
     response = await client.post(url, json=initialize(), headers={**ACCEPT_BOTH, "Origin": origin})
-    assert response.status_code == 200
+    assert response.status_code == status, response.text
+
+
+async def test_a_whole_origin_can_be_allowed_as_it_is():
+    app = create_app(toy_server(), allowed_origins=["127.0.0.1", "https://lab.example.org"])
+    async with served(app) as url, httpx.AsyncClient(timeout=10) as client:
+        listed = await client.post(url, json=initialize(), headers={**ACCEPT_BOTH, "Origin": "https://lab.example.org"})
+        other = await client.post(url, json=initialize(), headers={**ACCEPT_BOTH, "Origin": "https://lab.example.com"})
+    assert (listed.status_code, other.status_code) == (200, 403)
 
 
 async def test_the_allow_list_follows_the_bound_host_and_can_be_extended():

@@ -172,9 +172,9 @@ def test_make_lab_takes_lab_lang_and_tolerates_lang_zh():
     def dry(*args: str) -> str:
         out = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(ROOT), "lab", *args],
                              capture_output=True, text=True, env={**os.environ, "LANG": "C.UTF-8"}).stdout
-        return [line for line in out.splitlines() if "mcplab lab" in line][-1]
+        return [line for line in out.splitlines() if "mcplab setup --extra lab" in line][-1]
 
-    assert dry("LAB_LANG=zh").endswith("mcplab lab --lang zh ")
+    assert dry("LAB_LANG=zh").endswith("mcplab setup --extra lab --lang zh ")  # setup hands --lang to mcplab lab
     assert dry("LANG=zh").startswith("LANG=C.UTF-8 ") and "--lang zh" in dry("LANG=zh")
     assert "--lang" not in dry()
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SPEC_DIR, need
+from conftest import ROOT, need, need_all_schemas
 from mcplab import jsonrpc, notebook
 from mcplab.trace import Trace
 
@@ -54,9 +54,10 @@ def modern_session() -> Trace:
 
 @pytest.fixture
 def with_schemas(monkeypatch):
-    need((SPEC_DIR / "2025-11-25" / "schema.json").is_file(),
-         f"the official schemas are not at {SPEC_DIR.name}/ beside the checkout")
-    monkeypatch.setenv(notebook.SPEC_DIR_ENV, str(SPEC_DIR))
+    """The folder of official schemas the suite found (../shared or the cache), for the viewer too."""
+    folder = need_all_schemas()
+    monkeypatch.setenv(notebook.SPEC_DIR_ENV, str(folder))
+    return folder
 
 
 @pytest.fixture
@@ -137,35 +138,46 @@ def test_badge_notes_are_escaped_like_all_wire_text(with_schemas):
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
-@pytest.mark.parametrize("folder", sorted(p.name for p in (SPEC_DIR / MODERN / "examples").glob("*")
-                                          if p.name.endswith(("Request", "Notification", "ResultResponse"))))
-def test_the_official_examples_all_get_a_tick(with_schemas, folder):
-    """Every 2026-07-28 example of a whole message validates through our choice of definition.
+def test_the_official_examples_all_get_a_tick(with_schemas):
+    """Every 2026-07-28 example of a whole message validates through our choice of definition, and
+    fails once its "jsonrpc" member is gone.
 
     (Server-to-client requests are examples of objects inside a result in this revision, not
-    messages of their own: they carry no "jsonrpc" and are left out.)"""
-    root = json.loads((SPEC_DIR / MODERN / "schema.json").read_text(encoding="utf-8"))
-    for path in sorted((SPEC_DIR / MODERN / "examples" / folder).glob("*.json")):
-        example = json.loads(path.read_text(encoding="utf-8"))
-        if "jsonrpc" not in example:
-            continue
-        trace = Trace()
-        if folder.endswith("ResultResponse"):  # pair it with a request for its method
-            method = root["$defs"][folder.removesuffix("ResultResponse") + "Request"]["properties"]["method"]["const"]
-            record(trace, "c2s", {"jsonrpc": "2.0", "id": example["id"], "method": method})
-        record(trace, "s2c" if folder.endswith("ResultResponse") else "c2s", example)
-        check = notebook.show(trace, version=MODERN).checks[len(trace)]
-        assert (check.status, check.definition) == ("valid", folder), (path.name, check.detail)
-        broken = {key: value for key, value in example.items() if key != "jsonrpc"}
-        trace.frames[-1] = Trace.from_jsonl(json.dumps({**trace.frames[-1].to_json(), "raw": json.dumps(broken)})).frames[0]
-        assert notebook.show(trace, version=MODERN).checks[len(trace)].status == "invalid", path.name
+    messages of their own: they carry no "jsonrpc" and are left out.) The examples sit beside the
+    schemas in the specification repository; only ../shared/mcp-spec keeps a copy of them."""
+    examples = with_schemas / MODERN / "examples"
+    need(examples.is_dir(), "the official schema examples are only in ../shared/mcp-spec, not in the cache")
+    root = json.loads((with_schemas / MODERN / "schema.json").read_text(encoding="utf-8"))
+    checked, wrong = [], []
+    for folder in sorted(p.name for p in examples.iterdir()
+                         if p.name.endswith(("Request", "Notification", "ResultResponse"))):
+        for path in sorted((examples / folder).glob("*.json")):
+            example = json.loads(path.read_text(encoding="utf-8"))
+            if "jsonrpc" not in example:
+                continue
+            trace = Trace()
+            if folder.endswith("ResultResponse"):  # pair it with a request for its method
+                method = root["$defs"][folder.removesuffix("ResultResponse") + "Request"]["properties"]["method"]["const"]
+                record(trace, "c2s", {"jsonrpc": "2.0", "id": example["id"], "method": method})
+            record(trace, "s2c" if folder.endswith("ResultResponse") else "c2s", example)
+            check = notebook.show(trace, version=MODERN).checks[len(trace)]
+            if (check.status, check.definition) != ("valid", folder):
+                wrong.append((folder, path.name, check.status, check.definition, check.detail))
+            broken = {key: value for key, value in example.items() if key != "jsonrpc"}
+            trace.frames[-1] = Trace.from_jsonl(json.dumps({**trace.frames[-1].to_json(),
+                                                            "raw": json.dumps(broken)})).frames[0]
+            if notebook.show(trace, version=MODERN).checks[len(trace)].status != "invalid":
+                wrong.append((folder, path.name, "passed without jsonrpc"))
+            checked.append(path.name)
+    assert len(checked) >= 25 and wrong == [], wrong  # 29 whole messages at the pinned commit
 
 
 # --- what notebooks store -------------------------------------------------------------------------
 
-def test_the_text_view_lists_every_frame_and_is_the_same_with_or_without_schemas(monkeypatch, tmp_path):
+def test_the_text_view_lists_every_frame_and_is_the_same_with_or_without_schemas(with_schemas, monkeypatch,
+                                                                                   tmp_path):
     trace = legacy_session()
-    monkeypatch.setenv(notebook.SPEC_DIR_ENV, str(SPEC_DIR))
+    assert notebook.show(trace).schemas_found
     with_them = repr(notebook.show(trace))
     monkeypatch.setenv(notebook.SPEC_DIR_ENV, str(tmp_path))
     assert repr(notebook.show(trace)) == with_them
@@ -192,12 +204,11 @@ def test_the_html_is_the_sequence_diagram_with_a_badge_per_frame_and_no_machine_
     html = notebook.show(legacy_session())._repr_html_()
     assert html.count("✓ 2025-06-18") == 7
     assert "<script" not in html and "http" not in html.replace("http-equiv", "")
-    assert str(SPEC_DIR) not in html and "/shared/" not in html
+    assert str(with_schemas) not in html and "/shared/" not in html and "/.cache/" not in html
 
 
-def test_nbval_compares_the_same_html_with_and_without_schemas(monkeypatch, tmp_path):
+def test_nbval_compares_the_same_html_with_and_without_schemas(with_schemas, monkeypatch, tmp_path):
     """nbval compares text/html too, after its sanitizer: what the badges add must vanish there."""
-    need((SPEC_DIR / "2025-06-18" / "schema.json").is_file(), "the official schemas are not beside the checkout")
     from nbval.plugin import get_sanitize_patterns
 
     patterns = get_sanitize_patterns((ROOT / "labs" / "nbval-sanitize.cfg").read_text(encoding="utf-8"))
@@ -207,7 +218,6 @@ def test_nbval_compares_the_same_html_with_and_without_schemas(monkeypatch, tmp_
             html = re.sub(regex, replace, html)
         return html
 
-    monkeypatch.setenv(notebook.SPEC_DIR_ENV, str(SPEC_DIR))
     with_them = notebook.show(legacy_session())._repr_html_()
     monkeypatch.setenv(notebook.SPEC_DIR_ENV, str(tmp_path))
     without = notebook.show(legacy_session())._repr_html_()

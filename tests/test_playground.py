@@ -11,8 +11,6 @@ from mcplab import notebook
 from mcplab.playground import _expand
 from mcplab.errors import MCPLabError
 
-pytest.importorskip("ipywidgets")
-
 SCHEMA = {
     "type": "object",
     "properties": {

@@ -143,7 +143,7 @@ async def test_a_crash_during_a_write_leaves_the_old_file_and_no_temp_file(root:
     session = await session_for(root, writable=True)
     before = (root / "data.json").read_bytes()
 
-    def crash(src: str, dst: str) -> None:
+    def crash(src: str, dst: str, **where: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", crash)

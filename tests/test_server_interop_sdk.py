@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator
 import pytest
 
 from conftest import need
-from server_helpers import ROOT, SERVERS
+from server_helpers import ROOT, SERVERS, fill_form
 
 try:
     import mcp
@@ -56,7 +56,7 @@ async def sdk_session(name: str, *flags: str, logs: list | None = None) -> Async
                                          content=types.TextContent(type="text", text="This is a test response"))
 
     async def elicitation(context: Any, params: Any) -> Any:
-        return types.ElicitResult(action="accept", content={"username": "testuser", "email": "test@example.com"})
+        return types.ElicitResult(action="accept", content=fill_form(params.requested_schema))
 
     async def roots(context: Any) -> Any:
         return types.ListRootsResult(roots=[])

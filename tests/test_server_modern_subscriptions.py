@@ -82,6 +82,8 @@ async def test_two_subscriptions_each_get_their_own_id_and_only_what_they_asked(
     changes = [(n["method"], n["params"]["_meta"][SUB]) for n in session.notifications
                if n["method"].endswith("list_changed")]
     assert changes == [("notifications/tools/list_changed", 1), ("notifications/prompts/list_changed", 2)]
+    assert sorted(reply["id"] for reply in replies) == [1, 2]  # each listen ends with its own response
+    assert all(reply["result"]["resultType"] == "complete" for reply in replies)
 
 
 @pytest.mark.anyio

@@ -16,15 +16,14 @@ import pytest
 
 from mcplab.versions import LEGACY_VERSIONS
 
-from server_helpers import ROOT, RawServer, server_argv
+from server_helpers import ROOT, RawServer, fill_form, server_argv
 
 pytestmark = pytest.mark.subprocess
 
 SAMPLING_ANSWER = {"role": "assistant", "content": {"type": "text", "text": "a test reply"}, "model": "test-model",
                    "stopReason": "endTurn"}
 ANSWERS = {"sampling/createMessage": lambda params: SAMPLING_ANSWER,
-           "elicitation/create": lambda params: {"action": "accept",
-                                                 "content": {"username": "ada", "email": "ada@example.org"}},
+           "elicitation/create": lambda params: {"action": "accept", "content": fill_form(params["requestedSchema"])},
            "roots/list": lambda params: {"roots": []}}
 CLIENT_CAPABILITIES = {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
 

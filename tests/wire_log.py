@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "servers"
@@ -60,6 +61,18 @@ def keep(trace: Any, origin: str, *, server: bool, client: bool) -> Recording:
         trace._wire_recording = recording
         RECORDINGS.append(recording)
     return recording
+
+
+@contextmanager
+def wrong_on_purpose() -> Iterator[None]:
+    """Leave out the wires opened inside the block: a test that breaks the client or a server on
+    purpose (to see its failure reported) makes frames no schema admits."""
+    paused = list(ACTIVE)
+    ACTIVE.clear()
+    try:
+        yield
+    finally:
+        ACTIVE.extend(paused)
 
 
 def mark_written(trace: Any, before: int) -> None:

@@ -143,7 +143,7 @@ def check_sse_reader(answer: Any) -> Feedback:
 
 HOST_ORIGIN_CASES = [  # a server bound to 127.0.0.1:8000 receives requests with these headers
     ("127.0.0.1:8000", None),                       # a script or an MCP client: no Origin at all
-    ("localhost:8000", "http://localhost:3000"),    # a page served from this machine
+    ("localhost:8000", "http://localhost:3000"),    # a page another program on this machine serves
     ("evil.example:8000", "http://evil.example:8000"),  # evil.example now resolves to 127.0.0.1
     ("127.0.0.1:8000", "https://evil.example"),     # a page elsewhere, calling the loopback address
     ("127.0.0.1:8000", "null"),                     # a sandboxed frame or a file:// page
@@ -155,7 +155,7 @@ def check_rebinding(answer: Any) -> Feedback:
     from mcplab.server.http import Refusal, allow_list, check_host_and_origin
 
     hint = _('a list of five "allow"/"refuse"; a request is refused when its Host is not a loopback name, '
-             "or when a browser sent an Origin that is not a page on this machine")
+             "or when a browser sent an Origin that is not this server's own (scheme, host and port)")
     if answer is ...:
         return unanswered(hint)
     if isinstance(answer, (list, tuple)) and any(a is ... for a in answer):
@@ -173,7 +173,8 @@ def check_rebinding(answer: Any) -> Feedback:
         if verdict != real:
             return failed(_("Host {host!r} with Origin {origin!r}: the server would {real}, not {verdict}",
                             host=host, origin=origin, real=real, verdict=verdict), hint)
-    return passed(_("all five: only loopback names in Host, and only pages from this machine in Origin. "
+    return passed(_("all five: only loopback names in Host, and in Origin only this server's own origin (a page on "
+                    "another port is another site). "
                     "DNS rebinding changes what a name resolves to, not the Host a browser sends"))
 
 

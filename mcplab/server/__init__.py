@@ -18,7 +18,8 @@ Modules, one idea each: ``schema`` (a function's signature → JSON Schema; argu
 ``Context``), ``toolkit`` (``Server``: registration and the sans-IO ``handle``), ``handlers`` (one
 function per request method), ``modern`` (the 2026-07-28 era: eras, ``_meta``, ``server/discover``),
 ``mrtr`` (asking the client as ``input_required`` results), ``subscriptions`` (``subscriptions/listen``),
-``stdio`` (the stdio runner), ``runner`` (command-line flags → runner).
+``stdio`` (the stdio runner), ``runner`` (command-line flags → runner), ``confine`` (a folder served
+without escapes, even while links change: the file server's sandbox).
 """
 
 from mcplab.server.content import (

@@ -243,7 +243,11 @@ class Context:
         if conn.phase != "ready":
             # The server SHOULD NOT send requests other than ping before notifications/initialized.
             raise LocalProtocolError(f"{method} must wait until the client sends notifications/initialized")
-        return await conn.peer.request(method, params, related_to=self.request_id)
+        answer = await conn.peer.request(method, params, related_to=self.request_id)
+        if method in mrtr.CAPABILITY:  # the client's answer is input like any other: the modern era's checks
+            return mrtr.check_answer(method, InputRequest(method, params), answer,
+                                     where=f"the client's answer to {method}")
+        return answer
 
     def _next_key(self, method: str) -> str:
         self._asked += 1  # the n-th question of this run: the same n on every run of a deterministic body

@@ -25,7 +25,7 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
-from mcplab.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, ResourceNotFound
+from mcplab.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, RequestTimeout, ResourceNotFound
 from mcplab.jsonrpc import Request
 from mcplab.server import catalogue, content, schema
 from mcplab.server.catalogue import Resource, ResourceTemplate
@@ -37,6 +37,27 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcplab.server")
 Result = dict[str, Any]
+
+MAX_URI = 4096  # characters in a URI a connection keeps (resources/subscribe)
+KEPT_INFO = ("name", "title", "version")  # the clientInfo fields a connection keeps, each cut to 256 characters
+KEPT_CAPABILITIES = ("roots", "sampling", "elicitation", "tasks")  # client capabilities a server can act on
+
+
+def kept_info(info: dict[str, Any]) -> dict[str, str]:
+    """What a connection remembers of ``clientInfo``: its short string fields, cut to 256 characters."""
+    return {key: info[key][:256] for key in KEPT_INFO if isinstance(info.get(key), str)}
+
+
+def kept_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """The client capabilities a server acts on, each with at most 16 flags (``{"form": {}}``, ``True``)."""
+    kept: dict[str, Any] = {}
+    for name in KEPT_CAPABILITIES:
+        declared = capabilities.get(name)
+        if isinstance(declared, dict):
+            kept[name] = {flag: value if isinstance(value, bool) else {}
+                          for flag, value in list(declared.items())[:16]
+                          if isinstance(flag, str) and len(flag) <= 64 and isinstance(value, (bool, dict))}
+    return kept
 
 
 # --- lifecycle and utilities -----------------------------------------------------------------------
@@ -50,8 +71,9 @@ async def initialize(server: Server, params: dict, conn: Connection, request: Re
             raise InvalidParams(f"expected params.{key} to be an object")
     # Version negotiation: echo the client's version if we speak it, else offer our latest.
     conn.version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY
-    conn.client_capabilities = params.get("capabilities", {})
-    conn.client_info = params.get("clientInfo", {})
+    # A connection keeps only what it acts on, each part bounded: initialize may be megabytes.
+    conn.client_capabilities = kept_capabilities(params.get("capabilities", {}))
+    conn.client_info = kept_info(params.get("clientInfo", {}))
     conn.server_capabilities = server.capabilities(conn.version)
     conn.phase = "initializing"
     conn.era = "legacy"  # a dual-era connection that opens with initialize stays legacy (modern.py)
@@ -102,7 +124,7 @@ async def call_tool(server: Server, params: dict, conn: Connection, request: Req
         return content.tool_result(value, conn.version, structured_output=tool.output_schema is not None)
     except JSONRPCError:
         raise
-    except (content.ToolError, LocalProtocolError) as exc:  # a business error, or a client that can't help
+    except (content.ToolError, LocalProtocolError, RequestTimeout) as exc:  # a business error, a client that can't help
         return content.error_result(str(exc))
     except RemoteError as exc:
         return content.error_result(f"{name}: the client answered {exc.method} with error {exc.code}: {exc.message}")
@@ -154,7 +176,19 @@ async def read_resource(server: Server, params: dict, conn: Connection, request:
 
 async def subscribe(server: Server, params: dict, conn: Connection, request: Request) -> Result:
     uri = _uri(params)
-    find_resource(server, uri, conn)
+    if len(uri) > MAX_URI:
+        raise InvalidParams(f"expected a resource URI of at most {MAX_URI} characters, got {len(uri)} characters")
+    target, variables = find_resource(server, uri, conn)
+    if uri in conn.subscriptions:
+        return {}
+    if len(conn.subscriptions) >= server.max_subscriptions:
+        raise InvalidParams(f"this session already watches {len(conn.subscriptions)} resources, the most it may "
+                            f"({server.max_subscriptions}); unsubscribe from one first")
+    if isinstance(target, ResourceTemplate):  # a template matches any URI of its shape: is this one there?
+        try:
+            await call(target.fn, variables, target.context_param, conn, request)
+        except (LookupError, FileNotFoundError):
+            raise not_found(uri, conn) from None
     conn.subscriptions.add(uri)
     return {}
 

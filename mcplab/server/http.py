@@ -26,14 +26,17 @@ What comes back::
     GET, DELETE (modern-only)                 →  405: 2026-07-28 has neither a GET stream nor sessions
 
 Refusals, checked before either era sees the message, each an HTTP status with a JSON-RPC error
-body: ``Host``/``Origin`` not on the allow-list (403: the DNS-rebinding defence), another HTTP
-method (405), ``Accept`` without JSON and SSE (406), ``Content-Type`` not JSON (415), a body over
-4 MiB (413), not JSON (400, -32700), not one JSON-RPC message (400, -32600). Then legacy checks the
-session (400/404) and ``MCP-Protocol-Version`` (400 for a value that is not a legacy revision, in
-any session; from 2025-06-18 also for one that is not the session's); modern checks the envelope,
-the routing headers and the version (http_modern.py). A refusal whose request id could not be read
-leaves the id out, as 2025-11-25 and 2026-07-28 say, except in a session of an older revision,
-where JSON-RPC's ``"id": null`` is the only form (``jsonrpc.keeps_null_id``).
+body: ``Host``/``Origin`` not on the allow-list, or sent twice (403: the DNS-rebinding defence; an
+``Origin`` must be this server's own, port included), another HTTP method (405), ``Accept`` without
+JSON and SSE (406), ``Content-Type`` not JSON (415), a body over 4 MiB (413) or slower than 30 s
+(408), not JSON (400, -32700), not one JSON-RPC message (400, -32600). Then legacy checks the session
+(400/404, 400 also when the header is sent twice) and ``MCP-Protocol-Version`` (400 for a value that
+is not a legacy revision, in any session, or one sent twice; from 2025-06-18 also for one that is not
+the session's); modern checks the envelope, the routing headers and the version (http_modern.py). A
+refusal whose request id could not be read leaves the id out, as 2025-11-25 and 2026-07-28 say, except
+in a session of an older revision, where JSON-RPC's ``"id": null`` is the only form
+(``jsonrpc.keeps_null_id``). A client too slow to send its request's headers is disconnected
+(http_deadlines.py).
 
 A session that negotiated 2025-03-26 may POST a JSON-RPC batch (that revision only); it is answered
 with one JSON array. Left out: replaying events after ``Last-Event-ID`` (resumption is a MAY; a
@@ -47,13 +50,16 @@ Running it as a process (``serve_http``, ``launch``) is http_runner.py; what a r
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import secrets
 from collections import OrderedDict
 from typing import AsyncIterator, Sequence
 from urllib.parse import urlsplit
 
+import anyio
 from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
@@ -61,7 +67,7 @@ from starlette.routing import Route
 from mcplab import jsonrpc
 from mcplab.errors import JSONRPCError
 from mcplab.jsonrpc import Message, Notification, Request, Response, keeps_null_id
-from mcplab.server import http_modern
+from mcplab.server import http_deadlines, http_modern
 from mcplab.server.http_legacy import Session
 from mcplab.server.http_replies import JSON_TYPE, SSE_TYPE, Refusal, json_reply
 from mcplab.server.http_runner import (  # noqa: F401  (re-exported: the labs import them from here)
@@ -78,7 +84,20 @@ __all__ = ["create_app", "serve_http", "launch", "ServerProcess", "Endpoint", "S
 MAX_BODY = 4 * 1024 * 1024       # bytes; a larger POST body gets 413
 DRAIN_LIMIT = 16 * MAX_BODY      # bytes of an oversized body read and discarded before answering 413
 MAX_SESSIONS = 1000              # beyond this the least recently used session ends
+SINGLE_HEADERS = {"host": 403, "origin": 403}
+SINGLE_IN_SESSION = (HEADER_SESSION_ID, HEADER_PROTOCOL_VERSION)
+"""Headers a request may carry once only (a proxy reading one copy and this server another would disagree):
+the first two on every request (403), the others on a legacy session's (400; http_modern.py refuses a
+doubled routing header with -32020)."""
+log = logging.getLogger("mcplab.server.http")
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]  # all reach the checks; 405 is ours
+
+
+def _once(request: HTTPRequest, name: str, status: int, message: Message | None = None) -> None:
+    copies = len(request.headers.getlist(name))
+    if copies > 1:
+        raise Refusal(status, f"{name} was sent {copies} times; send it once",
+                      request_id=message.id if isinstance(message, Request) else None)
 
 
 def _media_type(value: str | None) -> str:
@@ -98,19 +117,33 @@ def hostname(value: str) -> str | None:
         return None
 
 
+def _port(value: str, scheme: str = "http") -> int | None:
+    try:
+        return urlsplit(value if "//" in value else "//" + value).port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:
+        return None
+
+
 def check_host_and_origin(host: str | None, origin: str | None, hosts: frozenset[str], origins: frozenset[str]) -> None:
-    """Raise a 403 :class:`Refusal` unless ``Host`` names this server and ``Origin`` (if any) is a page we trust.
+    """Raise a 403 :class:`Refusal` unless ``Host`` names this server and ``Origin`` (if any) is this server's own.
 
     DNS rebinding: a page from evil.example, whose name now resolves to 127.0.0.1, reaches this port
     from the user's own browser; its requests still say ``Host: evil.example`` and ``Origin: http://evil.example``.
+    An origin is scheme, host *and* port: a page from another program on this machine
+    (``http://localhost:3000``) is another site, and must not drive this server either; the origin
+    must be the one ``Host`` names. ``origins`` may also list whole origins (``https://lab.example.org``),
+    allowed as they are, for a page served elsewhere on purpose.
     """
     if host is None or hostname(host) not in hosts:
         raise Refusal(403, f"Host {host!r} is not allowed here (allowed: {', '.join(sorted(hosts))}); "
                            f"a foreign Host is how a DNS-rebinding attack shows")
-    if origin is not None:  # only browsers send Origin; a page from another site must not drive this server
-        if "//" not in origin or urlsplit(origin).scheme not in ("http", "https") or hostname(origin) not in origins:
-            raise Refusal(403, f"Origin {origin!r} is not allowed here: a web page from another site "
-                               f"must not drive this server")
+    if origin is None or origin.lower().rstrip("/") in origins:  # only browsers send Origin
+        return
+    scheme = urlsplit(origin).scheme if "//" in origin else ""
+    if (scheme != "http" or hostname(origin) not in origins or hostname(origin) != hostname(host)
+            or _port(origin, scheme) != _port(host)):
+        raise Refusal(403, f"Origin {origin!r} is not allowed here: a web page from another site (another scheme, "
+                           f"host or port) must not drive this server")
 
 
 class Endpoint:
@@ -129,6 +162,8 @@ class Endpoint:
 
     async def handle(self, request: HTTPRequest) -> HTTPResponse:
         try:
+            for name, status in SINGLE_HEADERS.items():
+                _once(request, name, status)
             check_host_and_origin(request.headers.get("host"), request.headers.get("origin"),
                                   self.allowed_hosts, self.allowed_origins)
             if request.method == "POST":
@@ -146,6 +181,9 @@ class Endpoint:
                                f"session's stream, DELETE ends a session", headers=allow)
         except Refusal as refusal:
             return refusal.response(null_id=keeps_null_id(self._session_version(request)))
+        except ClientDisconnect:  # nobody is left to answer: one line in the log, no traceback
+            log.warning("a client went away in the middle of sending its request body")
+            return HTTPResponse(status_code=400)
 
     def _session_version(self, request: HTTPRequest) -> str | None:
         """The revision of the session a request names, if it names one that is open."""
@@ -170,6 +208,8 @@ class Endpoint:
             return await self.batch(message, self.session(session_id))
         if self.wire(headers.get(HEADER_PROTOCOL_VERSION), message, known is not None) == "modern":
             return await self.modern(message, request)
+        for name in SINGLE_IN_SESSION:
+            _once(request, name, 400, message)
         if isinstance(message, Request) and message.method == "initialize":
             return await self.initialize(message)
         session = self.session(session_id, message)
@@ -217,12 +257,17 @@ class Endpoint:
         if declared is not None and int(declared) > DRAIN_LIMIT:
             raise too_big
         body, size = bytearray(), 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size <= self.max_body:
-                body += chunk
-            elif size > DRAIN_LIMIT:
-                raise too_big
+        try:
+            with anyio.fail_after(http_deadlines.BODY_TIMEOUT):  # a body trickled in forever holds a connection
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size <= self.max_body:
+                        body += chunk
+                    elif size > DRAIN_LIMIT:
+                        raise too_big
+        except TimeoutError:
+            raise Refusal(408, f"the body did not arrive within {http_deadlines.BODY_TIMEOUT:g} s "
+                               f"({size} bytes came)") from None
         # A body over the limit is read to its end (up to DRAIN_LIMIT) and thrown away before the 413:
         # closing a connection that still has unread bytes resets it, and the client may lose the answer.
         if size > self.max_body:

@@ -55,8 +55,7 @@ class Session(RunnerPeer):
     """One client's session: a toolkit Connection, its running requests, and the way back (a ``Peer``)."""
 
     def __init__(self, server: Server, session_id: str) -> None:
-        super().__init__()
-        self.server = server
+        super().__init__(server)
         self.id = session_id
         self.streams: dict[RequestId, Stream] = {}
         self.standalone: Stream | None = None  # the GET stream, while the client keeps it open

@@ -163,9 +163,13 @@ def input_required(rounds: Rounds, asked: dict[str, InputRequest], method: str, 
     return result
 
 
-def check_answer(key: str, request: InputRequest, answer: Any) -> Any:
-    """The client's result for one input request, checked (-32602 if it has the wrong shape)."""
-    where = f"inputResponses.{key}"
+def check_answer(key: str, request: InputRequest, answer: Any, *, where: str | None = None) -> Any:
+    """The client's result for one input request, checked (-32602 if it has the wrong shape).
+
+    The legacy era checks its answers here too (``Context.request``): an answer to a legacy
+    ``elicitation/create`` is held to its ``requestedSchema`` exactly as an ``inputResponses`` entry is.
+    """
+    where = where or f"inputResponses.{key}"
     if not isinstance(answer, dict):
         raise InvalidParams(f"{where}: expected the client's result for {request.method} (an object), "
                             f"got {json.dumps(answer)[:40]}")

@@ -7,7 +7,11 @@ Two of its duties do not depend on the transport, and live here:
 
 * :meth:`RunnerPeer.request` sends a server→client request (``sampling/createMessage``,
   ``elicitation/create``, ``roots/list``) with the session's next id and waits for the response
-  with that id, which the runner hands to ``self.pending`` when it arrives;
+  with that id, which the runner hands to ``self.pending`` when it arrives. A client may never
+  answer, so the wait is bounded: after ``server.ask_timeout`` seconds the request is cancelled
+  (``notifications/cancelled`` goes to the client, spec "basic/utilities/cancellation") and the
+  tool hears a :class:`~mcplab.errors.RequestTimeout`; and a session leaves at most
+  ``server.max_asking`` questions open at once: one more is refused before it is sent;
 * :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``).
 
 How the request reaches the client is the runner's own: :meth:`RunnerPeer.deliver` writes a line
@@ -17,17 +21,21 @@ on stdout, or puts the message on the event stream of the request it serves.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcplab import jsonrpc
-from mcplab.errors import RemoteError
-from mcplab.jsonrpc import ErrorResponse, Request, RequestId
+from mcplab.errors import LocalProtocolError, RemoteError, RequestTimeout
+from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId
+
+if TYPE_CHECKING:
+    from mcplab.server.toolkit import Server
 
 
 class RunnerPeer:
     """Base of the runners' sessions: ``tasks`` by request id, ``pending`` server→client requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, server: Server) -> None:
+        self.server = server
         self.tasks: dict[RequestId, asyncio.Task] = {}
         self.pending = jsonrpc.PendingRequests()
         self.next_id = jsonrpc.IdAllocator()
@@ -36,14 +44,27 @@ class RunnerPeer:
         """Send a server→client request on this transport, or raise TransportError saying why not."""
         raise NotImplementedError
 
+    def post(self, message: Any, *, related_to: RequestId | None = None) -> None:
+        raise NotImplementedError
+
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       related_to: RequestId | None = None) -> Any:
+        limit, timeout = self.server.max_asking, self.server.ask_timeout
+        if len(self.pending) >= limit:
+            raise LocalProtocolError(f"cannot ask the client ({method}): {len(self.pending)} questions to it are "
+                                     f"still unanswered, the most one session may leave open ({limit})")
         request_id = self.next_id()
         waiter = asyncio.get_running_loop().create_future()
         self.pending.add(request_id, waiter)
         try:
             self.deliver(Request(request_id, method, params), related_to)
-            reply = await waiter
+            reply = await asyncio.wait_for(waiter, timeout)
+        except asyncio.TimeoutError:
+            why = f"no answer within {timeout:g} s"
+            self.post(Notification("notifications/cancelled", {"requestId": request_id, "reason": why}),
+                      related_to=related_to)
+            raise RequestTimeout(f"the client did not answer {method} within {timeout:g} s; the server "
+                                 f"cancelled it") from None
         finally:
             self.pending.discard(request_id)
         if isinstance(reply, ErrorResponse):
@@ -51,6 +72,8 @@ class RunnerPeer:
         return reply.result
 
     def cancel(self, request_id: RequestId) -> None:
+        if not jsonrpc.is_request_id(request_id):
+            return  # an array or an object names no request (and cannot even be looked up)
         task = self.tasks.get(request_id)
         if task is not None:
             task.cancel()

@@ -58,6 +58,9 @@ def arguments(description: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--tls-cert", help="with --http: serve HTTPS with this certificate (PEM)")
     parser.add_argument("--tls-key", help="with --http: ... and this private key (PEM)")
     parser.add_argument("--ca", help="CA bundle to trust for HTTPS to the authorization server")
+    parser.add_argument("--ask-timeout", type=float, default=None, metavar="SECONDS",
+                        help="how long the client has to answer a question (sampling, elicitation, roots) before "
+                             f"it is cancelled (default {Server.ask_timeout:g})")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
                         help="level of the log on stderr (default warning)")
     return parser
@@ -70,6 +73,8 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, 
     """
     if not isinstance(args, argparse.Namespace):
         args = arguments(server.info.get("title") or server.info["name"]).parse_args(args)
+    if getattr(args, "ask_timeout", None) is not None:
+        server.ask_timeout = args.ask_timeout
     if getattr(args, "diagnostics", False):
         from mcplab.server import diagnostics
 

@@ -59,8 +59,7 @@ class StdioSession(RunnerPeer):
     """One client on a pair of file descriptors; implements the toolkit's ``Peer``."""
 
     def __init__(self, server: Server, out_fd: int, era: ServerEra = "dual") -> None:
-        super().__init__()
-        self.server = server
+        super().__init__(server)
         self.out_fd = out_fd
         self.holds: dict[RequestId, asyncio.Future] = {}
         self.closing = False

@@ -74,7 +74,7 @@ async def listen(server: Server, params: dict, conn: Connection, request: Reques
 
 def honour(server: Server, wanted: dict[str, Any], conn: Connection) -> dict[str, Any]:
     """The part of a filter this server will honour; what it cannot is left out (spec: the ack says so)."""
-    from mcplab.server.handlers import find_resource
+    from mcplab.server.handlers import MAX_URI, find_resource
 
     honoured: dict[str, Any] = {}
     for flag, kind in LIST_FLAGS.items():
@@ -85,6 +85,11 @@ def honour(server: Server, wanted: dict[str, Any], conn: Connection) -> dict[str
     uris = wanted.get("resourceSubscriptions", [])
     if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
         raise InvalidParams("expected params.notifications.resourceSubscriptions to be a list of resource URIs")
+    # What a subscription holds is bounded as resources/subscribe is (handlers.py): it lives as long as the stream.
+    if len(uris) > server.max_subscriptions:
+        raise InvalidParams(f"expected at most {server.max_subscriptions} URIs in resourceSubscriptions, got {len(uris)}")
+    if any(len(uri) > MAX_URI for uri in uris):
+        raise InvalidParams(f"expected resource URIs of at most {MAX_URI} characters in resourceSubscriptions")
     readable = []
     for uri in uris if conn.server_capabilities.get("resources", {}).get("subscribe") else []:
         try:

@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterable
 
 from mcplab.errors import InternalError, InvalidParams, InvalidRequest, JSONRPCError, MethodNotFound
 from mcplab import jsonrpc
-from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, Response
+from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, Response, is_request_id
 from mcplab.server import catalogue, modern, subscriptions
 from mcplab.server.catalogue import Completer, Prompt, Resource, ResourceTemplate, Tool
 from mcplab.server.context import Connection, Context, Peer
@@ -65,6 +65,11 @@ class Server:
     Roots and Sampling, is deprecated in 2026-07-28, SEP-2577), list changes and subscriptions only
     where the transport can carry them (:meth:`capabilities`).
     """
+
+    # What one client may make a server hold (set on an instance to change them; --ask-timeout sets the first).
+    ask_timeout = 300.0      # seconds a client has to answer the server's question (a person may be filling a form)
+    max_asking = 16          # questions one session may leave unanswered at once
+    max_subscriptions = 100  # resources/subscribe: URIs one session may watch
 
     def __init__(self, name: str, version: str = "0.1.0", *, title: str | None = None,
                  instructions: str | None = None, page_size: int = 50, logging: bool = False,
@@ -228,7 +233,10 @@ class Server:
         Response(id=1, result={})
         """
         if isinstance(message, Notification):
-            self._notification(message, conn)
+            try:
+                self._notification(message, conn)
+            except Exception:  # a notification has no reply to carry the error: log it, keep serving
+                log.exception("%s failed", message.method)
             return None
         if not isinstance(message, Request):
             return None  # a response to one of our requests: the runner matches those by id
@@ -306,8 +314,12 @@ class Server:
             else:
                 log.warning("ignored notifications/initialized in phase %r", conn.phase)
         elif note.method == "notifications/cancelled":
-            if "requestId" in params:  # a malformed cancellation SHOULD be ignored (MCP "cancellation")
+            # A malformed cancellation SHOULD be ignored (MCP "basic/utilities/cancellation"): requestId
+            # is a RequestId, a string or an integer; an array or an object names no request at all.
+            if is_request_id(params.get("requestId")):
                 conn.peer.cancel(params["requestId"])
+            else:
+                log.info("ignored notifications/cancelled: requestId must be a string or an integer")
         elif note.method not in ("notifications/roots/list_changed", "notifications/progress"):
             log.info("ignored notification %s", note.method)
 

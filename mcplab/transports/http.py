@@ -63,7 +63,7 @@ from typing import Any, Awaitable, Callable, Mapping
 import anyio
 import httpx
 
-from mcplab import jsonrpc
+from mcplab import __version__, jsonrpc
 from mcplab.auth.wire import mask_headers, verify_with
 from mcplab.errors import HTTPStatusError, JSONRPCError, SessionExpired, TransportError
 from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
@@ -77,14 +77,17 @@ __all__ = ["HTTPTransport", "http", "SSEParser", "SSEEvent", "render_http"]
 
 JSON_TYPE, SSE_TYPE = "application/json", "text/event-stream"
 ACCEPT = f"{JSON_TYPE}, {SSE_TYPE}"
-USER_AGENT = "mcplab/0.1.0"
+USER_AGENT = f"mcplab/{__version__}"
 DEFAULT_RETRY_MS = 1000   # reconnection delay when the server sent no "retry:" field
 DRAIN_GRACE = 0.1         # seconds to let a stream end by itself after it delivered its response
 CANCELLED = "notifications/cancelled"
+MAX_MESSAGE = 16 << 20    # bytes of one reply body or one event this client reads (16 MiB)
+INBOX = 1024              # messages the stream readers may queue before they wait for the client to take some
 
 
 def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-         listen: bool | None = None, auth: Any = None, verify: Any = True) -> HTTPTransport:
+         listen: bool | None = None, auth: Any = None, verify: Any = True, trace: Trace | None = None,
+         max_message: int = MAX_MESSAGE) -> HTTPTransport:
     """A transport that POSTs to the Streamable HTTP endpoint at ``url``.
 
     ``listen``: open the legacy session's GET stream always (True), never (False), or when the server
@@ -94,10 +97,14 @@ def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60
     401 and 403 insufficient_scope then run the OAuth flow (mcplab/auth/client.py). ``verify``: a CA
     bundle file for ``https://`` (or False, never on a real network).
 
+    ``trace`` records the frames (default: a bounded :class:`~mcplab.trace.Trace`); a reply body or
+    an event larger than ``max_message`` bytes fails the transport instead of filling memory.
+
     >>> http("http://127.0.0.1:8000/mcp").url
     'http://127.0.0.1:8000/mcp'
     """
-    return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen, auth=auth, verify=verify)
+    return HTTPTransport(url, headers=headers, timeout=timeout, listen=listen, auth=auth, verify=verify,
+                         trace=trace, max_message=max_message)
 
 
 # --- the transport -------------------------------------------------------------------------------------
@@ -111,11 +118,12 @@ def _on_this_machine(url: str) -> bool:
 class _Stream:
     """An open event stream: the reply it is (POST, or a GET), the request it answers, its reader task."""
 
-    def __init__(self, response: httpx.Response, request_id: RequestId | None, modern: bool = False) -> None:
+    def __init__(self, response: httpx.Response, request_id: RequestId | None, max_event: int,
+                 modern: bool = False) -> None:
         self.response = response
         self.request_id = request_id
         self.modern = modern    # a 2026-07-28 reply: not resumable; if it breaks, the request is sent again
-        self.parser = SSEParser()
+        self.parser = SSEParser(max_event)
         self.answered = False
         self.recorded = False   # the first frame of a response carries its status and headers
         self.last_id_shown: str | None = None
@@ -156,11 +164,13 @@ class HTTPTransport:
     channel = "http"
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
-                 listen: bool | None = None, auth: Any = None, verify: Any = True) -> None:
+                 listen: bool | None = None, auth: Any = None, verify: Any = True, trace: Trace | None = None,
+                 max_message: int = MAX_MESSAGE) -> None:
         self.url = url
         self.auth = auth.start(url) if hasattr(auth, "start") else auth  # the OAuth flow, when authorizing
         self.verify = verify
-        self.trace = Trace()
+        self.trace = trace if trace is not None else Trace()
+        self.max_message = max_message
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.extra_headers = dict(headers or {})
@@ -170,6 +180,7 @@ class HTTPTransport:
         self._client: httpx.AsyncClient | None = None
         self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
         self._arrived = anyio.Event()
+        self._room = anyio.Event()  # set when receive() takes a message: a waiting stream reader reads on
         self._streams: list[_Stream] = []
         self._failure: TransportError | None = None
         self._initialize_id: RequestId | None = None
@@ -305,8 +316,14 @@ class HTTPTransport:
         return response
 
     async def _body(self, response: httpx.Response) -> str:
+        body = bytearray()
         try:
-            return (await response.aread()).decode("utf-8", errors="replace")
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > self.max_message:
+                    raise TransportError(f"the reply from {self.url} is larger than {self.max_message} bytes, the "
+                                         f"most this client reads in one message")
+            return body.decode("utf-8", errors="replace")
         except httpx.HTTPError as exc:
             raise TransportError(f"reading the reply from {self.url} failed: {type(exc).__name__}: {exc}") from exc
         finally:
@@ -352,11 +369,20 @@ class HTTPTransport:
             self._open_client()
             self._arrived = anyio.Event()
             await self._arrived.wait()  # a JSON reply from a POST, or an event a stream's reader took
+        self._room.set()
         return self._inbox.popleft()
+
+    async def _wait_for_room(self) -> None:
+        """A stream reader with messages to queue waits while the inbox is full: a flood is held back
+        (by TCP, on the server's side) instead of piling up here."""
+        while len(self._inbox) >= INBOX and not self._closed:
+            if self._room.is_set():
+                self._room = anyio.Event()
+            await self._room.wait()
 
     def _read_events(self, response: httpx.Response, request_id: RequestId | None,
                      last_event_id: str | None = None, *, modern: bool = False, recorded: bool = False) -> None:
-        stream = _Stream(response, request_id, modern)
+        stream = _Stream(response, request_id, self.max_message, modern)
         stream.recorded = recorded
         stream.parser.last_id = stream.last_id_shown = last_event_id
         stream.reader = _Task(lambda: self._reader(stream))
@@ -374,6 +400,7 @@ class HTTPTransport:
                     self._event(stream, event)
                 if stream.answered:
                     break
+                await self._wait_for_room()
             for event in stream.parser.end():
                 self._event(stream, event)
             if stream.answered and stream.response.request.method == "POST":
@@ -454,6 +481,7 @@ class HTTPTransport:
                 self.session_id = None
             self._closed = True
             self._arrived.set()
+            self._room.set()
             await client.aclose()
         self._closed = True
 

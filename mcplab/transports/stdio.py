@@ -53,21 +53,23 @@ STDERR_POLL = 0.05         # seconds a reader waits on stdout before draining st
 EXIT_GRACE = 1.0           # seconds to wait for the exit code once stdout has ended
 WRITE_STALL = 5.0          # seconds a half-written line may wait for the server to read on
 STDERR_TAIL = 12           # stderr lines an error carries
+STDERR_LINE = jsonrpc.DEFAULT_MAX_LINE  # bytes of one stderr line kept: a server may write forever without a newline
 
 
 def stdio(argv: str | Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-          inherit_env: bool = True) -> StdioTransport:
+          inherit_env: bool = True, trace: Trace | None = None) -> StdioTransport:
     """A transport that will spawn ``argv`` as an MCP server over stdio.
 
     ``argv`` is a list, or one string split like a shell would. A leading ``python`` or
     ``python3`` means this interpreter (``sys.executable``), so the server runs in the same
     environment as the client. ``env`` is added to this process's environment (or used
-    alone when ``inherit_env=False``).
+    alone when ``inherit_env=False``). ``trace`` records the frames (default: a bounded
+    :class:`~mcplab.trace.Trace`; ``Trace(max_frames=None, max_chars=None)`` keeps every frame).
 
     >>> stdio(["python", "servers/weather.py"]).argv[1]
     'servers/weather.py'
     """
-    return StdioTransport(argv, env=env, cwd=cwd, inherit_env=inherit_env)
+    return StdioTransport(argv, env=env, cwd=cwd, inherit_env=inherit_env, trace=trace)
 
 
 class StdioTransport:
@@ -77,7 +79,7 @@ class StdioTransport:
 
     def __init__(self, argv: str | Sequence[str], *, env: Mapping[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = True,
-                 max_line: int = jsonrpc.DEFAULT_MAX_LINE) -> None:
+                 max_line: int = jsonrpc.DEFAULT_MAX_LINE, trace: Trace | None = None) -> None:
         argv = shlex.split(argv) if isinstance(argv, str) else [os.fspath(a) for a in argv]
         if not argv:
             raise ValueError("expected a command to start the server, got an empty argv")
@@ -86,11 +88,12 @@ class StdioTransport:
         self.argv = argv
         self.env = ({**os.environ, **(env or {})} if inherit_env else dict(env or {}))
         self.cwd = cwd
-        self.trace = Trace()
+        self.trace = trace if trace is not None else Trace()
         self.stderr_lines: deque[str] = deque(maxlen=STDERR_TAIL)
         self._framer = jsonrpc.LineFramer(max_line)
         self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
-        self._stderr_buffer = b""
+        self._stderr_pending: list[bytes] = []  # an unfinished stderr line, in pieces
+        self._stderr_size = 0
         self._process: Any = None
         self._stdin: Any = None  # our ends of the three pipes: WatchedPipe or ThreadedPipe
         self._stdout: Any = None
@@ -217,12 +220,21 @@ class StdioTransport:
                 return
             if not data:
                 self._stderr_eof = True
-                data = b"\n" if self._stderr_buffer else b""
-            *lines, self._stderr_buffer = (self._stderr_buffer + data).split(b"\n")
+                data = b"\n" if self._stderr_pending else b""
+            *lines, tail = data.split(b"\n")
+            if lines:  # the first line ends what earlier chunks began (joined once: a long line stays linear)
+                lines[0] = b"".join([*self._stderr_pending, lines[0]])
+                self._stderr_pending, self._stderr_size = [], 0
+            if tail:
+                self._stderr_pending.append(tail)
+                self._stderr_size += len(tail)
+            if self._stderr_size > STDERR_LINE:  # no newline in sight: record what came, cut
+                lines.append(b"".join(self._stderr_pending)[:STDERR_LINE] + " … (cut)".encode())
+                self._stderr_pending, self._stderr_size = [], 0
             for raw in lines:
                 text = raw.rstrip(b"\r").decode("utf-8", errors="replace")
                 self.trace.record("s2c", "stderr", text)
-                self.stderr_lines.append(text)
+                self.stderr_lines.append(text if len(text) <= 1000 else text[:1000] + " …")  # an error's tail
 
     async def _gone(self, what: str) -> TransportError:
         """The error for a server that stopped talking: exit code and stderr tail if it exited."""

@@ -1,0 +1,156 @@
+"""``python -m mcplab setup``: what ``make lab`` does, without make: a virtual environment in the
+checkout, the pinned packages, the official schemas, then JupyterLab.
+
+Theory of operation
+-------------------
+A class of thirty installs at once, on whatever machines they brought, so the set-up is fast and
+the same for everyone:
+
+1. ``.venv`` beside the checkout, made by the Python that runs this command (3.10 to 3.13, the
+   range the suite was run on);
+2. uv installs the package with an extra (``lab`` by default) pinned by ``constraints.txt``, so every
+   student gets the same versions on the same day. uv is used from PATH when it is there; otherwise
+   it is installed from PyPI into the new environment first; when that fails too (no wheel for this
+   machine, a proxy that only lets pip through), plain pip installs the same pins, only slower;
+3. ``mcplab schemas`` fetches the official schemas for the trace viewer's badges; offline it says so
+   in one sentence and the set-up goes on, since nothing else needs them;
+4. ``mcplab lab`` opens JupyterLab (``--no-lab`` stops before; other flags go to JupyterLab).
+
+Step 2 is skipped when ``.venv/.<extra>-installed`` holds the fingerprint of ``pyproject.toml``,
+``constraints.txt`` and the extra: running the command again only opens the lab. The Makefile calls
+this module, so ``make lab`` and ``python -m mcplab setup`` cannot drift apart. This module runs on
+the bare interpreter before anything is installed: it uses the standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+REPO = Path(__file__).resolve().parent.parent
+CONSTRAINTS = "constraints.txt"
+EXTRAS = ("lab", "test", "dev")
+PYTHONS = ((3, 10), (3, 13))  # the oldest and newest Python the suite ran on (README, "Tested on")
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where and what to install: the checkout, its environment and the extra."""
+    root: Path
+    venv: Path
+    extra: str
+
+    @property
+    def python(self) -> Path:
+        return self.venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+    @property
+    def stamp(self) -> Path:
+        return self.venv / f".{self.extra}-installed"
+
+    def script(self, name: str) -> Path:
+        return self.venv / ("Scripts" if os.name == "nt" else "bin") / (name + (".exe" if os.name == "nt" else ""))
+
+    def fingerprint(self) -> str:
+        digest = hashlib.sha256(self.extra.encode())
+        for name in ("pyproject.toml", CONSTRAINTS):
+            digest.update((self.root / name).read_bytes())
+        return digest.hexdigest()
+
+    def up_to_date(self) -> bool:
+        return self.python.is_file() and self.stamp.is_file() and self.stamp.read_text().strip() == self.fingerprint()
+
+
+def _run(argv: Sequence[str | Path], **kwargs: object) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], check=False, **kwargs)  # type: ignore[call-overload]
+
+
+def create_venv(plan: Plan, uv: str | None, say: Say) -> None:
+    """``uv venv --seed`` (pip included, for the fallback and a notebook's %pip), else ``python -m venv``."""
+    started = time.monotonic()
+    if uv and _run([uv, "venv", "--quiet", "--seed", "--python", sys.executable, plan.venv]).returncode == 0:
+        say(f"created {plan.venv.name} with uv ({time.monotonic() - started:.1f} s)")
+        return
+    made = _run([sys.executable, "-m", "venv", plan.venv])
+    if made.returncode:
+        raise SystemExit(f"mcplab setup: `{sys.executable} -m venv {plan.venv}` failed; on Debian and Ubuntu "
+                         f"install python3-venv first")
+    say(f"created {plan.venv.name} with python -m venv ({time.monotonic() - started:.1f} s)")
+
+
+def find_uv(plan: Plan, say: Say) -> str | None:
+    """uv from PATH, else from the environment, else installed there from PyPI; None when that fails."""
+    for candidate in (shutil.which("uv"), plan.script("uv")):
+        if candidate and Path(candidate).is_file():
+            return str(candidate)
+    if not plan.python.is_file():
+        return None
+    say("uv is not on PATH: installing it from PyPI into the environment")
+    fetched = _run([plan.python, "-m", "pip", "install", "--quiet", "uv"], capture_output=True, text=True)
+    if fetched.returncode == 0 and plan.script("uv").is_file():
+        return str(plan.script("uv"))
+    say("could not install uv (" + (fetched.stderr.strip().splitlines() or ["no output"])[-1] + "); using pip")
+    return None
+
+
+def install(plan: Plan, uv: str | None, say: Say) -> str:
+    """Install the checkout (editable) with its extra, pinned by constraints.txt; the installer used."""
+    target = [f"--editable={plan.root}[{plan.extra}]", "--constraint", plan.root / CONSTRAINTS]
+    started = time.monotonic()
+    if uv:
+        done = _run([uv, "pip", "install", "--quiet", "--python", plan.python, *target])
+        if done.returncode == 0:
+            say(f"installed .[{plan.extra}] from {CONSTRAINTS} with uv ({time.monotonic() - started:.1f} s)")
+            return "uv"
+        say("uv could not install the packages; trying pip")
+    done = _run([plan.python, "-m", "pip", "install", "--quiet", *target])
+    if done.returncode:
+        raise SystemExit(f"mcplab setup: installing .[{plan.extra}] failed (see pip's message above)")
+    say(f"installed .[{plan.extra}] from {CONSTRAINTS} with pip ({time.monotonic() - started:.1f} s)")
+    return "pip"
+
+
+def setup(root: Path = REPO, *, extra: str = "lab", venv: Path | None = None, say: Say = print) -> Plan:
+    """Steps 1–3 of the module docstring; the plan, whose ``python`` then runs the lab."""
+    oldest, newest = (".".join(map(str, v)) for v in PYTHONS)
+    if not PYTHONS[0] <= sys.version_info[:2] <= PYTHONS[1]:
+        raise SystemExit(f"mcplab is tested on Python {oldest} to {newest}; this is {sys.version.split()[0]}. "
+                         f"Run it with one of those, e.g. python{newest} -m mcplab setup (or make lab "
+                         f"PYTHON=python{newest})")
+    if extra not in EXTRAS:
+        raise SystemExit(f"mcplab setup: --extra must be one of {', '.join(EXTRAS)}, got {extra!r}")
+    if not (root / CONSTRAINTS).is_file():
+        raise SystemExit(f"mcplab setup: {CONSTRAINTS} is missing from {root}; run it from a checkout")
+    plan = Plan(root, venv or root / ".venv", extra)
+    if plan.up_to_date():
+        say(f"{plan.venv.name} already has .[{extra}] as {CONSTRAINTS} pins it")
+        plan.stamp.touch()  # make compares its date with pyproject.toml's
+    else:
+        uv = shutil.which("uv")
+        if not plan.python.is_file():
+            create_venv(plan, uv, say)
+        install(plan, uv or find_uv(plan, say), say)
+        plan.stamp.write_text(plan.fingerprint() + "\n")
+    # Offline this prints its one sentence and fails; the lab works without the badges, so go on.
+    _run([plan.python, "-m", "mcplab.cli", "schemas"])
+    return plan
+
+
+def main(args: Sequence[str], *, extra: str = "lab", open_lab: bool = True) -> int:
+    """``mcplab setup``: set up, then (unless told not to) replace this process with ``mcplab lab ARGS``."""
+    plan = setup(extra=extra)
+    if not open_lab:
+        return 0
+    argv = [str(plan.python), "-m", "mcplab.cli", "lab", *args]
+    if os.name == "nt":  # no exec on Windows: run it and hand back its status
+        return _run(argv).returncode
+    os.execv(argv[0], argv)
+    return 0  # not reached
