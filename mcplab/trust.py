@@ -61,22 +61,22 @@ class FlagRule:
 
 
 RULES = (
-    FlagRule("hidden markup", r"<\s*/?\s*(important|system|instructions?|admin|secret|hidden)\b[^>]*>|<!--|\[/?INST\]",
+    FlagRule(N_("hidden markup"), r"<\s*/?\s*(important|system|instructions?|admin|secret|hidden)\b[^>]*>|<!--|\[/?INST\]",
              N_("tags or comments a host's UI may hide but the model reads")),
-    FlagRule("override", r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|"
+    FlagRule(N_("override"), r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|"
                          r"other)\s+(instructions|messages|rules|prompts?)\b|\byou\s+are\s+now\b|\bnew\s+instructions\b",
              N_("tries to replace what the user or the host told the model")),
-    FlagRule("secrecy", r"\b(do\s+not|don'?t|never)\s+(tell|mention|inform|show|reveal|notify)\b|"
+    FlagRule(N_("secrecy"), r"\b(do\s+not|don'?t|never)\s+(tell|mention|inform|show|reveal|notify)\b|"
                         r"\bwithout\s+(telling|informing|asking|notifying)\b|\bkeep\s+(this|it)\s+(secret|hidden|quiet)\b",
              N_("asks the model to keep something from the user")),
-    FlagRule("orders", r"\bcall\s+[\w.-]+\s+with\b|\bbefore\s+(using|calling|you\s+(use|call))\s+(this|the)\b|"
+    FlagRule(N_("orders"), r"\bcall\s+[\w.-]+\s+with\b|\bbefore\s+(using|calling|you\s+(use|call))\s+(this|the)\b|"
                        r"\byou\s+must\s+(first\s+|always\s+)?(call|read|send|pass|include|use)\b|"
                        r"\balways\s+(call|pass|send|include)\b|\b(pass|put|send)\s+what\s+it\s+returns\b",
              N_("gives the model orders about which tools to call and with what")),
-    FlagRule("secrets", r"\bid_rsa\b|\.ssh\b|(^|[\s/'\"])\.env\b|\bapi[\s_-]?keys?\b|\bpasswords?\b|\bprivate\s+keys?\b|"
+    FlagRule(N_("secrets"), r"\bid_rsa\b|\.ssh\b|(^|[\s/'\"])\.env\b|\bapi[\s_-]?keys?\b|\bpasswords?\b|\bprivate\s+keys?\b|"
                         r"\bcredentials?\b|/etc/(passwd|shadow)\b",
              N_("names secrets a tool has no reason to want"), frozenset({DESCRIPTION})),
-    FlagRule("exfiltration", r"\b(send|post|upload|forward)\w*\b.{0,60}\bhttps?://",
+    FlagRule(N_("exfiltration"), r"\b(send|post|upload|forward)\w*\b.{0,60}\bhttps?://",
              N_("asks for data to be sent to an address")),
 )
 
