@@ -25,6 +25,11 @@ from mcplab.i18n import N_, Text, Texts, _, catalogs, documents, messages, ngett
 from conftest import ROOT, need
 
 ZH = ROOT / "labs" / "zh-CN"
+
+
+def built_labs() -> list[Path]:
+    """The Chinese notebooks, without the copies JupyterLab keeps in .ipynb_checkpoints/ once a lab was opened."""
+    return sorted(path for path in ZH.rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts)
 GLOSSARY = ZH / "术语表.md"
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -105,6 +110,14 @@ WRONG_ANSWERS = [  # (check, an answer that fails it)
     ("check_break_even_density", 1.01),
     ("check_desktop_entry", {"command": "python", "args": []}),
     ("check_server_json", {"name": "files"}),
+    ("check_refusals", {k: (401, "") for k in "abcdefgh"}),
+    ("check_flag_rule", "a" * 400),
+    ("check_pin", lambda definition: "the same for every definition"),
+    ("check_consent", {k: "run" for k in "abcdef"}),
+    ("check_rebinding_request", {"Host": "127.0.0.1:8000", "Origin": "http://attacker.example:8000"}),
+    ("check_sandbox", {k: "read" for k in "abcdefghi"}),
+    ("check_audience", lambda claims, me: True),
+    ("check_recovery", {k: "give up" for k in "abcde"}),
 ]
 
 
@@ -232,14 +245,14 @@ def test_every_markdown_cell_and_every_message_is_translated_into_chinese():
 
 def test_every_markdown_cell_of_the_chinese_labs_is_chinese():
     left = [f"{path.relative_to(ROOT)} cell {cell.get('id')}: {english_sentences(cell.source)[:1]}"
-            for path in sorted(ZH.rglob("*.ipynb")) for cell in notebooks.read(path).cells
+            for path in built_labs() for cell in notebooks.read(path).cells
             if cell.cell_type == "markdown" and english_sentences(cell.source)]
     assert left == [], "\n".join(left)
 
 
 def test_each_chinese_lab_links_its_original_and_the_glossary_and_every_link_resolves():
     assert GLOSSARY.is_file()
-    for path in sorted(ZH.rglob("*.ipynb")):
+    for path in built_labs():
         book = notebooks.read(path)
         note = next(cell for cell in book.cells if cell.get("id") == notebooks.NOTE_ID)
         setup = next(cell for cell in book.cells if cell.get("id") == notebooks.SETUP_ID)
