@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
@@ -31,7 +31,7 @@ def _untouched(answer: Any) -> bool:
     return answer is ... or (isinstance(answer, dict) and bool(answer) and all(v is ... for v in answer.values()))
 
 
-def _letters(answer: Any, keys: dict, what: str) -> dict[str, str] | str:
+def _letters(answer: Any, keys: Mapping[str, Any], what: str) -> dict[str, str] | str:
     """A dict letter → label with every key of ``keys`` answered, or a sentence saying what is wrong."""
     if not isinstance(answer, dict):
         return _("expected a dict such as {example}, one {what} per letter; got {type}", example="{'a': ..., 'b': ...}",
