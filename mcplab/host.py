@@ -64,6 +64,7 @@ from mcplab.agent import (  # noqa: F401  (merge_catalogue re-exported: tests an
 )
 from mcplab.client import Client
 from mcplab.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
+from mcplab.i18n import N_, _
 from mcplab.results import Tool, ToolResult
 from mcplab.trace import Trace
 from mcplab.transports.base import Transport
@@ -74,6 +75,12 @@ __all__ = ["Host", "CatalogueEntry", "ServerFailed", "ScriptedModel", "Rule", "A
            "function_call_parts", "Ask", "Pin"]
 
 Ask = Callable[[Question], "bool | Awaitable[bool]"]
+# Why a tool is withheld (changed since approved?, was there a user to ask?): kept in English in the run's
+# record and in Host.withheld, shown in the user's language by review().
+WITHHELD = {(True, True): N_("changed since it was approved, and the user said no"),
+            (True, False): N_("changed since it was approved, and there is no one to ask"),
+            (False, True): N_("flagged, and the user said no"),
+            (False, False): N_("flagged, and there is no one to ask")}
 MAX_RESTARTS = 3  # times one server is started again after crashing, in a host's life
 
 
@@ -222,7 +229,8 @@ class Host:
                     continue
                 reasons = tuple(str(f) for f in flags)
                 if pinned is not None:
-                    reasons = tuple(f"changed: {line}" for line in trust.changes(pinned.definition, tool.raw)) + reasons
+                    reasons = tuple(_("changed: {change}", change=line)
+                                    for line in trust.changes(pinned.definition, tool.raw)) + reasons
                 refused = self._refused.get(key)
                 if refused is not None and refused[0] == digest:  # asked already about exactly this definition
                     self.withheld[key] = refused[1]
@@ -233,8 +241,7 @@ class Host:
                     self.pins[key] = Pin(digest, tool.raw)
                     admitted[server].append(tool)
                 else:
-                    why = ("changed since it was approved" if pinned else "flagged") + \
-                        (", and the user said no" if self.ask else ", and there is no one to ask")
+                    why = WITHHELD[pinned is not None, bool(self.ask)]
                     self._refused[key] = (digest, why)
                     self.withheld[key] = why
         return admitted
@@ -280,7 +287,8 @@ class Host:
             for tool in tools:
                 state = self.withheld.get((server, tool.name))
                 flags = trust.flag(trust.definition_text(tool.raw), others=others)
-                lines = [f"{server} · {tool.name} · {'withheld: ' + state if state else 'offered to the model'}"]
+                shown = _("withheld: {why}", why=_(state)) if state else _("offered to the model")
+                lines = [f"{server} · {tool.name} · {shown}"]
                 lines += [f"    {line}" for line in trust.definition_text(tool.raw).splitlines()]
                 lines += [f"    ⚠ {f}" for f in flags]  # the same words the question showed
                 blocks.append("\n".join(lines))
