@@ -45,7 +45,7 @@ MCP_PATH = "/mcp"
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 WATCHDOG_ENV = "MCPLAB_HTTP_WATCHDOG"
 BANNER = "mcplab: serving {name} at {url}"
-READY = re.compile(r"mcplab: serving .* at (https?://\S+)")
+READY = re.compile(r"mcplab: serving .* at (https?://\S+)\r?\n")  # the whole line: its end comes in a write of its own
 
 
 def bind(host: str, port: int) -> socket.socket:
