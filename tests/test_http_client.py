@@ -336,7 +336,6 @@ def test_the_lab05_checks_pass_the_worked_answers():
     ("check_sse_reader", lambda body: 1 / 0, "ZeroDivisionError"),
     ("check_rebinding", ["allow"] * 5, "evil.example"),
     ("check_old_transport", {"endpoints": 1, "post_to": "/mcp", "result_on": "x"}, "URLs"),
-    ("check_replies", ..., "Not answered"),
 ])
 def test_the_lab05_checks_explain_a_wrong_answer(check, answer, says):
     from mcplab import exercises
