@@ -398,7 +398,7 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("the server's reply", {"jsonrpc": "2.0", "id": 1, "result": SEED_INITIALIZE["params"]}),
     ],
     "check_handshake_order": [
-        ("the reply before initialized... no: initialized first", ["D", "A", "B", "C"]),
+        ("initialized before the reply", ["D", "A", "B", "C"]),
         ("the server first", ["B", "D", "A", "C"]),
         ("tools/list before initialized", ["D", "B", "C", "A"]),
         ("reversed", ["C", "A", "B", "D"]),

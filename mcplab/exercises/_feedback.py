@@ -64,7 +64,7 @@ def failed(message: str, hint: str = "") -> Feedback:
     return Feedback(False, message, hint)
 
 
-def unanswered(hint: str = "") -> Feedback:
+def unanswered() -> Feedback:
     """Feedback for the placeholder ``...`` a lab leaves for the student to replace: no hint yet."""
     return Feedback(False, _(NOT_ANSWERED) + _(": replace the ... with your answer."))
 
@@ -77,7 +77,7 @@ def _documented_stub(*args: Any) -> None:
     """A docstring and nothing else."""
 
 
-_EMPTY_BODIES = {_stub.__code__.co_code, _documented_stub.__code__.co_code}
+_EMPTY_BODIES = frozenset({_stub.__code__.co_code, _documented_stub.__code__.co_code})
 
 
 def is_placeholder(answer: Any) -> bool:
