@@ -1,5 +1,5 @@
 """The exercise checks of the client labs (mcplab/exercises/lab02.py, lab03.py, lab04.py): each
-passes the worked answer, says "not answered" for the placeholder, and names what is wrong."""
+passes the worked answer, says "not answered" (and no hint) for the placeholder, and names what is wrong."""
 
 from __future__ import annotations
 
@@ -76,9 +76,9 @@ def test_every_check_is_exported_from_the_exercises_package():
 
 
 @pytest.mark.parametrize("check", [check for check, _ in WORKED], ids=lambda c: c.__name__)
-def test_the_placeholder_is_not_answered_yet_with_a_hint(check):
+def test_the_placeholder_is_not_answered_yet_and_gives_no_hint_away(check):
     feedback = check(...)
-    assert not feedback and feedback.message.startswith(NOT_ANSWERED) and feedback.hint
+    assert not feedback and feedback.message.startswith(NOT_ANSWERED) and not feedback.hint
 
 
 @pytest.mark.parametrize("check, answer", WORKED, ids=[check.__name__ for check, _ in WORKED])

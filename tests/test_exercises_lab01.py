@@ -1,5 +1,5 @@
-"""mcplab.exercises.lab01: each check passes the worked answer, says "not answered" for the
-placeholder, and names what is wrong otherwise."""
+"""mcplab.exercises.lab01: each check passes the worked answer, says "not answered" (and no hint) for
+the placeholder, and names what is wrong otherwise."""
 
 from __future__ import annotations
 
@@ -30,15 +30,15 @@ def test_every_check_is_exported_from_the_exercises_package():
     (lab01.check_error_code, dict.fromkeys(lab01.SITUATIONS, ...)),
     (lab01.check_awkward_split, ...),
 ])
-def test_the_placeholder_is_not_answered_yet_with_a_hint(check, placeholder):
+def test_the_placeholder_is_not_answered_yet_and_gives_no_hint_away(check, placeholder):
     feedback = check(placeholder)
-    assert not feedback and feedback.message.startswith(NOT_ANSWERED) and feedback.hint
+    assert not feedback and feedback.message.startswith(NOT_ANSWERED) and not feedback.hint
 
 
 @pytest.mark.parametrize("check, answer", [
     (lab01.check_tools_call_request, SEED_REQUEST),
-    (lab01.check_tools_call_request, '{"jsonrpc":"2.0","id":"r1","method":"tools/call",'
-                                     '"params":{"name":"read_file","arguments":{"path":"notes.txt"}}}'),
+    (lab01.check_tools_call_request, '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+                                     '"params":{"name":"read_file","arguments":{"path":"/tmp/test.txt"}}}'),
     (lab01.check_notification, {"jsonrpc": "2.0", "method": "notifications/initialized"}),
     (lab01.check_find_invalid, ("D", "id")),
     (lab01.check_error_code, {"a": -32700, "b": -32601, "c": -32600, "d": -32602, "e": -32603}),
@@ -60,14 +60,16 @@ def test_a_right_answer_passes(check, answer):
     (lab01.check_tools_call_request, {"jsonrpc": "2.0", "id": 1, "result": {}}, "success response"),
     (lab01.check_tools_call_request, "{not json", "-32700"),
     (lab01.check_tools_call_request, {"x": float("nan")}, "cannot be written as JSON"),
-    (lab01.check_tools_call_request, 42, "expected a dict"),
+    (lab01.check_tools_call_request, 42, "expected a JSON-RPC request, as a dict or as JSON text, got int 42"),
+    (lab01.check_tools_call_request, {**SEED_REQUEST, "id": "r1"}, "asks for id 1"),
     (lab01.check_notification, {"jsonrpc": "2.0", "id": 1, "method": "notifications/initialized"}, '"id": 1'),
     (lab01.check_notification, {"jsonrpc": "2.0", "method": "initialized"}, "notifications/initialized"),
     (lab01.check_notification, {"method": "notifications/initialized"}, "jsonrpc"),
     (lab01.check_find_invalid, ("A", "id"), "A is valid"),
     (lab01.check_find_invalid, ("B", "id"), "no id is exactly right"),
     (lab01.check_find_invalid, ("D", "params"), "D is the invalid one"),
-    (lab01.check_find_invalid, "D", "expected (letter, rule)"),
+    (lab01.check_find_invalid, "D", "expected a pair (letter, rule), got str 'D'"),
+    (lab01.check_find_invalid, ("D", 1), "expected (letter, rule)"),
     (lab01.check_error_code, {"a": -32700, "b": -32601, "c": -32601, "d": ..., "e": -32603},
      "c: -32601 is not it; d: not answered"),
     (lab01.check_error_code, {"a": -32700}, "expected a dict with the keys"),

@@ -198,6 +198,7 @@ WRONG = [
     ("check_recovery", answers(RIGHT["check_recovery"], a="report, do not repeat"), "the next run starts it again"),
     ("check_recovery", answers(RIGHT["check_recovery"], a="retry"), "each answer is one of"),
     ("check_recovery", "restart", "expected a dict"),
+    ("check_recovery", answers(RIGHT["check_recovery"], e="give up"), "one connection per server"),
 ]
 
 

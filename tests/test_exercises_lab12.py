@@ -41,10 +41,10 @@ def test_each_check_is_re_exported_by_the_package(name):
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT))
-def test_the_placeholder_is_not_answered_yet_and_gets_a_hint(name):
+def test_the_placeholder_is_not_answered_yet_and_gives_no_hint_away(name):
     feedback = getattr(lab12, name)(...)
     assert isinstance(feedback, Feedback) and not feedback
-    assert feedback.message.startswith(NOT_ANSWERED) and feedback.hint
+    assert feedback.message.startswith(NOT_ANSWERED) and not feedback.hint
 
 
 @pytest.mark.subprocess
@@ -70,7 +70,7 @@ WRONG = [
     ("check_desktop_entry", {**ENTRY, "args": [WEATHER, "--era=legacy"]}, "--era legacy"),
     ("check_desktop_entry", {**ENTRY, "args": f"{WEATHER} --era legacy"}, "a list of strings"),
     ("check_desktop_entry", {**ENTRY, "command": "/usr/bin/false"}, "exited with code 1 before answering"),
-    ("check_desktop_entry", [ENTRY], "a JSON object"),
+    ("check_desktop_entry", [ENTRY], "expected one mcpServers entry, as a dict, got list"),
     # 2. side effects
     ("check_side_effects", {"a", "d"}, "readOnlyHint: true"),
     ("check_side_effects", {"a", "b"}, "a resource is data"),

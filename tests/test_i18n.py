@@ -30,6 +30,8 @@ ZH = ROOT / "labs" / "zh-CN"
 def built_labs() -> list[Path]:
     """The Chinese notebooks, without the copies JupyterLab keeps in .ipynb_checkpoints/ once a lab was opened."""
     return sorted(path for path in ZH.rglob("*.ipynb") if ".ipynb_checkpoints" not in path.parts)
+
+
 GLOSSARY = ZH / "术语表.md"
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -88,11 +90,13 @@ def test_import_mcplab_loads_no_translation_machinery():
 def test_work_in_moves_once_however_often_the_cell_runs(tmp_path, monkeypatch):
     (tmp_path / "labs" / "zh-CN").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "labs" / "zh-CN")
-    monkeypatch.delenv(i18n.START_ENV, raising=False)
+    # setenv first, so that monkeypatch remembers the variable's absence and restores it: work_in sets it
+    # behind monkeypatch's back, and a value left over would send every later kernel into tmp_path
+    monkeypatch.setenv(i18n.START_ENV, "")
+    monkeypatch.delenv(i18n.START_ENV)
     i18n.work_in("..")
     i18n.work_in("..")  # the setup cell run a second time
     assert Path.cwd() == tmp_path / "labs"
-    monkeypatch.delenv(i18n.START_ENV)
 
 
 # --- feedback, report cards, views, the terminal -----------------------------------------------------------

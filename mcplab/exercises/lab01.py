@@ -12,7 +12,7 @@ from typing import Any
 
 from mcplab import jsonrpc
 from mcplab.errors import JSONRPCError, error_name
-from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
+from mcplab.exercises._feedback import Feedback, check, failed, passed
 from mcplab.i18n import N_, Texts, _
 
 __all__ = [
@@ -46,11 +46,10 @@ def _read(answer: Any) -> tuple[Any, Feedback | None]:
 
 # --- 1. the seed's request ---------------------------------------------------------------------
 
+@check(N_("a JSON-RPC request, as a dict or as JSON text"), (dict, str, bytes))
 def check_tools_call_request(answer: Any) -> Feedback:
     """Is ``answer`` a JSON-RPC request that calls the tool ``read_file`` with a ``path``?"""
     hint = _('a request has "jsonrpc", "id", "method" and "params"; the tool\'s name and arguments go in params')
-    if answer is ...:
-        return unanswered(hint)
     message, problem = _read(answer)
     if problem is not None:
         return problem
@@ -63,6 +62,10 @@ def check_tools_call_request(answer: Any) -> Feedback:
     if message.method != "tools/call":
         return failed(_("the method is {method!r}; calling a tool is the method \"tools/call\"",
                         method=message.method), hint)
+    if message.id != 1 or isinstance(message.id, bool):
+        return failed(_("the id is {id}; the question asks for id 1 (the number: \"1\" in quotes is another id)",
+                        id=json.dumps(message.id)), _("a response carries the id of its request back, so it "
+                                                      "must be exactly the one asked for"))
     params = message.params
     if not isinstance(params, dict) or params.get("name") != "read_file":
         return failed(_('params must name the tool: {"name": "read_file", ...}'),
@@ -71,17 +74,20 @@ def check_tools_call_request(answer: Any) -> Feedback:
     if not isinstance(arguments, dict) or not isinstance(arguments.get("path"), str) or not arguments["path"]:
         return failed(_('the tool\'s arguments must be an object with a "path" string'),
                       _('put the file path in params.arguments.path'))
+    if arguments != {"path": "/tmp/test.txt"}:
+        return failed(_("the arguments are {arguments}; the question reads the file /tmp/test.txt, and read_file "
+                        "takes only a path", arguments=json.dumps(arguments, ensure_ascii=False)),
+                      _("copy the path exactly as the question gives it"))
     return passed(_("a valid request (id {id}): tools/call of read_file with a path argument",
                     id=json.dumps(message.id)))
 
 
 # --- 2. the handshake's last message ------------------------------------------------------------
 
+@check(N_("a JSON-RPC notification, as a dict or as JSON text"), (dict, str, bytes))
 def check_notification(answer: Any) -> Feedback:
     """Is ``answer`` the ``notifications/initialized`` notification (so: no ``id``)?"""
     hint = _('a notification is a request without "id": {"jsonrpc": "2.0", "method": ...}')
-    if answer is ...:
-        return unanswered(hint)
     message, problem = _read(answer)
     if problem is not None:
         return problem
@@ -129,13 +135,13 @@ def _what_it_is(letter: str) -> str:
     }.get(type(message), "")
 
 
+@check(N_("a pair (letter, rule)"), tuple)
 def check_find_invalid(answer: Any) -> Feedback:
     """``answer`` is ``(letter, rule)``: which of :data:`CANDIDATES` is invalid, and which of
     :data:`RULES` it breaks."""
     hint = _("answer with a pair such as (\"A\", \"params\"): a letter from CANDIDATES and a key from RULES")
-    if answer is ... or (isinstance(answer, tuple) and ... in answer):
-        return unanswered(hint)
-    if not (isinstance(answer, tuple) and len(answer) == 2 and answer[0] in CANDIDATES and answer[1] in RULES):
+    if not (len(answer) == 2 and all(isinstance(part, str) for part in answer) and answer[0] in CANDIDATES
+            and answer[1] in RULES):
         return failed(_("expected (letter, rule) with a letter in {letters} and a rule in {rules}, got {answer!r}",
                         letters=sorted(CANDIDATES), rules=sorted(RULES), answer=answer), hint)
     letter, rule = answer
@@ -164,13 +170,16 @@ _CODES = {"a": jsonrpc.PARSE_ERROR, "b": jsonrpc.METHOD_NOT_FOUND, "c": jsonrpc.
           "d": jsonrpc.INVALID_PARAMS, "e": jsonrpc.INTERNAL_ERROR}
 
 
+@check(N_("a dict of situation → error code"), dict)
 def check_error_code(answer: Any) -> Feedback:
     """``answer`` maps each key of :data:`SITUATIONS` to the error code the peer sends back."""
     hint = _("the five codes are in the table above: -32700, -32600, -32601, -32602, -32603")
-    if answer is ... or (isinstance(answer, dict) and answer and all(v is ... for v in answer.values())):
-        return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(SITUATIONS):
         return failed(_("expected a dict with the keys {keys}", keys=sorted(SITUATIONS)), hint)
+    for key, code in sorted(answer.items()):
+        if code is not ... and (isinstance(code, bool) or not isinstance(code, int)):
+            return failed(_("{key}: {value!r} is not an error code: a JSON-RPC code is an integer such as -32700",
+                            key=key, value=code), hint)
     open_ = sorted(key for key, code in answer.items() if code is ...)
     wrong = sorted(key for key, code in answer.items() if code is not ... and code != _CODES[key])
     if not open_ and not wrong:
@@ -191,13 +200,12 @@ SEED_REPLY_LINE = ('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text",
 """The seed's success reply as it crosses stdio: one line of UTF-8."""
 
 
+@check(N_("a list of bytes objects"), (list, tuple))
 def check_awkward_split(chunks: Any) -> Feedback:
     """``chunks`` is a list of ``bytes`` that join to :data:`SEED_REPLY_LINE`, with at least one
     boundary inside a multi-byte character; a :class:`~mcplab.jsonrpc.LineFramer` must still
     read exactly the one message."""
     hint = _("slice SEED_REPLY_LINE, e.g. [line[:k], line[k:]], with k inside one of the 3-byte Chinese characters")
-    if chunks is ...:
-        return unanswered(hint)
     if not (isinstance(chunks, (list, tuple)) and chunks and all(isinstance(c, bytes) for c in chunks)):
         return failed(_("expected a list of bytes objects"), hint)
     if b"".join(chunks) != SEED_REPLY_LINE:
@@ -208,7 +216,7 @@ def check_awkward_split(chunks: Any) -> Feedback:
         offset += len(chunk)
         cuts.append(offset)
     # A UTF-8 continuation byte looks like 0b10xxxxxx: a cut before one splits a character.
-    inside = [cut for cut in cuts if SEED_REPLY_LINE[cut] & 0xC0 == 0x80]
+    inside = [cut for cut in cuts if 0 < cut < len(SEED_REPLY_LINE) and SEED_REPLY_LINE[cut] & 0xC0 == 0x80]
     if not inside:
         return failed(_("none of your {count} cut(s) falls inside a multi-byte character", count=len(cuts)), hint)
     framer = jsonrpc.LineFramer()

@@ -13,8 +13,9 @@ from typing import Any
 
 from mcplab import jsonrpc, lifecycle
 from mcplab.errors import JSONRPCError, error_name
-from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.i18n import _
+from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.i18n import N_, _
+from mcplab.trace import Trace
 from mcplab.versions import LEGACY_VERSIONS
 
 __all__ = [
@@ -25,7 +26,11 @@ __all__ = [
 
 def _request(answer: Any) -> tuple[Any, Feedback | None]:
     if isinstance(answer, dict):
-        answer = json.dumps(answer, ensure_ascii=False)
+        try:
+            answer = json.dumps(answer, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return None, failed(_("the dict cannot be written as JSON: {exc}", exc=exc),
+                                _("use only dicts, lists, strings, numbers, True/False and None"))
     if not isinstance(answer, (str, bytes)):
         return None, failed(_("expected a dict or a JSON string, got {kind}", kind=type(answer).__name__),
                             _("write the message as a Python dict"))
@@ -39,12 +44,11 @@ def _request(answer: Any) -> tuple[Any, Feedback | None]:
 
 # --- 1. the seed's initialize request -----------------------------------------------------------
 
+@check(N_("a JSON-RPC request, as a dict or as JSON text"), (dict, str, bytes))
 def check_initialize_request(answer: Any) -> Feedback:
     """The request that opens a session asking for 2024-11-05, as client deep-pilot 0.8.0, no capabilities."""
     hint = _('initialize takes three params: "protocolVersion", "capabilities" (an object) and '
              '"clientInfo" ({"name", "version"})')
-    if answer is ...:
-        return unanswered(hint)
     message, problem = _request(answer)
     if problem is not None:
         return problem
@@ -82,12 +86,11 @@ HANDSHAKE_PIECES = {
 _ORDER = ["D", "B", "A", "C"]
 
 
+@check(N_("a list of the four letters"), (list, tuple, str))
 def check_handshake_order(answer: Any) -> Feedback:
     """The letters of HANDSHAKE_PIECES in the order they cross the wire."""
     hint = _("who speaks first, what must the client wait for, and what may it send only after that?")
-    if answer is ...:
-        return unanswered(hint)
-    if not isinstance(answer, (list, tuple, str)) or sorted(answer) != sorted(_ORDER):
+    if not all(isinstance(letter, str) for letter in answer) or sorted(answer) != sorted(_ORDER):
         return failed(_("expected each of the four letters A, B, C, D exactly once, e.g. [\"A\", \"B\", \"C\", "
                         "\"D\"]"), hint)
     answer = list(answer)
@@ -118,16 +121,13 @@ def _negotiate(asked: str, supported: tuple[str, ...]) -> tuple[str, str]:
     return answered, ("continue" if answered in CLIENT_SPEAKS else "disconnect")
 
 
+@check(N_("a dict of case → (version, decision)"), dict)
 def check_negotiation(answer: Any) -> Feedback:
     """For each case of NEGOTIATIONS: (the version the server answers, "continue" or "disconnect")."""
     hint = _("the server echoes the version if it supports it, else answers with its own latest; the "
              "client continues only with a version it speaks (CLIENT_SPEAKS)")
-    if answer is ...:
-        return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(NEGOTIATIONS):
         return failed(_("expected a dict with the keys {keys}", keys=sorted(NEGOTIATIONS)), hint)
-    if all(value is ... for value in answer.values()):
-        return unanswered(hint)
     for case, (asked, supported) in NEGOTIATIONS.items():
         if answer[case] is ...:
             return failed(_("case {case} is not answered yet", case=case), hint)
@@ -163,13 +163,12 @@ def _allowed(method: str) -> bool:
     return isinstance(declared, dict) and (need[1] is None or bool(declared.get(need[1])))
 
 
+@check(N_("a set of letters"), (set, frozenset, list, tuple, str))
 def check_allowed_calls(answer: Any) -> Feedback:
     """The set of letters of CALLS a client may send to a server that declared SERVER_CAPABILITIES."""
     hint = _("each method family needs its capability; resources/subscribe needs resources.subscribe "
              "as well; ping needs none")
-    if answer is ...:
-        return unanswered(hint)
-    if not isinstance(answer, (set, list, tuple, str)) or not set(answer) <= set(CALLS):
+    if not all(isinstance(letter, str) for letter in answer) or not set(answer) <= set(CALLS):
         return failed(_("expected a set of letters from {letters}, e.g. {{\"a\", \"b\"}}", letters=sorted(CALLS)),
                       hint)
     expected = {letter for letter, method in CALLS.items() if _allowed(method)}
@@ -183,26 +182,32 @@ def check_allowed_calls(answer: Any) -> Feedback:
 
 # --- 5. a live handshake at a chosen version ----------------------------------------------------
 
+WEATHER_NAME = "weather"  # servers/weather.py's serverInfo.name
+
+@check(N_("the trace of a connection (client.trace)"), Trace)
 def check_live_handshake(trace: Any) -> Feedback:
     """The trace of a real connection to the weather server that asked for 2025-03-26."""
-    hint = _('Client(stdio(WEATHER), version="2025-03-26"); pass client.trace after the async with block')
-    if trace is ...:
-        return unanswered(hint)
+    hint = _("open a Client on the weather server over stdio that asks for the revision the question names; "
+             "pass client.trace once the async with block has closed")
     frames = [f for f in getattr(trace, "frames", []) if f.channel not in ("stderr", "note")]
     if len(frames) < 3:
         return failed(_("expected at least the three handshake frames, got {count}", count=len(frames)), hint)
     first, second, third = (f.message for f in frames[:3])
     if not (isinstance(first, jsonrpc.Request) and first.method == lifecycle.INITIALIZE):
         return failed(_("the first frame should be the initialize request"), hint)
-    if first.params.get("protocolVersion") != "2025-03-26":
-        return failed(_("the client asked for {version}, not 2025-03-26", version=first.params.get('protocolVersion')),
-                      hint)
-    if not (isinstance(second, jsonrpc.Response) and second.id == first.id):
+    asked = first.params.get("protocolVersion") if isinstance(first.params, dict) else None
+    if asked != "2025-03-26":
+        return failed(_("the client asked for {version}, not 2025-03-26", version=asked), hint)
+    if not (isinstance(second, jsonrpc.Response) and second.id == first.id and isinstance(second.result, dict)):
         return failed(_("the second frame should be the server's result for the initialize id"), hint)
     if second.result.get("protocolVersion") != "2025-03-26":
         return failed(_("the server answered {version}; was it the weather server?",
                         version=second.result.get('protocolVersion')), hint)
     if not (isinstance(third, jsonrpc.Notification) and third.method == lifecycle.INITIALIZED):
         return failed(_("the third frame should be notifications/initialized"), hint)
-    name = second.result.get("serverInfo", {}).get("name")
+    info = second.result.get("serverInfo")
+    name = info.get("name") if isinstance(info, dict) else None
+    if name != WEATHER_NAME:  # a toy server of the lab's own echoes any version it is asked for
+        return failed(_("the server that answered calls itself {name!r}, not {weather!r}: the question asks for "
+                        "the weather server, started as a process", name=name, weather=WEATHER_NAME), hint)
     return passed(_("a real 2025-03-26 session with {name!r}: initialize → result → initialized", name=name))

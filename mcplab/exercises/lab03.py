@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.i18n import Texts, _
+from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.i18n import N_, Texts, _
 from mcplab.results import ResourceRead, ToolResult
 
 __all__ = [
@@ -26,19 +26,21 @@ def convert(amount: float, currency: str = "CNY") -> str:
     """Convert an amount of US dollars into another currency."""
 '''
 
-_MUST_ACCEPT = [{"amount": 3.5}, {"amount": 3}, {"amount": 10, "currency": "EUR"}]
+# Amounts and currencies of every kind: a schema that fits only the currencies in sight is not convert()'s.
+_MUST_ACCEPT = [{"amount": 3.5}, {"amount": 3}, {"amount": 10, "currency": "EUR"},
+                {"amount": 1250000, "currency": "JPY"}, {"amount": 0.01, "currency": "GBP"}]
+_DEFAULTS = {"currency": "CNY"}  # what convert()'s signature says; amount has none
 _WHY_REFUSED = Texts({"amount": "amount is required", "number": "amount must be a number, not a string",
                       "currency": "currency must be a string", "object": "the arguments are an object, not an array"})
 _MUST_REFUSE = [({}, "amount"), ({"currency": "EUR"}, "amount"), ({"amount": "3.5"}, "number"),
                 ({"amount": 3.5, "currency": 7}, "currency"), ([3.5], "object")]
 
 
+@check(N_("a JSON Schema, as a dict"), dict)
 def check_input_schema(answer: Any) -> Feedback:
     """A JSON Schema for the arguments of CONVERT_SOURCE's function, as tools/list would show it."""
     hint = _('{"type": "object", "properties": {name: {"type": ...}}, "required": [...]}; '
              'float is "number", str is "string", and only parameters without a default are required')
-    if answer is ...:
-        return unanswered(hint)
     import jsonschema  # here: only this check needs it
 
     if not isinstance(answer, dict):
@@ -50,13 +52,29 @@ def check_input_schema(answer: Any) -> Feedback:
     validator = jsonschema.Draft202012Validator(answer)
     if answer.get("type") != "object":
         return failed(_('an inputSchema\'s root must be {"type": "object"}: the arguments are a JSON object'), hint)
-    for arguments in _MUST_ACCEPT:
-        if not validator.is_valid(arguments):
-            return failed(_("your schema refuses {arguments}, which convert() accepts", arguments=arguments), hint)
-    for arguments, why in _MUST_REFUSE:
-        if validator.is_valid(arguments):
-            return failed(_("your schema accepts {arguments}, but {why}", arguments=arguments,
-                            why=_WHY_REFUSED[why]), hint)
+    try:
+        for arguments in _MUST_ACCEPT:
+            if not validator.is_valid(arguments):
+                return failed(_("your schema refuses {arguments}, which convert() accepts", arguments=arguments),
+                              hint)
+        for arguments, why in _MUST_REFUSE:
+            if validator.is_valid(arguments):
+                return failed(_("your schema accepts {arguments}, but {why}", arguments=arguments,
+                                why=_WHY_REFUSED[why]), hint)
+    except Exception as exc:  # e.g. a $ref to nowhere, found only when used (referencing's own error types)
+        return failed(_("a server could not validate with this schema: {why}", why=str(exc)[:160]), hint)
+    properties = answer.get("properties") if isinstance(answer.get("properties"), dict) else {}
+    for name, schema in properties.items():
+        if not isinstance(schema, dict) or "default" not in schema:
+            continue  # a default is optional: the reflection writes it, a hand-written schema may leave it out
+        if name not in _DEFAULTS:
+            return failed(_("{name} has a default of {default!r} in your schema, but none in convert(): a "
+                            "default there would tell the model it may leave it out", name=name,
+                            default=schema["default"]), hint)
+        if schema["default"] != _DEFAULTS[name] or type(schema["default"]) is not type(_DEFAULTS[name]):
+            return failed(_("{name}'s default is {default!r} in your schema but {expected!r} in convert(): the "
+                            "model would be told the wrong value", name=name, default=schema["default"],
+                            expected=_DEFAULTS[name]), hint)
     return passed(_("accepts what convert() accepts and refuses the rest: the reflection a tool decorator does"))
 
 
@@ -75,15 +93,12 @@ _WHY = Texts({"tool": "the model decides to act: a tool",
               "prompt": "the user picks a template: a prompt"})
 
 
+@check(N_("a dict of scenario → \"tool\", \"resource\" or \"prompt\""), dict)
 def check_primitive_choice(answer: Any) -> Feedback:
     """For each of SCENARIOS: "tool", "resource" or "prompt"."""
     hint = _("tools are model-controlled, resources application-controlled, prompts user-controlled")
-    if answer is ...:
-        return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(SCENARIOS):
         return failed(_("expected a dict with the keys {keys}", keys=sorted(SCENARIOS)), hint)
-    if all(value is ... for value in answer.values()):
-        return unanswered(hint)
     for key, expected in _PRIMITIVE.items():
         if answer[key] != expected:
             return failed(_("{key}: {scenario} → {why}, not {answer!r}", key=key, scenario=SCENARIOS[key],
@@ -110,16 +125,13 @@ _BECAUSE = Texts({
 })
 
 
+@check(N_("a dict of outcome → \"isError\" or \"protocol error\""), dict)
 def check_error_kinds(answer: Any) -> Feedback:
     """For each of OUTCOMES: "isError" or "protocol error" (what the bundled servers answer)."""
     hint = _("isError is a *result*: the call worked and the tool reports a failure to the model; a protocol "
              "error is a JSON-RPC error response: the request itself could not be served")
-    if answer is ...:
-        return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(OUTCOMES):
         return failed(_("expected a dict with the keys {keys}", keys=sorted(OUTCOMES)), hint)
-    if all(value is ... for value in answer.values()):
-        return unanswered(hint)
     for key, expected in _KIND.items():
         if answer[key] != expected:
             return failed(_("{key}: {expected}, not {answer!r}: {because}", key=key, expected=expected,
@@ -129,28 +141,25 @@ def check_error_kinds(answer: Any) -> Feedback:
 
 # --- 4 and 5. two real calls --------------------------------------------------------------------
 
+@check(N_("the ToolResult that call_tool returns"), ToolResult)
 def check_forecast(result: Any) -> Feedback:
     """The result of calling get_forecast for Tokyo, 5 days, on the weather server."""
-    hint = 'await weather.call_tool("get_forecast", {"city": "Tokyo", "days": 5})'
-    if result is ...:
-        return unanswered(hint)
-    if not isinstance(result, ToolResult):
-        return failed(_("expected the ToolResult that call_tool returns, got {kind}", kind=type(result).__name__),
-                      hint)
+    hint = _("call the forecast tool through the weather client, with the city and the number of days the "
+             "question names, and pass the ToolResult it returns")
     if result.is_error:
         return failed(_("the tool reported an error: {text}", text=result.text), hint)
-    data = result.structured or {}
-    if data.get("city") != "Tokyo" or len(data.get("days", [])) != 5:
+    data = result.structured if isinstance(result.structured, dict) else {}
+    days = data.get("days") if isinstance(data.get("days"), list) else []
+    if data.get("city") != "Tokyo" or len(days) != 5:
         return failed(_("expected Tokyo and 5 days in structuredContent, got {city!r} and {days} days",
-                        city=data.get('city'), days=len(data.get('days', []))), hint)
+                        city=data.get('city'), days=len(days)), hint)
     return passed(_("5 days for Tokyo, as structuredContent (and the same JSON as text, for older clients)"))
 
 
+@check(N_("the ResourceRead that read_resource returns"), (ResourceRead, ToolResult))
 def check_notes_resource(read: Any) -> Feedback:
     """notes.md read from the file server as a *resource* (not with the read_file tool)."""
-    hint = 'await files.read_resource("file:///notes.md")'
-    if read is ...:
-        return unanswered(hint)
+    hint = _("ask the files client for the resource (not a tool) by its file:// URI, and pass what it returns")
     if isinstance(read, ToolResult):
         return failed(_("this came from a tool; read it as a resource, the way an application attaches a file"),
                       hint)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.i18n import Texts, _
+from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.i18n import N_, Texts, _
 from mcplab.host import CatalogueEntry, Rule, ScriptedModel, function_call_parts
 from mcplab.results import Tool
 
@@ -33,10 +33,6 @@ _ENTRY = CatalogueEntry("get_forecast", "weather", Tool.from_json(MCP_TOOL))
 
 
 def _shape(answer: Any, expected: dict, what: str, hint: str) -> Feedback:
-    if answer is ...:
-        return unanswered(hint)
-    if not isinstance(answer, dict):
-        return failed(_("expected a dict, got {kind}", kind=type(answer).__name__), hint)
     if answer == expected:
         return passed(_("the {what} shape: the same JSON Schema, under another name", what=what))
     missing = sorted(set(expected) - set(answer))
@@ -51,6 +47,7 @@ def _shape(answer: Any, expected: dict, what: str, hint: str) -> Feedback:
     return failed(_("not the expected shape"), hint)
 
 
+@check(N_("a tool in the OpenAI shape, as a dict"), dict)
 def check_openai_tool(answer: Any) -> Feedback:
     """MCP_TOOL in the OpenAI function-calling shape."""
     return _shape(answer, _ENTRY.openai(), "OpenAI",
@@ -58,6 +55,7 @@ def check_openai_tool(answer: Any) -> Feedback:
                     "parameters is the inputSchema unchanged"))
 
 
+@check(N_("a tool in the Anthropic shape, as a dict"), dict)
 def check_anthropic_tool(answer: Any) -> Feedback:
     """MCP_TOOL in the Anthropic tool shape."""
     return _shape(answer, _ENTRY.anthropic(), "Anthropic",
@@ -72,13 +70,12 @@ MODEL_CALL = {"id": "call_7", "type": "function",
               "function": {"name": "weather__get_forecast", "arguments": '{"city": "Tokyo", "days": 2}'}}
 
 
+@check(N_("a pair (server, params of tools/call)"), (tuple, list))
 def check_tools_call_for(answer: Any) -> Feedback:
     """(server, params of tools/call) for MODEL_CALL, given the host's CATALOGUE."""
     hint = _('look the function name up in CATALOGUE; params are {"name": <the MCP tool name>, '
              '"arguments": <the parsed arguments>}; note that "arguments" arrives as JSON *text*')
-    if answer is ...:
-        return unanswered(hint)
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+    if len(answer) != 2:
         return failed(_('expected a pair: ("server", {"name": ..., "arguments": {...}})'), hint)
     server, params = answer
     name, arguments = function_call_parts(MODEL_CALL)
@@ -89,7 +86,7 @@ def check_tools_call_for(answer: Any) -> Feedback:
     if not isinstance(params, dict) or params.get("name") != tool:
         return failed(_("params must name the tool as the server knows it: {tool!r}, without the prefix",
                         tool=tool), hint)
-    if params.get("arguments") != arguments:
+    if params.get("arguments") != arguments or set(params) - {"name", "arguments"}:
         got = params.get("arguments")
         why = _(" (it is still JSON text: parse it)") if isinstance(got, str) else ""
         return failed(_("arguments should be {arguments}, got {got!r}{why}", arguments=arguments, got=got, why=why),
@@ -101,24 +98,40 @@ def check_tools_call_for(answer: Any) -> Feedback:
 
 _OFFERED = [{"type": "function", "function": {"name": n}} for n in ("get_weather", "get_forecast", "read_file")]
 _QUESTIONS = {"What's the forecast for Tokyo?": "Tokyo", "what is the forecast for Paris": "Paris",
-              "Forecast for Seattle, please": "Seattle"}
+              "Forecast for Seattle, please": "Seattle", "Could I get the forecast for Lima?": "Lima",
+              "forecast for Oslo": "Oslo"}
+# Questions the rule must leave alone: the model should not reach for get_forecast on these.
+_NOT_FORECASTS = ["What's the weather in Paris right now?", "Please read notes.md for Tokyo's office",
+                  "Is it raining in Berlin?"]
 
 
+@check(N_("a Rule"), Rule)
 def check_rule(rule: Any) -> Feedback:
-    """A Rule that makes the scripted model call get_forecast with the city named in a forecast question."""
-    hint = _('Rule(r"forecast for (?P<city>[A-Z][a-z]+)", "get_forecast", {"city": "{city}"}): the '
-             'named group goes into the arguments')
-    if rule is ...:
-        return unanswered(hint)
-    if not isinstance(rule, Rule):
-        return failed(_("expected a Rule, got {kind}", kind=type(rule).__name__), hint)
+    """A Rule that makes the scripted model call get_forecast with the city named in a forecast question,
+    and only then."""
+    hint = _('Rule(pattern, tool, arguments): a named group in the pattern, (?P<name>...), is filled into the '
+             'arguments where they say "{name}"; the pattern should match forecast questions only')
     model = ScriptedModel([rule])
-    for question, city in _QUESTIONS.items():
+
+    def ask(question: str) -> dict | Feedback:
         try:
-            reply = model.respond([{"role": "user", "content": question}], _OFFERED)
-        except (KeyError, IndexError, ValueError, TypeError) as exc:
+            return model.respond([{"role": "user", "content": question}], _OFFERED)
+        except Exception as exc:  # the student's pattern and arguments run here: report, never crash
             return failed(_("the rule broke on {question!r}: {error}: {exc}", question=question,
                             error=type(exc).__name__, exc=exc), hint)
+
+    for question in _NOT_FORECASTS:
+        reply = ask(question)
+        if isinstance(reply, Feedback):
+            return reply
+        names = [function_call_parts(call)[0] for call in reply.get("tool_calls") or []]
+        if "get_forecast" in names:
+            return failed(_("on {question!r}, which asks for no forecast, the model called get_forecast: the "
+                            "pattern matches too much", question=question), hint)
+    for question, city in _QUESTIONS.items():
+        reply = ask(question)
+        if isinstance(reply, Feedback):
+            return reply
         calls = reply.get("tool_calls") or []
         if len(calls) != 1:
             return failed(_("on {question!r} the model made {count} calls, expected one", question=question,
@@ -144,18 +157,15 @@ _LAYER = {"a": "distribution", "b": "mechanism", "c": "model", "d": "application
 _LAYER_NAMES = ("application", "distribution", "mechanism", "model")
 
 
+@check(N_("a dict of step → layer"), dict)
 def check_layers(answer: Any) -> Feedback:
     """For each of LAYER_STEPS, its layer: "application", "distribution", "mechanism" or "model"."""
     hint = _("application = your agent; distribution = MCP (where tools come from, how calls travel); "
              "mechanism = function calling (schemas in, call intents out); model = the LLM itself")
-    if answer is ...:
-        return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(LAYER_STEPS):
         return failed(_("expected a dict with the keys {keys}", keys=sorted(LAYER_STEPS)), hint)
-    if all(value is ... for value in answer.values()):
-        return unanswered(hint)
     for key, expected in _LAYER.items():
-        if answer[key] not in _LAYER_NAMES:
+        if not isinstance(answer[key], str) or answer[key] not in _LAYER_NAMES:
             return failed(_("{key}: {answer!r} is not one of {names}", key=key, answer=answer[key],
                             names=", ".join(_LAYER_NAMES)), hint)
         if answer[key] != expected:

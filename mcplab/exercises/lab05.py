@@ -9,11 +9,12 @@ run against :class:`~mcplab.transports.http.SSEParser` on streams you have not s
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any, Callable
 
-from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.i18n import Text, Texts, _
+from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.i18n import N_, Text, Texts, _
 
 __all__ = [
     "check_post_headers", "check_replies", "check_sse_reader", "check_rebinding", "check_old_transport",
@@ -25,12 +26,11 @@ __all__ = [
 SESSION_ID = "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d"
 
 
+@check(N_("a dict of header name → value"), dict)
 def check_post_headers(answer: Any) -> Feedback:
     """The headers of a ``tools/call`` POST in the session SESSION_ID, negotiated at 2025-11-25."""
     hint = _("four headers: Accept (both reply types), Content-Type, the session id the initialize reply "
              "carried, and the negotiated MCP-Protocol-Version")
-    if answer is ...:
-        return unanswered(hint)
     if not isinstance(answer, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in answer.items()):
         return failed(_("expected a dict of header name → value, both strings"), hint)
     headers = {name.lower(): value for name, value in answer.items()}  # header names ignore case
@@ -75,15 +75,18 @@ _WHY = Texts({
 })
 
 
+@check(N_("a dict of situation → status or \"json\"/\"sse\""), dict)
 def check_replies(answer: Any) -> Feedback:
     """For each situation: the status code, or "json" / "sse" for a 200."""
-    hint = _('a dict {"a": 202, "b": "json", ...}: an int status, or "json"/"sse" for a 200 reply')
-    if answer is ...:
-        return unanswered(hint)
+    hint = _('a dict {"a": ..., "b": ..., ...}: an int status, or "json"/"sse" for a 200 reply')
     if not isinstance(answer, dict) or set(answer) != set(REPLY_SITUATIONS):
         return failed(_("expected a dict with the keys {keys}", keys=", ".join(REPLY_SITUATIONS)), hint)
     if any(value is ... for value in answer.values()):
         return failed(_("some situations still have ..."), hint)
+    for key in REPLY_SITUATIONS:
+        if isinstance(answer[key], bool) or not isinstance(answer[key], (int, str)):
+            return failed(_("({key}) {value!r} is neither a status code (an int) nor \"json\" or \"sse\"", key=key,
+                            value=answer[key]), hint)
     wrong = [key for key in REPLY_SITUATIONS if answer[key] != _REPLIES[key]]
     if wrong:
         key = wrong[0]
@@ -104,6 +107,10 @@ _STREAMS = [
     'id: 0\nretry: 500\ndata:\n\nid: 1\nevent: message\ndata: {"jsonrpc":"2.0","id":2,"result":{"a":1}}\n\n',
     'data: {"jsonrpc":"2.0",\ndata: "id":3,\ndata: "result":{}}\n\n',
     'data:{"jsonrpc":"2.0","id":4,"result":{}}\n\ndata: {"jsonrpc":"2.0","id":5,"result":{}}',
+    'event: message\rdata: {"jsonrpc":"2.0","id":6,"result":{}}\r\r',  # a bare CR ends a line too
+    ': ping\r\ndata: {"jsonrpc":"2.0","id":7,\rdata: "result":{}}\r\rdata: {"jsonrpc":"2.0","id":8,"result":{}}\n\n',
+    # U+2028 inside a JSON string is text, not a line end (str.splitlines would cut there)
+    'data: {"jsonrpc":"2.0","id":9,"result":{"text":"one\u2028two\x85three"}}\n\n',
 ]
 
 
@@ -115,15 +122,12 @@ def _expected(stream: str) -> list[dict]:
     return [json.loads(event.data) for event in events if event.data.strip()]
 
 
+@check(N_("a function read(body) that returns a list of dicts"), function=True)
 def check_sse_reader(answer: Any) -> Feedback:
     """A function ``read(body: str) -> list[dict]``: the JSON-RPC messages in an SSE body, in order."""
-    hint = _("split into lines (CRLF, LF or CR), skip lines starting with ':', collect the data: lines of "
-             "an event, and at each empty line join them with \\n; an event with empty data (a priming "
-             "event) carries no message; an event the stream never finished does not count")
-    if answer is ...:
-        return unanswered(hint)
-    if not callable(answer):
-        return failed(_("expected a function that takes the body text"), hint)
+    hint = _("split into lines at CRLF, LF or a lone CR (and nowhere else), skip lines starting with ':', "
+             "collect the data: lines of an event, and at each empty line join them with \\n; an event with "
+             "empty data (a priming event) carries no message; an event the stream never finished does not count")
     reader: Callable[[str], Any] = answer
     for number, stream in enumerate(_STREAMS, 1):
         try:
@@ -131,12 +135,15 @@ def check_sse_reader(answer: Any) -> Feedback:
         except Exception as exc:  # the student's code: report, never crash the notebook
             return failed(_("on stream {number} it raised {error}: {exc}\n  stream: {stream!r}", number=number,
                             error=type(exc).__name__, exc=exc, stream=stream), hint)
+        if inspect.iscoroutine(got):
+            got.close()
+            return failed(_("it returned a coroutine: write it with def, not async def"), hint)
         want = _expected(stream)
         if got != want:
             return failed(_("on stream {number} it gave {got!r}, expected {want!r}\n  stream: {stream!r}",
                             number=number, got=got, want=want, stream=stream), hint)
-    return passed(_("all {count} streams read right: CRLF, comments, a priming event, multi-line data, "
-                    "and an unfinished last event left out", count=len(_STREAMS)))
+    return passed(_("all {count} streams read right: CRLF, a lone CR, comments, a priming event, multi-line "
+                    "data, and an unfinished last event left out", count=len(_STREAMS)))
 
 
 # --- 4. DNS rebinding -----------------------------------------------------------------------------------
@@ -150,18 +157,17 @@ HOST_ORIGIN_CASES = [  # a server bound to 127.0.0.1:8000 receives requests with
 ]
 
 
+@check(N_("a list of five \"allow\"/\"refuse\""), (list, tuple))
 def check_rebinding(answer: Any) -> Feedback:
     """For each of HOST_ORIGIN_CASES, "allow" or "refuse", for a server bound to 127.0.0.1."""
     from mcplab.server.http import Refusal, allow_list, check_host_and_origin
 
     hint = _('a list of five "allow"/"refuse"; a request is refused when its Host is not a loopback name, '
              "or when a browser sent an Origin that is not this server's own (scheme, host and port)")
-    if answer is ...:
-        return unanswered(hint)
-    if isinstance(answer, (list, tuple)) and any(a is ... for a in answer):
+    if any(a is ... for a in answer):
         return failed(_("some verdicts are still ..."), hint)
-    if not isinstance(answer, (list, tuple)) or len(answer) != len(HOST_ORIGIN_CASES) \
-            or any(a not in ("allow", "refuse") for a in answer):
+    if len(answer) != len(HOST_ORIGIN_CASES) or any(not isinstance(a, str) or a not in ("allow", "refuse")
+                                                    for a in answer):
         return failed(_('expected a list of five strings, each "allow" or "refuse"'), hint)
     names = frozenset(allow_list("127.0.0.1"))
     for (host, origin), verdict in zip(HOST_ORIGIN_CASES, answer):
@@ -203,21 +209,20 @@ data: {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Beijin
 OLD_CHOICES = (Text("the response to that POST"), Text("the GET /sse stream opened first"))
 
 
+@check(N_("a dict with the keys \"endpoints\", \"post_to\" and \"result_on\""), dict)
 def check_old_transport(answer: Any) -> Feedback:
     """{"endpoints": how many URLs, "post_to": the URL of the POST, "result_on": one of OLD_CHOICES}."""
-    hint = _('a dict {"endpoints": 2, "post_to": "...", "result_on": OLD_CHOICES[...]}: read the endpoint '
-             "event, and look where the tools/call result arrives")
-    if answer is ...:
-        return unanswered(hint)
+    hint = _('a dict {"endpoints": ..., "post_to": "...", "result_on": OLD_CHOICES[...]}: count the URLs, read '
+             "the endpoint event, and look where the tools/call result arrives")
     if not isinstance(answer, dict) or set(answer) != {"endpoints", "post_to", "result_on"}:
         return failed(_('expected a dict with the keys "endpoints", "post_to" and "result_on"'), hint)
     if any(value is ... for value in answer.values()):
         return failed(_("some entries are still ..."), hint)
-    if answer["endpoints"] != 2:
+    if answer["endpoints"] != 2 or type(answer["endpoints"]) is not int:
         return failed(_("count the URLs the client uses: one to listen on, one to POST to"), hint)
     if answer["post_to"] != "/messages?session_id=5f2e":
         return failed(_("the client POSTs where the server told it to, in the data of the endpoint event"), hint)
-    if answer["result_on"] not in (OLD_CHOICES[1], str(OLD_CHOICES[1])):
+    if not isinstance(answer["result_on"], str) or answer["result_on"] not in (OLD_CHOICES[1], str(OLD_CHOICES[1])):
         return failed(_("the POST only got 202 Accepted: where did the result come from?"), hint)
     return passed(_("two endpoints, a POST URL learnt from the first event, results on a long-lived GET stream: "
                     "Streamable HTTP (2025-03-26) folds all of it into one endpoint, one POST per message"))

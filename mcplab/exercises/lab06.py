@@ -14,8 +14,8 @@ import copy
 import json
 from typing import Any
 
-from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.i18n import Text, Texts, _
+from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.i18n import N_, Text, Texts, _
 from mcplab.versions import LATEST_MODERN, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
 
 __all__ = [
@@ -32,13 +32,12 @@ LEGACY_CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
 _LEGACY = copy.deepcopy(LEGACY_CALL)  # the check's reference, whatever a notebook does to LEGACY_CALL
 
 
+@check(N_("a JSON-RPC request, as a dict or as JSON text"), (dict, str))
 def check_modern_request(answer: Any) -> Feedback:
     """LEGACY_CALL made modern: the same call, carrying what ``initialize`` used to say once."""
     hint = _('add "_meta" inside "params", with "{version_key}": "{version}" and "{capabilities_key}": {{}} '
              '(required), and "{info_key}" (recommended)', version_key=META_PROTOCOL_VERSION, version=LATEST_MODERN,
              capabilities_key=META_CLIENT_CAPABILITIES, info_key=META_CLIENT_INFO)
-    if answer is ...:
-        return unanswered(hint)
     if isinstance(answer, str):
         try:
             answer = json.loads(answer)
@@ -98,12 +97,11 @@ def _expected_headers() -> dict[str, str]:
     return request_headers("tools/call", params, LATEST_MODERN, header_annotations(FORECAST_SCHEMA))
 
 
+@check(N_("a dict of header name → value"), dict)
 def check_routing_headers(answer: Any) -> Feedback:
     """The MCP headers of the POST that carries FORECAST_CALL (Accept and Content-Type may be left out)."""
     hint = _("four headers: the version, the method, the name of what is called, and one Mcp-Param-* for the "
              "argument marked x-mcp-header; a value that is not plain ASCII travels as =?base64?…?=")
-    if answer is ...:
-        return unanswered(hint)
     if isinstance(answer, dict) and any(v is ... for v in answer.values()):
         return failed(_("some values are still ..."), hint)
     if not isinstance(answer, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in answer.items()):
@@ -152,16 +150,19 @@ WHY_IT_FAILS = Texts({
 _FAILS = {2: "a", 5: "b"}
 
 
+@check(N_("a dict of row number → letter"), dict)
 def check_matrix_failures(answer: Any) -> Feedback:
     """{row number: letter of WHY_IT_FAILS} for every row of MATRIX_ROWS that fails over stdio."""
     hint = _("two rows fail: find the two pairs where one side speaks only the era the other lacks, and read "
              "their first request and its answer in the stdio table")
-    if answer is ...:
-        return unanswered(hint)
-    if not isinstance(answer, dict) or not all(isinstance(k, int) for k in answer):
+    if not all(isinstance(k, int) and not isinstance(k, bool) for k in answer):
         return failed(_("expected a dict {row number: letter}, e.g. {2: \"a\"}"), hint)
     if any(v is ... for v in answer.values()):
         return failed(_("some reasons are still ..."), hint)
+    unknown = sorted(set(answer) - set(MATRIX_ROWS))
+    if unknown:
+        return failed(_("there is no row {row}: the rows are numbered 1 to {last}", row=unknown[0],
+                        last=len(MATRIX_ROWS)), hint)
     works = sorted(set(answer) - set(_FAILS))
     if works:
         client, server = MATRIX_ROWS.get(works[0], ("?", "?"))
@@ -204,16 +205,15 @@ _PROXY_WHY = Texts({
 })
 
 
+@check(N_("a dict of situation → \"ok\" or \"fails\""), dict)
 def check_behind_proxy(answer: Any) -> Feedback:
     """For each of PROXY_SITUATIONS, "ok" or "fails", behind a proxy with no sticky routing."""
     hint = _('a dict {"a": "ok", "b": ..., ...}: ask, for each one, whether the backend needs to remember anything')
-    if answer is ...:
-        return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(PROXY_SITUATIONS):
         return failed(_("expected a dict with the keys {keys}", keys=", ".join(PROXY_SITUATIONS)), hint)
     if any(v is ... for v in answer.values()):
         return failed(_("some situations are still ..."), hint)
-    if any(v not in ("ok", "fails") for v in answer.values()):
+    if any(not isinstance(v, str) or v not in ("ok", "fails") for v in answer.values()):
         return failed(_('each answer is "ok" or "fails"'), hint)
     for key, right in _SURVIVES.items():
         if answer[key] != right:
@@ -253,6 +253,7 @@ SPEC_ON_STATE = Text("the spec (MRTR, requestState): a server MUST treat request
                      "reject state that fails verification; it names no error code and no next step for the client")
 
 
+@check(N_("a dict with the keys \"kind\", \"code\" and \"next\""), dict)
 def check_tampered_state(answer: Any) -> Feedback:
     """{"kind": "error" or "result" (what the spec requires), "code": the JSON-RPC code this server sends,
     "next": what this server's message tells the client to do, one of NEXT_STEPS}.
@@ -262,8 +263,6 @@ def check_tampered_state(answer: Any) -> Feedback:
     """
     hint = _('a dict {"kind": ..., "code": ..., "next": NEXT_STEPS[...]}: "kind" is what the spec requires of a '
              'server that cannot verify a state; "code" and "next" are what this server sent in section 7')
-    if answer is ...:
-        return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != {"kind", "code", "next"}:
         return failed(_('expected a dict with the keys "kind", "code" and "next"'), hint)
     if any(v is ... for v in answer.values()):
@@ -272,11 +271,11 @@ def check_tampered_state(answer: Any) -> Feedback:
     if answer["kind"] != "error":
         return failed(_("a changed state is not answered with a result: the spec says a server MUST reject state "
                         "that fails verification, so it is a protocol error, not a tool failure"), hint)
-    if answer["code"] != code:
+    if answer["code"] != code or type(answer["code"]) is not int:
         return failed(_("this server does not send {code!r}. The spec names no code for a rejected state, so the "
                         "code is the server's choice: mcplab treats a bad requestState as a bad parameter. Read it "
                         "in section 7", code=answer['code']), hint)
-    if answer["next"] not in (NEXT_STEPS[1], str(NEXT_STEPS[1])):
+    if not isinstance(answer["next"], str) or answer["next"] not in (NEXT_STEPS[1], str(NEXT_STEPS[1])):
         return failed(_("that is not what this server's message says (the state will never pass again, and a "
                         "cancellation is for requests still running); the spec leaves the client's next step "
                         "open, so read the server's own words in section 7"), hint)

@@ -8,12 +8,13 @@ share was asked) and get feedback that names the slip.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
 from mcplab import economics
 from mcplab.economics import POINT_TO_POINT, PROTOCOL, Costs
-from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
+from mcplab.exercises._feedback import Feedback, check, failed, passed
 from mcplab.i18n import N_, _
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
 COUNT_APPS, COUNT_TOOLS = 5, 8
 # Exercise 2: the predicate is compared with the model on this grid.
 GRID = range(1, 31)
+BEYOND_GRID = [(100, 10_000), (1, 1_000_000), (2, 2), (10_000, 1), (3, 1_000)]  # a rule, not a table
 # Exercise 3: the seeds' large example, every cost equal.
 DENSITY_APPS, DENSITY_TOOLS = 100, 10_000
 # Exercise 4: 10 tools, every pair wanted, one protocol implementation = 4 adapters of work.
@@ -39,13 +41,12 @@ REVISION_COSTS = Costs(adapter_revision=0.5, implementation_revision=2.0)
 SWAPPED = N_("Both numbers are right but swapped: the first is point-to-point, the second the protocol.")
 
 
+@check(N_("a pair (point_to_point, protocol)"), (tuple, list))
 def check_adapter_counts(answer: Any) -> Feedback:
     """Exercise 1: ``(point_to_point, protocol)`` for 5 apps and 8 tools."""
     n, m = COUNT_APPS, COUNT_TOOLS
     hint = _("Without a standard every app-tool pair needs its own adapter; "
              "with one, each side implements it once.")
-    if answer is ...:
-        return unanswered(hint)
     pair = _numbers(answer, 2)
     if pair is None:
         return failed(_("Expected a pair (point_to_point, protocol) of whole numbers, got {answer!r}.",
@@ -74,36 +75,35 @@ def check_adapter_counts(answer: Any) -> Feedback:
     return failed(_(" ").join(slips), hint)
 
 
+@check(N_("a function of (n, m) that returns True or False"), function=True)
 def check_when_protocol_wins(answer: Any) -> Feedback:
     """Exercise 2: a function ``(n, m) -> bool``, True when N + M < N × M (every pair wanted)."""
     hint = _("Try small cases by hand: 1 app and 5 tools, 2 apps and 2 tools, 3 apps and 4 tools.")
-    if answer is ...:
-        return unanswered(hint)
-    if not callable(answer):
-        return failed(_("Expected a function of (n, m) that returns True or False, got {answer!r}.", answer=answer),
-                      hint)
-    for n in GRID:
-        for m in GRID:
-            truth = economics.adapters(n, m, PROTOCOL) < economics.adapters(n, m, POINT_TO_POINT)
-            try:
-                said = answer(n, m)
-            except Exception as error:  # the student's code: report, do not crash the lab
-                return failed(_("Your function raised {error} for n={n}, m={m}.", error=type(error).__name__,
-                                n=n, m=m), hint)
-            if bool(said) != truth:
-                return failed(_counterexample(n, m, bool(said)),
-                              _("Count both regimes at that N and M; 'wins' means strictly fewer pieces."))
+    cases = [(n, m) for n in GRID for m in GRID] + BEYOND_GRID
+    for n, m in cases:
+        truth = economics.adapters(n, m, PROTOCOL) < economics.adapters(n, m, POINT_TO_POINT)
+        try:
+            said = answer(n, m)
+            if inspect.iscoroutine(said):
+                said.close()
+                return failed(_("Your function returned a coroutine: write it with def, not async def."), hint)
+            said = bool(said)
+        except Exception as error:  # the student's code: report, do not crash the lab
+            return failed(_("Your function raised {error} for n={n}, m={m}.", error=type(error).__name__,
+                            n=n, m=m), hint)
+        if said != truth:
+            return failed(_counterexample(n, m, said),
+                          _("Count both regimes at that N and M; 'wins' means strictly fewer pieces."))
     return passed(_("Right on every N, M from 1 to 30: the protocol needs fewer pieces exactly when "
                     "both sides have at least 2 members and not both exactly 2, i.e. (N-1)(M-1) > 1."))
 
 
+@check(N_("a number between 0 and 1"), (int, float))
 def check_break_even_density(answer: Any) -> Feedback:
     """Exercise 3: the density at which 100 apps × 10,000 tools cost the same both ways."""
     n, m = DENSITY_APPS, DENSITY_TOOLS
     want = economics.break_even_density(n, m)
     hint = _("Point-to-point builds density·N·M adapters, the protocol N + M: set them equal and solve.")
-    if answer is ...:
-        return unanswered(hint)
     value = _number(answer)
     if value is None:
         return failed(_("Expected a number between 0 and 1, got {answer!r}.", answer=answer), hint)
@@ -127,6 +127,7 @@ def check_break_even_density(answer: Any) -> Feedback:
                   hint)
 
 
+@check(N_("a whole number of apps"), (int, float))
 def check_break_even_n(answer: Any) -> Feedback:
     """Exercise 4: the fewest apps for which 10 tools are cheaper through the protocol."""
     m, costs = BREAK_EVEN_TOOLS, BREAK_EVEN_COSTS
@@ -134,8 +135,6 @@ def check_break_even_n(answer: Any) -> Feedback:
     want = math.floor(exact) + 1  # strictly cheaper, and apps come whole
     hint = _("Point-to-point costs {m}·N; the protocol costs {price:g}·(N + {m}). Find the first whole N where "
              "the protocol is lower.", m=m, price=costs.implementation_build)
-    if answer is ...:
-        return unanswered(hint)
     value = _number(answer)
     if value is None:
         return failed(_("Expected a whole number of apps, got {answer!r}.", answer=answer), hint)
@@ -165,6 +164,7 @@ def check_break_even_n(answer: Any) -> Feedback:
                     "smallest.", apps=int(value)), hint)
 
 
+@check(N_("a pair (point_to_point, protocol)"), (tuple, list))
 def check_revision_cost(answer: Any) -> Feedback:
     """Exercise 5: ``(point_to_point, protocol)`` cost of one revision, 20 apps × 500 tools at 10 %."""
     n, m, density, costs = REVISION_APPS, REVISION_TOOLS, REVISION_DENSITY, REVISION_COSTS
@@ -172,8 +172,6 @@ def check_revision_cost(answer: Any) -> Feedback:
                  for regime in (POINT_TO_POINT, PROTOCOL))
     hint = _("A revision touches every adapter that exists (density·N·M of them) or every "
              "implementation (N + M), each at its own price.")
-    if answer is ...:
-        return unanswered(hint)
     pair = _numbers(answer, 2, whole=False)
     if pair is None:
         return failed(_("Expected a pair (point_to_point, protocol) of numbers, got {answer!r}.", answer=answer),

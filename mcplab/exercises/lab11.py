@@ -13,7 +13,7 @@ import re
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
-from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
+from mcplab.exercises._feedback import Feedback, check, failed, passed, unanswered
 from mcplab.i18n import N_, Text, Texts, _, ngettext
 
 __all__ = ["check_refusals", "check_flag_rule", "check_pin", "check_consent", "check_rebinding_request",
@@ -23,7 +23,7 @@ __all__ = ["check_refusals", "check_flag_rule", "check_pin", "check_consent", "c
 
 
 def _placeholder() -> Feedback:
-    return unanswered("")  # no hint before a first try
+    return unanswered()  # no hint before a first try
 
 
 def _untouched(answer: Any) -> bool:
@@ -79,6 +79,7 @@ _REFUSAL_WHY = Texts({
 })
 
 
+@check(N_("a dict of case → (status, error)"), dict)
 def check_refusals(answer: Any) -> Feedback:
     """For each of REFUSAL_CASES, (HTTP status, OAuth error code, or "" for none)."""
     hint = _("401 when the credentials are missing or bad (no error code when missing), 403 when they are "
@@ -126,6 +127,7 @@ INNOCENT = [
 MAX_PATTERN = 300
 
 
+@check(N_("a regular expression as a non-empty string"), str)
 def check_flag_rule(answer: Any) -> Feedback:
     """A regular expression (matched case-insensitively) that flags every SNEAKY description and no INNOCENT one."""
     hint = _("what the four sneaky ones share is who they speak to: the AI, the assistant, the model, by name, "
@@ -193,6 +195,7 @@ _CHANGED = [
 ]
 
 
+@check(N_("a function pin(definition) that returns a hex digest"), function=True)
 def check_pin(answer: Any) -> Feedback:
     """A function ``pin(definition: dict) -> str``: equal for the same definition, different after any change."""
     hint = _("a definition is a JSON object: turn it into one canonical text (json.dumps can sort keys), then "
@@ -243,6 +246,7 @@ CONSENT_CASES = {
 allowed on that connection)"""
 
 
+@check(N_("a dict of case → \"run\" or \"ask\""), dict)
 def check_consent(answer: Any) -> Feedback:
     """For each of CONSENT_CASES, "ask" or "run": what the Host does when the model calls that tool."""
     from mcplab.trust import Permission, consent_reason
@@ -274,6 +278,7 @@ ATTACK_PAGE = "http://attacker.example:8000/cats.html"
 """The page the victim opened. Its name now resolves to 127.0.0.1, where an MCP server listens on port 8000."""
 
 
+@check(N_("a dict of header name → value"), dict)
 def check_rebinding_request(answer: Any) -> Feedback:
     """The Host and Origin headers of the POST that ATTACK_PAGE's script sends to /mcp after the rebinding."""
     hint = _("the browser does not know the name now points elsewhere: it names the site as the page's URL "
@@ -339,6 +344,7 @@ _SANDBOX_WHY = Texts({
 })
 
 
+@check(N_("a dict of try → what the server answers"), dict)
 def check_sandbox(answer: Any) -> Feedback:
     """For each of SANDBOX_TRIES: "read", or which refusal of servers/files.py stops it (SANDBOX_ANSWERS)."""
     hint = _("servers/files.py checks in this order: a NUL byte, an absolute path, any '..', then where links "
@@ -380,6 +386,7 @@ _TOKENS = [
 ]
 
 
+@check(N_("a function accepts(claims, me) that returns True or False"), function=True)
 def check_audience(answer: Any) -> Feedback:
     """A function ``accepts(claims: dict, me: str) -> bool``: is a (signature-checked) token's audience this server?"""
     hint = _("aud is a string or a list of strings (RFC 7519 §4.1.3), and it must name this server exactly: "
@@ -428,6 +435,7 @@ _RECOVERY_WHY = Texts({
 })
 
 
+@check(N_("a dict of case → what the host does"), dict)
 def check_recovery(answer: Any) -> Feedback:
     """For each of RECOVERY_CASES, one of RECOVERY_ANSWERS: what the Host does."""
     hint = _("one connection per server (seed 2); a call under way when a server dies is not known to be undone")

@@ -15,8 +15,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.i18n import Text, Texts, _
+from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.i18n import N_, Text, Texts, _
 
 __all__ = ["check_desktop_entry", "check_side_effects", "check_backends", "check_server_json",
            "OPERATIONS", "BALANCER_STORY"]
@@ -43,14 +43,11 @@ def _handshake(argv: list[str], env: dict[str, str]) -> dict:
                          tail=tail[0][:120]))
 
 
+@check(N_("one mcpServers entry, as a dict"), dict)
 def check_desktop_entry(answer: Any) -> Feedback:
     """One ``mcpServers`` entry that starts servers/weather.py speaking only the legacy handshake."""
     hint = _("a host runs no shell, has its own PATH and folder, and knows no virtual environment: spell out which "
              "interpreter, which script and which flags, every path in full (sys.executable and Path.resolve() help)")
-    if answer is ...:
-        return unanswered(hint)
-    if not isinstance(answer, dict):
-        return failed(_("an entry is a JSON object, got {kind}", kind=type(answer).__name__), hint)
     extra = set(answer) - DESKTOP_FIELDS
     if extra:
         return failed(_("Claude Desktop's entry has command, args and env only; {extra} is not among them",
@@ -70,6 +67,11 @@ def check_desktop_entry(answer: Any) -> Feedback:
         return failed(_("after the script come the server's flags; to speak only the handshake it needs "
                         "--era legacy, got {flags}", flags=args[1:]), hint)
     from mcplab.hostconfig import host_environment
+
+    env = answer.get("env")
+    if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                               for k, v in env.items())):
+        return failed(_("env must be an object of variable name → text, got {env!r}", env=env), hint)
 
     try:
         reply = _handshake([command, *args], host_environment(answer.get("env")))
@@ -101,17 +103,18 @@ _WHY = Texts({"b": "a resource is data the application reads: reading it changes
              "not a promise that each has one"})
 
 
+@check(N_("a set of letters"), (set, frozenset, list, tuple, str))
 def check_side_effects(answer: Any) -> Feedback:
     """The set of OPERATIONS that change something outside the answer itself."""
     hint = _("seed 1: tools act (they may have side effects), resources have none, prompts are templates; "
              "a tool's annotations say whether it only reads")
-    if answer is ...:
-        return unanswered(hint)
     if isinstance(answer, str):
         answer = set(answer.replace(",", " ").split())
     if not isinstance(answer, (set, list, tuple, frozenset)):
         return failed(_("expected a set of letters such as {{'a'}}, got {kind}", kind=type(answer).__name__), hint)
-    chosen = {str(letter).strip().lower() for letter in answer}
+    if not all(isinstance(letter, str) for letter in answer):
+        return failed(_("expected a set of letters such as {{'a'}}, got {answer!r}", answer=answer), hint)
+    chosen = {letter.strip().lower() for letter in answer}
     unknown = chosen - set(OPERATIONS)
     if unknown:
         return failed(_("{unknown} are not among the operations ({letters})", unknown=sorted(unknown),
@@ -132,16 +135,17 @@ BALANCER_STORY = Text("A freshly started nginx balances three backends round-rob
                   "initialize, then notifications/initialized. Four POSTs in all.")
 
 
+@check(N_("four (backend, status) pairs"), (list, tuple))
 def check_backends(answer: Any) -> Feedback:
     """For each of the four POSTs of BALANCER_STORY: (backend number, HTTP status)."""
-    hint = _("round-robin: 1, 2, 3, 1, ... whoever asks; a legacy session lives in the process that answered "
-             "initialize")
-    if answer is ...:
-        return unanswered(hint)
-    try:
-        given = [(int(backend), int(status)) for backend, status in answer]
-    except (TypeError, ValueError):
-        return failed(_("expected four (backend, status) pairs, e.g. [(1, 200), ...]"), hint)
+    hint = _("round-robin: each POST goes to the next backend in turn, whoever sends it; a legacy session lives "
+             "in the process that answered initialize")
+    whole = all(isinstance(pair, (tuple, list)) and len(pair) == 2
+                and all(type(number) is int for number in pair) for pair in answer)
+    if not whole:
+        return failed(_("expected four (backend, status) pairs of whole numbers, e.g. [(1, 200), ...], got {answer!r}",
+                        answer=answer), hint)
+    given = [tuple(pair) for pair in answer]
     expected = [(1, 200), (2, 200), (3, 200), (1, 404)]
     if len(given) != len(expected):
         return failed(_("four POSTs, four pairs; got {count}", count=len(given)), hint)
@@ -164,15 +168,12 @@ _NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
 _RANGE = re.compile(r"[\^~<>*]|\.x\b|\|\|| - ")
 
 
+@check(N_("a server.json, as a dict"), dict)
 def check_server_json(answer: Any) -> Feedback:
     """A server.json for the files server, published on PyPI as mcplab (``mcplab serve files``)."""
     hint = _("servers/weather.server.json is a model: name (a namespace, one '/', the server), description "
              "(100 characters at most) and version; one package saying where it comes from, its version, its "
              "transport and the arguments that start it")
-    if answer is ...:
-        return unanswered(hint)
-    if not isinstance(answer, dict):
-        return failed(_("a server.json is a JSON object, got {kind}", kind=type(answer).__name__), hint)
     for key in ("name", "description", "version"):
         if not isinstance(answer.get(key), str) or not answer[key]:
             return failed(_("{key!r} is required (a non-empty string)", key=key), hint)
@@ -182,24 +183,30 @@ def check_server_json(answer: Any) -> Feedback:
     if len(answer["description"]) > 100:
         return failed(_("the registry takes 100 characters of description at most; this one has {count}",
                         count=len(answer['description'])), hint)
-    if _RANGE.search(answer["version"]):
+    if _RANGE.search(answer["version"]) or answer["version"] == "latest":
         return failed(_("version {version!r} is a range; the registry wants one specific version",
                         version=answer['version']), hint)
     packages = answer.get("packages")
     if not isinstance(packages, list) or not packages:
         return failed(_("a local server is found through its packages: a non-empty 'packages' list"), hint)
     package = packages[0]
+    if not isinstance(package, dict):
+        return failed(_("each package is an object, got {kind}", kind=type(package).__name__), hint)
     for key in ("registryType", "identifier", "version", "transport"):
         if key not in package:
             return failed(_("each package needs {key!r}", key=key), hint)
-    if package["version"] == "latest" or _RANGE.search(str(package["version"])):
+    if not isinstance(package["version"], str) or package["version"] == "latest" or _RANGE.search(package["version"]):
         return failed(_("a package version is one specific version, never 'latest' or a range"), hint)
     if package.get("transport") != {"type": "stdio"}:
         return failed(_("the files server speaks stdio when a client starts it: transport {{\"type\": \"stdio\"}}, "
                         "got {transport}", transport=package.get('transport')), hint)
     if (package["registryType"], package["identifier"]) != ("pypi", "mcplab"):
         return failed(_("the package is mcplab on PyPI: registryType 'pypi', identifier 'mcplab'"), hint)
-    values = [a.get("value") for a in package.get("packageArguments", []) if a.get("type") == "positional"]
+    arguments = package.get("packageArguments", [])
+    if not isinstance(arguments, list) or not all(isinstance(a, dict) for a in arguments):
+        return failed(_("packageArguments is a list of objects such as {{\"type\": \"positional\", \"value\": ...}}"),
+                      hint)
+    values = [a.get("value") for a in arguments if a.get("type") == "positional"]
     if values[:2] != ["serve", "files"]:
         return failed(_("a client runs `mcplab` followed by the positional arguments: they must start serve, files; "
                         "got {values}", values=values), hint)
