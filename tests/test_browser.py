@@ -31,7 +31,7 @@ RUN_TIMEOUT = 120_000  # ms for one notebook's Run All
 CHANGE_TIMEOUT = 20_000  # ms for a widget to react
 KEEP_OPEN = {"00_start_here.ipynb", "07_economics.ipynb"}  # later tests use these pages as they are
 
-TRACE = "th:text-is('stderr')"  # the header of every trace diagram (mcplab.trace_views)
+TRACE = "th:text-is('stderr')"  # the header of every trace diagram (mcplab.trace.views)
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ import json
 
 import pytest
 
-from mcplab import sse
-from mcplab.sse import SSEEvent, SSEParser
+from mcplab.wire import sse
+from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
 
 from client_helpers import command
@@ -28,8 +28,8 @@ CEILING_MIB = 160  # a client's peak memory, whatever the server does (an idle c
 CHILD = """
 import json
 from mcplab import Client
-from mcplab.errors import MCPLabError
-from mcplab.server.http import launch
+from mcplab.wire.errors import MCPLabError
+from mcplab.server.streamable_http import launch
 from mcplab.trace import Trace
 from mcplab.transports.http import http
 from mcplab.transports.stdio import stdio

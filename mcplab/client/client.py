@@ -14,7 +14,7 @@ Theory of operation
 asks ``server/discover``, and ``era="auto"`` probes with ``server/discover`` and falls back to
 ``initialize`` when the answer is not a modern one. ``eras.py`` makes each decision; the client
 keeps them (``era_decisions``) and says why in one sentence (``era_reason``). The era found is
-remembered per server (:class:`~mcplab.eras.EraCache`), so the next connection need not probe.
+remembered per server (:class:`~mcplab.client.eras.EraCache`), so the next connection need not probe.
 
 **Every request** goes through the lifecycle (``lifecycle.py``), which refuses a method whose
 server capability was never declared and, in the modern era, stamps ``_meta``; the connection
@@ -37,7 +37,7 @@ is declared only when it has a handler. ``input_handler=`` replaces them for MRT
 Roots, Sampling and Logging (``on_log=``, :meth:`Client.set_logging_level`) are deprecated in
 2026-07-28 (SEP-2577, ``versions.DEPRECATED``): they still work, and new servers should not need them.
 
-**Modern HTTP.** Every request carries routing headers (``headers.py``), tool parameters marked
+**Modern HTTP.** Every request carries routing headers (``wire/headers.py``), tool parameters marked
 ``x-mcp-header`` become ``Mcp-Param-*`` headers, and a tool whose marks break the spec's rules
 is left out of :meth:`Client.list_tools`, with a logged warning and an entry in ``rejected_tools``.
 """
@@ -49,24 +49,24 @@ from typing import Any, Callable, Sequence
 
 import anyio
 
-from mcplab.connection import Connection, call
-from mcplab.eras import INITIALIZE, EraCache, Verdict, first_step, server_key
-from mcplab.errors import (
+from mcplab.client.connection import Connection, call
+from mcplab.client.eras import INITIALIZE, EraCache, Verdict, first_step, server_key
+from mcplab.wire.errors import (
     HEADER_MISMATCH, INTERNAL_ERROR, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, JSONRPCError,
     LocalProtocolError, RemoteError, RemoteProtocolError, SessionExpired, TransportError,
 )
-from mcplab.headers import InvalidHeaderAnnotation, header_annotations, param_headers
-from mcplab.jsonrpc import ErrorResponse, Notification, Request, Response
+from mcplab.wire.headers import InvalidHeaderAnnotation, header_annotations, param_headers
+from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcplab.lifecycle import DISCOVER, PING, LegacyLifecycle, ModernLifecycle, client_capabilities
-from mcplab.mrtr import MAX_ROUNDS, InputHandler, handler_for, run_rounds
-from mcplab.opening import open_era
-from mcplab.results import (
+from mcplab.client.mrtr import MAX_ROUNDS, InputHandler, handler_for, run_rounds
+from mcplab.client.opening import open_era
+from mcplab.client.results import (
     Completion, Listing, Prompt, PromptResult, Resource, ResourceRead, ResourceTemplate, Tool, ToolResult,
     result_type,
 )
 from mcplab.trace import Trace
 from mcplab.transports.base import StreamEnded, Transport
-from mcplab.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS
+from mcplab.wire.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS
 
 __all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_ERA", "PROBE_TIMEOUT", "ERA_CACHE", "MAX_REISSUES"]
 

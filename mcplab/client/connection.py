@@ -18,12 +18,12 @@ next. Notifications that arrive while no request is waiting are dispatched when 
 a late answer to it is ignored, as the spec says. A server that exits, writes a line that is not
 JSON-RPC, or answers an id nobody asked for ends the connection: every waiting request and
 every later one raises the same typed error. An HTTP refusal of one POST
-(:class:`~mcplab.errors.HTTPStatusError`) fails only that request: each POST stands alone, and so
+(:class:`~mcplab.wire.errors.HTTPStatusError`) fails only that request: each POST stands alone, and so
 does a modern reply stream that broke (:class:`~mcplab.transports.base.StreamEnded`: the request's
 answer, which the client meets by sending the request again).
 
 **Headers.** In the modern era every request's routing facts are mirrored into HTTP headers
-(``headers.py``). The connection adds them to every message it sends while its lifecycle is
+(``wire/headers.py``). The connection adds them to every message it sends while its lifecycle is
 modern; a transport without headers (stdio) ignores them.
 """
 
@@ -35,15 +35,15 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from mcplab import jsonrpc
-from mcplab.errors import (
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import (
     HTTPStatusError, JSONRPCError, MCPLabError, RemoteProtocolError, RequestTimeout, TransportError,
 )
-from mcplab.headers import request_headers
-from mcplab.jsonrpc import ErrorResponse, Notification, Request, Response
+from mcplab.wire.headers import request_headers
+from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcplab.lifecycle import CANCELLED, CLOSED, ModernLifecycle
 from mcplab.transports.base import StreamEnded, Transport
-from mcplab.versions import META_PROTOCOL_VERSION
+from mcplab.wire.versions import META_PROTOCOL_VERSION
 
 __all__ = ["Connection", "call"]
 

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from mcplab.client import Client
-from mcplab.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
-from mcplab.results import Tool, ToolResult
+from mcplab.wire.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
+from mcplab.client.results import Tool, ToolResult
 from mcplab.trace import Trace
 from mcplab.transports.base import Transport
 from mcplab.transports.stdio import stdio

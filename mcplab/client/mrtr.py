@@ -37,8 +37,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping
 
-from mcplab.errors import LocalProtocolError, RemoteProtocolError
-from mcplab.results import INPUT_REQUIRED, result_type
+from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError
+from mcplab.client.results import INPUT_REQUIRED, result_type
 
 __all__ = ["MRTR_METHODS", "INPUT_METHODS", "MAX_ROUNDS", "InputRequest", "InputRequired", "TooManyRounds",
            "input_required", "retry_params", "handler_for", "run_rounds"]

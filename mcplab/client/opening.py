@@ -17,7 +17,7 @@ The probe waits at most ``probe_timeout`` seconds: a legacy server may ignore a 
 comes before ``initialize``, and silence counts as "legacy" (spec, stdio "Backward
 Compatibility"). The probe is never cancelled on the wire: a server that has not been
 initialized has nothing to cancel. Over HTTP, a refusal of the probe POST comes back as an
-:class:`~mcplab.errors.HTTPStatusError` whose body the verdict reads; for an error response
+:class:`~mcplab.wire.errors.HTTPStatusError` whose body the verdict reads; for an error response
 the HTTP status is read from the trace, where the transport recorded it with the frame.
 
 Each step puts its lifecycle on the connection (so a ping the server sends during ``initialize`` is
@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from mcplab.connection import Connection
-from mcplab.eras import FAIL, INITIALIZE, USE, Verdict, error_in, judge_discover, judge_initialize_refusal
-from mcplab.errors import (
+from mcplab.client.connection import Connection
+from mcplab.client.eras import FAIL, INITIALIZE, USE, Verdict, error_in, judge_discover, judge_initialize_refusal
+from mcplab.wire.errors import (
     UNSUPPORTED_PROTOCOL_VERSION, HTTPStatusError, RemoteError, RemoteProtocolError, RequestTimeout,
 )
-from mcplab.jsonrpc import ErrorResponse
+from mcplab.wire.jsonrpc import ErrorResponse
 from mcplab.lifecycle import DISCOVER as DISCOVER_METHOD
 
 __all__ = ["EraError", "open_era", "http_status"]

@@ -6,7 +6,7 @@ The client returns these instead of bare dicts so that code reads like the spec'
 (``tool.input_schema``, ``result.is_error``), while ``.raw`` always holds the exact JSON object
 the server sent, including fields this module does not name (``_meta``, ``icons``, …), so
 nothing the wire carried is ever hidden. Parsing is lenient about optional fields and strict
-only about the ones the schema requires, raising :class:`~mcplab.errors.RemoteProtocolError`.
+only about the ones the schema requires, raising :class:`~mcplab.wire.errors.RemoteProtocolError`.
 
 Every result of the modern era says what it is in ``resultType`` (2026-07-28, "basic/index"):
 ``"complete"`` is a final result, ``"input_required"`` asks for input first (``mrtr.py``). A
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Iterable
 
-from mcplab.errors import RemoteProtocolError
+from mcplab.wire.errors import RemoteProtocolError
 
 __all__ = ["Content", "Tool", "ToolResult", "Resource", "ResourceTemplate", "ResourceContents",
            "ResourceRead", "Prompt", "PromptMessage", "PromptResult", "Completion", "content_to_text",

@@ -23,8 +23,9 @@ pairs nobody has wired yet, and tools that no app wants (we charge the
 protocol for every tool). Counts are expected values, so they can be fractional.
 
 This module is pure arithmetic. The pictures and the live explorer live in
-``mcplab.economics_plots`` and are re-exported here lazily, so importing this
-module never imports matplotlib or ipywidgets.
+``mcplab/economics/plots.py``; the package (``from mcplab import economics``) hands
+on both, the plots only when first asked for, so importing the model never imports
+matplotlib or ipywidgets.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 Regime = Literal["point-to-point", "protocol"]
 POINT_TO_POINT: Regime = "point-to-point"
@@ -285,20 +286,3 @@ def _num(value: float, digits: int = 0) -> str:
     if digits:
         return f"{value:,.{digits}g}"
     return f"{value:,.0f}" if value == round(value) or abs(value) >= 100 else f"{value:,.1f}"
-
-
-_PLOTTING = frozenset({"plot_graphs", "plot_costs", "plot_saving_heatmap", "plot_break_even",
-                       "plot_cumulative", "explore", "Explorer"})
-
-
-def __getattr__(name: str) -> Any:
-    # Lazy re-export (PEP 562): the plots pull in matplotlib only when first asked for.
-    if name in _PLOTTING:
-        from mcplab import economics_plots
-
-        return getattr(economics_plots, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_PLOTTING])  # so tab completion offers the plots too

@@ -32,7 +32,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
-from mcplab.economics import (POINT_TO_POINT, PROTOCOL, REGIMES, SEED_COSTS, SEED_EXAMPLES, Costs,
+from mcplab.economics.model import (POINT_TO_POINT, PROTOCOL, REGIMES, SEED_COSTS, SEED_EXAMPLES, Costs,
                               Regime, Summary, break_even_density, break_even_n, cost,
                               cumulative_cost, summarize)
 

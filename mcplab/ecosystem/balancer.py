@@ -2,22 +2,22 @@
 
 Theory of operation
 -------------------
-Lab 06 scales the weather server out behind :mod:`mcplab.proxy`, a round-robin proxy written to be
+Lab 06 scales the weather server out behind :mod:`mcplab.ecosystem.proxy`, a round-robin proxy written to be
 read. Operators use nginx or HAProxy for that job. This module runs the same demonstration behind
 Debian's nginx, with the configuration the project ships in ``deploy/nginx/``: three backends,
 round-robin, no sticky routing, Server-Sent Events passed on unbuffered, and an ``X-Upstream: N``
 header on every reply naming the backend that answered (mcplab's proxy says ``X-Backend: N``).
 
     start([url1, url2, url3])  →  Balancer(kind="nginx", url=..., header="x-upstream", config=...)
-                                  or, without nginx: Balancer(kind="mcplab.proxy", note="how to get nginx")
+                                  or, without nginx: Balancer(kind="mcplab.ecosystem.proxy", note="how to get nginx")
 
-nginx runs unprivileged and leaves nothing behind: ``python -m mcplab.balancer URL URL URL`` renders
+nginx runs unprivileged and leaves nothing behind: ``python -m mcplab.ecosystem.balancer URL URL URL`` renders
 the template into a private temporary prefix (pid file, logs, temporary files), binds the listening
 socket itself on 127.0.0.1 (port 0: a free one, no race) and hands it to nginx the way nginx hands
 sockets to its own next binary (the ``NGINX`` environment variable names inherited descriptors),
 then runs ``nginx -p PREFIX -c PREFIX/nginx.conf`` in the foreground (``daemon off``). Like the
 bundled servers it prints ``mcplab: serving nginx at URL`` on stderr and stops when its stdin
-reaches end-of-file, so :func:`mcplab.server.http.launch` starts it and a killed notebook kernel
+reaches end-of-file, so :func:`mcplab.server.streamable_http.launch` starts it and a killed notebook kernel
 takes nginx down with it: on EOF it stops nginx (SIGTERM, then SIGKILL) and removes the prefix.
 """
 
@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["start", "Balancer", "render", "find_nginx", "TEMPLATE", "HOW_TO_GET_NGINX", "main"]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # mcplab/ecosystem/ → the checkout
 TEMPLATE = REPO / "deploy" / "nginx" / "mcp-balancer.conf.template"
 BACKENDS = 3  # the template has three upstream servers
 HOW_TO_GET_NGINX = ("nginx is not installed here, so this is mcplab's own proxy; to see a real load balancer, "
@@ -81,7 +81,7 @@ def render(backend_ports: Sequence[int], listen_port: int, prefix: str) -> str:
 @dataclass(frozen=True)
 class Balancer:
     """A running balancer: where to send requests, which reply header names the backend, how it is set up."""
-    kind: str          # "nginx" or "mcplab.proxy"
+    kind: str          # "nginx" or "mcplab.ecosystem.proxy"
     url: str
     header: str        # the reply header that names the backend: "x-upstream" or "x-backend"
     config: str        # nginx's configuration as rendered (prefix shown as <prefix>), or a sentence
@@ -100,24 +100,24 @@ class Balancer:
 
 def start(backends: Sequence[str], *, use: str = "auto", timeout: float = 20.0) -> Balancer:
     """nginx in front of ``backends`` when it is installed (``use="auto"`` or ``"nginx"``), else mcplab's proxy."""
-    from mcplab import proxy
-    from mcplab.server.http import launch
+    from mcplab.ecosystem import proxy
+    from mcplab.server.streamable_http import launch
 
     nginx = find_nginx() if use in ("auto", "nginx") else None
     if use == "nginx" and nginx is None:
         raise FileNotFoundError(HOW_TO_GET_NGINX)
     if nginx is None:
         child = proxy.start(backends, timeout=timeout)
-        return Balancer("mcplab.proxy", child.url, proxy.BACKEND_HEADER.lower(),
-                        "mcplab.proxy: round-robin over " + ", ".join(backends), HOW_TO_GET_NGINX, child)
+        return Balancer("mcplab.ecosystem.proxy", child.url, proxy.BACKEND_HEADER.lower(),
+                        "mcplab.ecosystem.proxy: round-robin over " + ", ".join(backends), HOW_TO_GET_NGINX, child)
     ports = [backend_port(url) for url in backends]
-    child = launch(["python", "-m", "mcplab.balancer", *backends], timeout=timeout)
+    child = launch(["python", "-m", "mcplab.ecosystem.balancer", *backends], timeout=timeout)
     version = subprocess.run([nginx, "-v"], capture_output=True, text=True, timeout=10).stderr.strip()
     return Balancer("nginx", child.url, "x-upstream", render(ports, urlsplit(child.url).port or 0, "<prefix>"),
                     version.replace("nginx version: ", ""), child)
 
 
-# --- python -m mcplab.balancer: nginx as a child that dies with its parent ----------------------------------
+# --- python -m mcplab.ecosystem.balancer: nginx as a child that dies with its parent ----------------------------------
 
 def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -143,10 +143,10 @@ def _stop(process: subprocess.Popen) -> int:
 def serve(backends: Sequence[str], host: str, port: int) -> int:
     nginx = find_nginx()
     if nginx is None:
-        print(f"mcplab.balancer: {HOW_TO_GET_NGINX}", file=sys.stderr)
+        print(f"mcplab.ecosystem.balancer: {HOW_TO_GET_NGINX}", file=sys.stderr)
         return 2
     if host != "127.0.0.1":
-        raise SystemExit("mcplab.balancer: the template listens on 127.0.0.1 only")
+        raise SystemExit("mcplab.ecosystem.balancer: the template listens on 127.0.0.1 only")
     ports = [backend_port(url) for url in backends]
     sock = _bind(host, port)
     listen_port = sock.getsockname()[1]
@@ -182,7 +182,7 @@ def serve(backends: Sequence[str], host: str, port: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m mcplab.balancer URL URL URL [--host 127.0.0.1] [--port 0]``"""
+    """``python -m mcplab.ecosystem.balancer URL URL URL [--host 127.0.0.1] [--port 0]``"""
     parser = argparse.ArgumentParser(description="nginx (deploy/nginx/) in front of three MCP servers.")
     parser.add_argument("backends", nargs=BACKENDS, help="backend endpoint URLs, e.g. http://127.0.0.1:8001/mcp")
     parser.add_argument("--host", default="127.0.0.1", help=argparse.SUPPRESS)

@@ -27,7 +27,7 @@ SDKs pass on (``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``, ``USER`` on 
 entry's ``env`` block. That is why the interpreter must be absolute and nothing may depend on a
 variable the notebook happened to have.
 
-``--tap DIR`` (:func:`tapped`) puts :mod:`mcplab.wiretap` in front of each stdio server, so that
+``--tap DIR`` (:func:`tapped`) puts :mod:`mcplab.ecosystem.wiretap` in front of each stdio server, so that
 DIR/NAME.jsonl records what the host really sends and gets: load it with ``Trace.load``.
 
 Writing (:func:`write`) merges into the file that is there: the user's other servers and other
@@ -50,7 +50,7 @@ from typing import Any, Mapping, Sequence
 __all__ = ["HOSTS", "Entry", "HostConfigError", "bundled", "script", "remote", "tapped", "parse_target", "block",
            "merge", "write", "launch_spec", "host_environment", "sanitise", "MINIMAL_ENV"]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # mcplab/ecosystem/ → the checkout
 SERVERS_DIR = REPO / "servers"
 HOSTS = ("claude-desktop", "vscode", "generic")
 SERVERS_KEY = {"claude-desktop": "mcpServers", "vscode": "servers", "generic": "mcpServers"}
@@ -136,11 +136,11 @@ def _stdio(name: str, args: list[str], era: str | None, env: Mapping[str, str] |
 
 
 def tapped(entry: Entry, folder: str | os.PathLike) -> Entry:
-    """``entry`` started behind :mod:`mcplab.wiretap`, which records the host's traffic in FOLDER/NAME.jsonl."""
+    """``entry`` started behind :mod:`mcplab.ecosystem.wiretap`, which records the host's traffic in FOLDER/NAME.jsonl."""
     if entry.command is None:
         raise HostConfigError(f"{entry.name!r} is an HTTP server; the wiretap goes between a host and a stdio server")
     trace = Path(folder).expanduser().resolve() / f"{entry.name}.jsonl"
-    return Entry(entry.name, sys.executable, ("-m", "mcplab.wiretap", str(trace), "--", entry.command, *entry.args),
+    return Entry(entry.name, sys.executable, ("-m", "mcplab.ecosystem.wiretap", str(trace), "--", entry.command, *entry.args),
                  entry.cwd, entry.env)
 
 

@@ -25,7 +25,7 @@ gives 502.
 Two ways to run it: in this process, ``async with serving(urls) as url:`` (uvicorn on the current
 event loop, so only async clients may call it from the same loop), or as a child process,
 ``start(urls)``, which prints its URL on stderr and exits when its stdin reaches end-of-file, like
-the bundled servers (``mcplab.server.http.launch``). Either way it binds 127.0.0.1 on a free port.
+the bundled servers (``mcplab.server.streamable_http.launch``). Either way it binds 127.0.0.1 on a free port.
 ``launch_all`` starts the backends themselves side by side, and ``stop_all`` stops a set together.
 """
 
@@ -53,7 +53,7 @@ BACKEND_HEADER = "X-Backend"
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
                         "upgrade", "proxy-authenticate", "proxy-authorization", "host"})
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-BANNER = "mcplab: serving proxy at {url}"  # the shape mcplab.server.http.launch waits for
+BANNER = "mcplab: serving proxy at {url}"  # the shape mcplab.server.streamable_http.launch waits for
 
 
 def _origin(url: str) -> str:
@@ -120,7 +120,7 @@ async def serving(backends: Sequence[str], *, app: Starlette | None = None) -> A
     """
     import uvicorn
 
-    from mcplab.server.http import bind, endpoint_url
+    from mcplab.server.streamable_http.process import bind, endpoint_url
 
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(_config(app or create_app(backends)))
@@ -137,9 +137,9 @@ async def serving(backends: Sequence[str], *, app: Starlette | None = None) -> A
 
 def start(backends: Sequence[str], *, timeout: float = 20.0) -> Any:
     """Start the proxy as a child process; return its ``ServerProcess`` (``.url``, ``.stop()``)."""
-    from mcplab.server.http import launch
+    from mcplab.server.streamable_http import launch
 
-    return launch(["python", "-m", "mcplab.proxy", *backends], timeout=timeout)
+    return launch(["python", "-m", "mcplab.ecosystem.proxy", *backends], timeout=timeout)
 
 
 def launch_all(commands: Sequence[Sequence[str]], *, timeout: float = 20.0) -> list[Any]:
@@ -149,7 +149,7 @@ def launch_all(commands: Sequence[Sequence[str]], *, timeout: float = 20.0) -> l
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from mcplab.server.http import launch
+    from mcplab.server.streamable_http import launch
 
     # Threads, because launch() blocks until its child prints its URL: this way the children start together.
     with ThreadPoolExecutor(max(1, len(commands))) as pool:
@@ -181,7 +181,7 @@ async def _started(server: Any, task: asyncio.Task) -> None:
 
 def _watch_stdin(loop: asyncio.AbstractEventLoop, on_eof: Callable[[], None]) -> bool:
     """Call ``on_eof`` when stdin, a pipe the parent holds, reaches end-of-file (False: not a pipe)."""
-    from mcplab.server.http_runner import _stdin_is_pipe, _watch_stdin as watch_in_a_thread
+    from mcplab.server.streamable_http.process import _stdin_is_pipe, _watch_stdin as watch_in_a_thread
 
     if not _stdin_is_pipe():
         return False  # a terminal or /dev/null: stop with Ctrl-C instead
@@ -194,7 +194,7 @@ def _watch_stdin(loop: asyncio.AbstractEventLoop, on_eof: Callable[[], None]) ->
 async def _serve(app: Starlette, host: str, port: int) -> None:
     import uvicorn
 
-    from mcplab.server.http import bind, endpoint_url
+    from mcplab.server.streamable_http.process import bind, endpoint_url
 
     sock = bind(host, port)
     server = uvicorn.Server(_config(app))
@@ -206,7 +206,7 @@ async def _serve(app: Starlette, host: str, port: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m mcplab.proxy URL [URL ...] [--host H] [--port P]``"""
+    """``python -m mcplab.ecosystem.proxy URL [URL ...] [--host H] [--port P]``"""
     parser = argparse.ArgumentParser(description="A round-robin reverse proxy in front of MCP servers.")
     parser.add_argument("backends", nargs="+", help="backend endpoint URLs, e.g. http://127.0.0.1:8001/mcp")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

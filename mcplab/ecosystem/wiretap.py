@@ -1,6 +1,6 @@
 """A wiretap for stdio: record what any MCP client and any MCP server say to each other.
 
-    python -m mcplab.wiretap TRACE.jsonl -- COMMAND [ARG ...]
+    python -m mcplab.ecosystem.wiretap TRACE.jsonl -- COMMAND [ARG ...]
 
 mcplab's own client records every frame it sends and receives; another client (the official SDK's,
 a desktop host, an editor) keeps its traffic to itself. The wiretap goes between: give the client
@@ -29,8 +29,8 @@ import sys
 import threading
 from typing import IO, Sequence
 
-from mcplab import jsonrpc
-from mcplab.errors import JSONRPCError
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import JSONRPCError
 from mcplab.trace import Channel, Direction, Trace
 
 __all__ = ["main", "tap"]
@@ -102,7 +102,7 @@ def tap(trace_path: str, command: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 3 or args[1] != "--":
-        raise SystemExit("usage: python -m mcplab.wiretap TRACE.jsonl -- COMMAND [ARG ...]")
+        raise SystemExit("usage: python -m mcplab.ecosystem.wiretap TRACE.jsonl -- COMMAND [ARG ...]")
     raise SystemExit(tap(args[0], args[2:]))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.results import ResourceRead, ToolResult
+from mcplab.client.results import ResourceRead, ToolResult
 
 __all__ = [
     "check_input_schema", "check_primitive_choice", "check_error_kinds", "check_forecast",

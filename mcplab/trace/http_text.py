@@ -30,7 +30,7 @@ from typing import Iterable
 from urllib.parse import urlsplit
 
 from mcplab.trace import Frame
-from mcplab.versions import HEADER_SESSION_ID
+from mcplab.wire.versions import HEADER_SESSION_ID
 
 __all__ = ["render_http", "VOLATILE"]
 

@@ -17,7 +17,7 @@ client chose its era), ``raw``, ``message`` and, for HTTP, ``http`` = ``{"method
 export format (see DESIGN.md).
 
 Rendered views (plain text, HTML sequence diagram) never show ``t``: stored notebook
-outputs must be the same on every run. They live in :mod:`mcplab.trace_views`; the
+outputs must be the same on every run. They live in :mod:`mcplab.trace.views`; the
 methods here only hand the frames over.
 
 **Bounded.** A server can send notifications as fast as it likes, and a notebook kernel must
@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal, Union
 
-from mcplab import jsonrpc, trace_views
-from mcplab.errors import InvalidRequest, JSONRPCError, ParseError
+from mcplab.wire import jsonrpc
+from mcplab.trace import views as trace_views
+from mcplab.wire.errors import InvalidRequest, JSONRPCError, ParseError
 
 Direction = Literal["c2s", "s2c"]
 Channel = Literal["stdio", "http", "stderr", "note"]

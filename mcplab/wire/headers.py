@@ -31,8 +31,8 @@ import base64
 import string
 from typing import Any, Iterator
 
-from mcplab.errors import LocalProtocolError, RemoteProtocolError
-from mcplab.versions import HEADER_METHOD, HEADER_NAME, HEADER_PARAM_PREFIX, HEADER_PROTOCOL_VERSION
+from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError
+from mcplab.wire.versions import HEADER_METHOD, HEADER_NAME, HEADER_PARAM_PREFIX, HEADER_PROTOCOL_VERSION
 
 __all__ = ["ANNOTATION", "InvalidHeaderAnnotation", "encode_value", "decode_value", "header_value",
            "header_annotations", "param_headers", "request_headers"]

@@ -44,12 +44,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
-from mcplab.errors import (  # re-exported: the codes belong to the wire format
+from mcplab.wire.errors import (  # re-exported: the codes belong to the wire format
     HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY, PARSE_ERROR, RESOURCE_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
     InvalidRequest, JSONRPCError, LocalProtocolError, ParseError, RemoteProtocolError,
 )
-from mcplab.versions import at_least
+from mcplab.wire.versions import at_least
 
 __all__ = [
     "Request", "Notification", "Response", "ErrorResponse", "Message", "Batch",

@@ -7,10 +7,10 @@ session with ``initialize``; 2026-07-28 has no session, and every request stands
 server (``--era dual``, the default) serves both on the same URL and decides **per request**
 (:meth:`Endpoint.wire`)::
 
-    a known Mcp-Session-Id                                  → legacy: that session (http_legacy.py)
+    a known Mcp-Session-Id                                  → legacy: that session (session.py)
     _meta["io.modelcontextprotocol/protocolVersion"],
       server/discover, or an MCP-Protocol-Version that is
-      not a legacy revision                                 → modern: this request alone (http_modern.py)
+      not a legacy revision                                 → modern: this request alone (exchange.py)
     anything else (initialize, a legacy header, none)       → legacy
 
 What comes back::
@@ -32,19 +32,19 @@ JSON and SSE (406), ``Content-Type`` not JSON (415), a body over 4 MiB (413) or 
 (408), not JSON (400, -32700), not one JSON-RPC message (400, -32600). Then legacy checks the session
 (400/404, 400 also when the header is sent twice) and ``MCP-Protocol-Version`` (400 for a value that
 is not a legacy revision, in any session, or one sent twice; from 2025-06-18 also for one that is not
-the session's); modern checks the envelope, the routing headers and the version (http_modern.py). A
+the session's); modern checks the envelope, the routing headers and the version (exchange.py). A
 refusal whose request id could not be read leaves the id out, as 2025-11-25 and 2026-07-28 say, except
 in a session of an older revision, where JSON-RPC's ``"id": null`` is the only form
 (``jsonrpc.keeps_null_id``). A client too slow to send its request's headers is disconnected
-(http_deadlines.py).
+(deadlines.py).
 
 A session that negotiated 2025-03-26 may POST a JSON-RPC batch (that revision only); it is answered
 with one JSON array. Left out: replaying events after ``Last-Event-ID`` (resumption is a MAY; a
 2025-11-25 stream still opens with a priming event). A modern client hears about changes on a
 ``subscriptions/listen`` stream instead of GET.
 
-Running it as a process (``serve_http``, ``launch``) is http_runner.py; what a reply looks like
-(``Refusal``, ``Stream``, the status table) is http_replies.py.
+Running it as a process (``serve_http``, ``launch``) is process.py; what a reply looks like
+(``Refusal``, ``Stream``, the status table) is replies.py.
 """
 
 from __future__ import annotations
@@ -64,17 +64,17 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
 
-from mcplab import jsonrpc
-from mcplab.errors import JSONRPCError
-from mcplab.jsonrpc import Message, Notification, Request, Response, keeps_null_id
-from mcplab.server import http_deadlines, http_modern
-from mcplab.server.http_legacy import Session
-from mcplab.server.http_replies import JSON_TYPE, SSE_TYPE, Refusal, json_reply
-from mcplab.server.http_runner import (  # noqa: F401  (re-exported: the labs import them from here)
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import JSONRPCError
+from mcplab.wire.jsonrpc import Message, Notification, Request, Response, keeps_null_id
+from mcplab.server.streamable_http import deadlines as http_deadlines, exchange as http_modern
+from mcplab.server.streamable_http.session import Session
+from mcplab.server.streamable_http.replies import JSON_TYPE, SSE_TYPE, Refusal, json_reply
+from mcplab.server.streamable_http.process import (  # noqa: F401  (re-exported: the labs import them from here)
     BANNER, LOOPBACK, MCP_PATH, READY, ServerProcess, bind, endpoint_url, launch, serve_http,
 )
 from mcplab.server.toolkit import Server
-from mcplab.versions import (
+from mcplab.wire.versions import (
     HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, ServerEra, allows_batches, at_least,
 )
 
@@ -87,9 +87,9 @@ MAX_SESSIONS = 1000              # beyond this the least recently used session e
 SINGLE_HEADERS = {"host": 403, "origin": 403}
 SINGLE_IN_SESSION = (HEADER_SESSION_ID, HEADER_PROTOCOL_VERSION)
 """Headers a request may carry once only (a proxy reading one copy and this server another would disagree):
-the first two on every request (403), the others on a legacy session's (400; http_modern.py refuses a
+the first two on every request (403), the others on a legacy session's (400; exchange.py refuses a
 doubled routing header with -32020)."""
-log = logging.getLogger("mcplab.server.http")
+log = logging.getLogger("mcplab.server.streamable_http")
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]  # all reach the checks; 405 is ours
 
 
@@ -228,7 +228,7 @@ class Endpoint:
         return "modern" if Server.era_for(message, version_header=version_header) == "modern" else "legacy"
 
     async def modern(self, message: Message, request: HTTPRequest) -> HTTPResponse:
-        """One 2026-07-28 message: a request runs on its own (http_modern.py); a notification is taken."""
+        """One 2026-07-28 message: a request runs on its own (exchange.py); a notification is taken."""
         if isinstance(message, Request):
             return await http_modern.answer(self.server, self.era, message, request, self.exchanges)
         if isinstance(message, Notification):

@@ -12,7 +12,7 @@ forever for the rest of a request. So:
   connection opens, or a response has been sent on it, the client has :data:`HEAD_TIMEOUT` seconds
   to send a complete request line and headers; otherwise the connection is closed. (Header *size* is
   already bounded by h11: 16 KiB.)
-* the endpoint (http.py) reads a body within :data:`BODY_TIMEOUT` seconds, or answers 408.
+* the endpoint (app.py) reads a body within :data:`BODY_TIMEOUT` seconds, or answers 408.
 
 The timer reads these module constants when it fires, so a test can shorten them.
 """

@@ -21,7 +21,7 @@ a JSON-RPC error that echoes the request id:
    decoding the ``=?base64?…?=`` sentinel) → -32020 HeaderMismatch, 400;
 3. the version (``modern.check_version``): not spoken here → -32022 with ``data.supported``, 400;
 4. the toolkit (``Server.handle``): an unknown or removed method → -32601 with **404**, a missing
-   client capability → -32021 with 400 (:data:`~mcplab.server.http_replies.ERROR_STATUS`).
+   client capability → -32021 with 400 (:data:`~mcplab.server.streamable_http.replies.ERROR_STATUS`).
 
 ``initialize`` skips 1-3. Sent by a legacy client it carries none of the headers every modern POST
 carries, so server validation refuses it: -32020 with 400 (versioning, compatibility matrix, "Legacy
@@ -44,19 +44,19 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 from starlette.responses import StreamingResponse
 
-from mcplab.errors import HEADER_MISMATCH, JSONRPCError, TransportError
-from mcplab.jsonrpc import ErrorResponse, Message, Request, RequestId
+from mcplab.wire.errors import HEADER_MISMATCH, JSONRPCError, TransportError
+from mcplab.wire.jsonrpc import ErrorResponse, Message, Request, RequestId
 from mcplab.server import modern
-from mcplab.server.header_checks import check_headers
-from mcplab.server.http_replies import ERROR_STATUS, SSE_TYPE, Stream, json_reply, status_for
-from mcplab.versions import HEADER_METHOD, HEADER_PROTOCOL_VERSION, ServerEra
+from mcplab.server.streamable_http.header_checks import check_headers
+from mcplab.server.streamable_http.replies import ERROR_STATUS, SSE_TYPE, Stream, json_reply, status_for
+from mcplab.wire.versions import HEADER_METHOD, HEADER_PROTOCOL_VERSION, ServerEra
 
 if TYPE_CHECKING:
     from mcplab.server.toolkit import Server
 
 __all__ = ["answer", "Exchange", "DISCONNECT_POLL"]
 
-log = logging.getLogger("mcplab.server.http")
+log = logging.getLogger("mcplab.server.streamable_http")
 
 DISCONNECT_POLL = 0.25  # seconds between checks that a silent request's client is still there
 KEEPALIVE_SECONDS = 15.0  # an SSE comment this often on a quiet stream (spec: encouraged for listen streams)

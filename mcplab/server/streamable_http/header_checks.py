@@ -22,7 +22,7 @@ it: :func:`check_headers` raises -32020 HeaderMismatch (HTTP 400) when a header 
   compare as numbers (``42`` = ``42.0``), booleans are ``true``/``false``.
 
 An ``Mcp-Param-*`` that no parameter of the tool declares is left alone: intermediaries forward
-headers they do not know. The client's side of the same rules is ``mcplab/headers.py``, whose
+headers they do not know. The client's side of the same rules is ``mcplab/wire/headers.py``, whose
 sentinel codec this module reuses.
 """
 
@@ -32,10 +32,10 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterable
 
-from mcplab.errors import HeaderMismatch
-from mcplab.headers import NAME_SOURCE, decode_value, header_value
-from mcplab.jsonrpc import Request
-from mcplab.versions import (
+from mcplab.wire.errors import HeaderMismatch
+from mcplab.wire.headers import NAME_SOURCE, decode_value, header_value
+from mcplab.wire.jsonrpc import Request
+from mcplab.wire.versions import (
     HEADER_METHOD, HEADER_NAME, HEADER_PARAM_PREFIX, HEADER_PROTOCOL_VERSION, META_PROTOCOL_VERSION,
 )
 
@@ -108,7 +108,7 @@ def check_headers(pairs: Iterable[tuple[str, str]], request: Request, version: s
 
     >>> check_headers([("Mcp-Method", "tools/list")], Request(1, "tools/list"), "2026-07-28")
     Traceback (most recent call last):
-    mcplab.errors.HeaderMismatch: Header mismatch: MCP-Protocol-Version is missing; ...
+    mcplab.wire.errors.HeaderMismatch: Header mismatch: MCP-Protocol-Version is missing; ...
     """
     folded = _fold(pairs)
     sent_version = _one(folded, HEADER_PROTOCOL_VERSION)

@@ -31,8 +31,8 @@ import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from mcplab import portable
-from mcplab.errors import ServerExited, TransportError
-from mcplab.versions import ServerEra
+from mcplab.wire.errors import ServerExited, TransportError
+from mcplab.wire.versions import ServerEra
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -73,7 +73,8 @@ def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 8000, era
     serve ``https://``. ``wrap(app, url)``: middleware around the app (``--auth`` puts the
     resource-server checks there, mcplab/auth/middleware.py).
     """
-    from mcplab.server.http import create_app, hostname  # Starlette loads only when serving
+    from mcplab.server.streamable_http import create_app
+    from mcplab.server.streamable_http.app import hostname  # Starlette loads only when serving
 
     sock = bind(host, port)
     app = create_app(server, host=host, era=era)
@@ -94,11 +95,11 @@ async def serve_app(app: Starlette, sock: socket.socket, banner: str, *, tls: tu
     """Serve an ASGI app on a bound socket with uvicorn (over TLS with ``tls``); print ``banner`` once ready."""
     import uvicorn
 
-    from mcplab.server.http_deadlines import HeadDeadline
+    from mcplab.server.streamable_http.deadlines import HeadDeadline
 
     # log_config=None: uvicorn's own config sends access lines to stdout; ours sends everything to stderr.
     ssl = {"ssl_certfile": tls[0], "ssl_keyfile": tls[1]} if tls else {}
-    # HeadDeadline: a client that is too slow to send its request is disconnected (http_deadlines.py).
+    # HeadDeadline: a client that is too slow to send its request is disconnected (deadlines.py).
     config = uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=1, lifespan="on",
                             http=HeadDeadline, **ssl)
     runner = uvicorn.Server(config)
@@ -121,7 +122,7 @@ def _stdin_is_pipe() -> bool:
 
 
 def _watch_stdin(loop: asyncio.AbstractEventLoop, on_eof: Any) -> None:
-    # Why a thread: as in stdio.py, a blocking read works on any stdin without touching its flags. The
+    # Why a thread: as in server/stdio.py, a blocking read works on any stdin without touching its flags. The
     # parent holds the other end of the pipe; when it dies (even by SIGKILL) the read returns EOF.
     def watch() -> None:
         while True:

@@ -29,12 +29,12 @@ from typing import Any, AsyncIterator, Callable
 
 from starlette.responses import Response as HTTPResponse
 
-from mcplab import jsonrpc
-from mcplab.errors import (
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import (
     HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcplab.jsonrpc import ErrorResponse, Message, RequestId
+from mcplab.wire.jsonrpc import ErrorResponse, Message, RequestId
 
 __all__ = ["Refusal", "Stream", "json_reply", "sse_event", "status_for", "ERROR_STATUS", "JSON_TYPE", "SSE_TYPE"]
 

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 The reply to ``initialize`` carries ``Mcp-Session-Id``; every later POST sends it back, and the
-endpoint (``http.py``) finds the :class:`Session` by it. A session holds one toolkit
+endpoint (``app.py``) finds the :class:`Session` by it. A session holds one toolkit
 ``Connection``, so ``Server.handle`` sees a session exactly as it sees a stdio connection.
 
 The session is also the toolkit's ``Peer``: what a tool posts while it runs (progress, log
@@ -34,17 +34,17 @@ import logging
 from starlette.responses import Response as HTTPResponse
 from starlette.responses import StreamingResponse
 
-from mcplab import jsonrpc
-from mcplab.errors import INVALID_REQUEST, RemoteProtocolError, TransportError
-from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
-from mcplab.server.http_replies import SSE_TYPE, Refusal, Stream, json_reply
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import INVALID_REQUEST, RemoteProtocolError, TransportError
+from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
+from mcplab.server.streamable_http.replies import SSE_TYPE, Refusal, Stream, json_reply
 from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import USER_CODE, Server
-from mcplab.versions import at_least
+from mcplab.wire.versions import at_least
 
 __all__ = ["Session"]
 
-log = logging.getLogger("mcplab.server.http")
+log = logging.getLogger("mcplab.server.streamable_http")
 
 PRIMING_SINCE = "2025-11-25"  # the revision whose SSE streams SHOULD open with a priming event
 KEEPALIVE_SECONDS = 15.0      # an SSE comment this often on a quiet standalone stream
