@@ -9,6 +9,10 @@ notebooks can store it and nbval can compare it.
 One submodule per lab keeps each lab's checks next to each other; they are all
 re-exported here so a notebook writes ``from mcplab import exercises`` and
 ``exercises.check_initialize_request(...)``.
+
+Layer: near the top. Checks may import the client and server sides, ``lifecycle``, ``wire``,
+``ecosystem`` and ``economics``, to compare an answer with what the product does; only the labs
+import them.
 """
 
 from __future__ import annotations
