@@ -13,6 +13,7 @@ import base64
 import hashlib
 import secrets
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -291,3 +292,25 @@ def test_the_consent_page_shows_a_hostile_client_name_as_text(tmp_path):
         assert page.status_code == 200 and hostile not in page.text and "<b>x</b>" not in page.text
         assert "&lt;script&gt;" in page.text and "127.0.0.1:33418" in page.text  # the redirect host, shown plainly
         assert http.get(f"{authority.url}/.well-known/oauth-authorization-server").status_code == 200
+
+
+def test_a_401_challenge_names_the_scope_the_request_needs(world):
+    # 2025-11-25 "basic/authorization", Scope Selection Strategy: the server SHOULD name the scope needed in
+    # its WWW-Authenticate challenge, so a client asks for no more and no less.
+    challenge = bearer_challenge(world.call(world.files.url, None).headers)
+    assert challenge is not None and challenge["scope"] == "files:read"
+
+
+def test_a_tool_that_needs_a_scope_says_so_in_its_description(world):
+    tools = world.call(world.files.url, world.token()).json()["result"]["tools"]
+    described = {tool["name"]: tool["description"] for tool in tools}
+    assert "files:write scope" in described["write_file"]
+    assert "scope" not in described["read_file"]  # reading needs only what every token has
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.1", "example.org"])
+def test_the_authorization_server_refuses_to_listen_beyond_this_machine(host):
+    reply = subprocess.run([sys.executable, str(SERVERS / "auth.py"), "--host", host, "--port", "0"],
+                           capture_output=True, text=True, timeout=60)
+    assert reply.returncode == 2, reply.stderr  # argparse's usage error, before any socket is bound
+    assert f"this authorization server listens on this machine only, not on {host}" in reply.stderr

@@ -84,7 +84,7 @@ def test_a_broken_client_fails_exactly_its_line(fault, says) -> None:
     # Short waits where the fault makes the client wait them out: it never gives up (timeout), it never
     # reads stderr and so waits for an answer that cannot come (patience).
     report = grade.client([sys.executable, str(FAULT_CLIENT), "--fault", fault],
-                          timeout=1.0 if fault == "timeout" else 2.0, patience=4.0 if fault == "stderr" else 10.0)
+                          timeout=1.0 if fault == "timeout" else 4.0, patience=4.0 if fault == "stderr" else 10.0)
     assert [line.check for line in report.failed] == [fault], report.text()
     line = report.line(fault)
     assert says in line.got, line.text()

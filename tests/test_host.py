@@ -28,7 +28,8 @@ def anyio_backend(request):
 
 
 def tool(name, description="", **properties):
-    return {"name": name, "description": description,
+    """A read-only tool (it says so): the host's own rule then lets the model call it on a trusted server."""
+    return {"name": name, "description": description, "annotations": {"readOnlyHint": True},
             "inputSchema": {"type": "object", "properties": {p: {"type": t} for p, t in properties.items()},
                             "required": list(properties)}}
 
@@ -132,7 +133,7 @@ async def test_one_host_holds_a_legacy_and_a_modern_server_side_by_side_in_auto(
 async def test_the_agent_loop_runs_user_model_host_server_model_user():
     weather = fake("weather", tool("get_weather", city="string"), answer="Beijing: sunny, 12 °C")
     files = fake("files", tool("read_file", path="string"), answer="# notes")
-    async with Host({"weather": weather.transport, "files": files.transport}) as host:
+    async with Host({"weather": weather.transport, "files": files.transport}, trust={"weather", "files"}) as host:
         run = await host.run("What's the weather in Beijing and what's in notes.md?", ScriptedModel(WEATHER_RULES))
     assert run.answer == "Here is what I found:\n- get_weather: Beijing: sunny, 12 °C\n- read_file: # notes"
     assert [layer for layer, _, _ in run.steps] == [
@@ -155,7 +156,7 @@ async def test_a_server_that_fails_to_start_leaves_the_others_working():
 async def test_a_crash_takes_out_one_server_and_the_host_says_which():
     weather = fake("weather", tool("get_weather", city="string"))
     files = fake("files", tool("read_file", path="string"), answer="# notes")
-    async with Host({"weather": weather.transport, "files": files.transport}) as host:
+    async with Host({"weather": weather.transport, "files": files.transport}, trust={"weather", "files"}) as host:
         weather.transport.hang_up(-9, "Killed")
         run = await host.run("What's the weather in Beijing and what's in notes.md?", ScriptedModel(WEATHER_RULES))
         assert "- get_weather: Error: server 'weather' failed" in run.answer
@@ -181,7 +182,7 @@ async def test_weather_and_files_behind_one_host_with_a_real_crash():
     servers = {"weather": ["python", str(ROOT / "servers" / "weather.py")],
                "files": ["python", str(ROOT / "servers" / "files.py")]}
     question = "What's the weather in Beijing and what's in notes.md?"
-    async with Host(servers, timeout=10) as host:
+    async with Host(servers, trust=servers, timeout=10) as host:
         run = await host.run(question, ScriptedModel(WEATHER_RULES))
         assert "Beijing: sunny" in run.answer and "# MCP notes" in run.answer
         os.kill(host.transports["weather"].pid, signal.SIGKILL)

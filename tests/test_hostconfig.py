@@ -229,7 +229,7 @@ def test_each_configured_server_starts_as_the_host_starts_it_and_shakes_hands(ho
     mine = student_server(tmp_path)
     path = tmp_path / "host" / "config.json"
     entries = [hostconfig.bundled("weather", env={"MCPLAB_GREETING": "hi"}), hostconfig.bundled("files", root=work),
-               hostconfig.script(mine)]
+               hostconfig.script(mine), hostconfig.bundled("weather_sdk")]
     hostconfig.write(path, host, entries)
     written = json.loads(path.read_text(encoding="utf-8"))
     assert problems(host, written) == []
@@ -238,7 +238,8 @@ def test_each_configured_server_starts_as_the_host_starts_it_and_shakes_hands(ho
     monkeypatch.setenv("VIRTUAL_ENV", "/nowhere")
     elsewhere = tmp_path / "elsewhere"  # a host without a cwd field starts servers in a folder of its own
     elsewhere.mkdir()
-    expected = {"weather": ("weather", "get_weather"), "files": ("files", "read_file"), "my_server": ("my-server", "shout")}
+    expected = {"weather": ("weather", "get_weather"), "files": ("files", "read_file"), "my_server": ("my-server", "shout"),
+                "weather_sdk": ("weather-sdk", "get_weather")}
     for name, (server_name, a_tool) in expected.items():
         argv, cwd, env = hostconfig.launch_spec(host, written, name)
         server = written[hostconfig.SERVERS_KEY[host]][name]

@@ -181,3 +181,29 @@ def test_lab07_dates_the_registry_preview_to_2025_09_08():
     text = source("07_economics.ipynb", "e10df0b9")
     assert "8 September 2025" in text and "preview" in text and "late 2025" not in text
     assert "2025-09-08-mcp-registry-preview" in text
+
+
+# --- Lab 12 -----------------------------------------------------------------------------------------------
+
+def test_lab12_says_what_the_stored_initialize_replies_declare_and_no_logging():
+    # 2025-11-25 "server/utilities/logging", Capabilities: a server that emits log messages declares
+    # `logging`; ours never log, so the stored replies must not show it and the text must not claim it.
+    for cell_id in ("12_ecosystem-11", "12_ecosystem-17"):
+        shown = output("12_ecosystem.ipynb", cell_id)
+        assert "capabilities" in shown and "capabilities.logging" not in shown, cell_id
+    for cell_id in ("12_ecosystem-12", "12_ecosystem-18"):
+        said = words("12_ecosystem.ipynb", cell_id)
+        assert "ours declares `logging`" not in said and "`logging`, and" not in said, cell_id
+    assert "no `logging`" in words("12_ecosystem.ipynb", "12_ecosystem-12")
+    assert "Neither declares `logging`" in words("12_ecosystem.ipynb", "12_ecosystem-18")
+
+
+def test_lab12_shows_seed_2s_survey_in_stored_outputs_kinds_sdks_and_the_registry():
+    kinds = output("12_ecosystem.ipynb", "12_ecosystem-kinds")
+    for family in ("files and code", "databases", "browsers", "SaaS"):
+        assert family in kinds
+    assert "Streamable HTTP + OAuth 2.1" in kinds and "servers/files.py" in kinds
+    assert position("12_ecosystem.ipynb", "12_ecosystem-26") < position("12_ecosystem.ipynb", "12_ecosystem-kinds")
+    assert "github.com/modelcontextprotocol/python-sdk" in output("12_ecosystem.ipynb", "12_ecosystem-27")
+    registry = output("12_ecosystem.ipynb", "12_ecosystem-29")
+    assert '"name": "io.github.mcplab/weather"' in registry and "registry.modelcontextprotocol.io/v0/servers" in registry

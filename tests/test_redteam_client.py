@@ -160,3 +160,30 @@ def test_an_event_over_the_limit_is_refused_however_it_arrives(chunk: int) -> No
             parser.feed(body[start:start + chunk])
     small = SSEParser(max_event=100_000)
     assert small.feed(b"data: " + b"z" * 90_000 + b"\n\n") == [SSEEvent("z" * 90_000)]
+
+
+# --- a stream's reader is held back while nobody takes its messages ------------------------------------------
+
+@pytest.mark.anyio
+async def test_a_flood_the_client_does_not_take_waits_in_the_server_not_in_the_inbox() -> None:
+    import anyio
+
+    from mcplab.jsonrpc import Request
+    from mcplab.server.http import launch
+    from mcplab.transports.http import INBOX, http
+
+    count = 5 * INBOX
+    with launch(script("flood-sse", str(count))) as server:
+        async with http(server.url) as wire:
+            await wire.send(Request(1, "ping"))
+            with anyio.fail_after(30):
+                while len(wire._inbox) < INBOX:  # the reader fills the inbox ...
+                    await anyio.sleep(0.05)
+            await anyio.sleep(0.5)
+            assert len(wire._inbox) == INBOX  # ... and then waits for room: the rest stays on the server's side
+            received = []
+            with anyio.fail_after(60):
+                while not received or getattr(received[-1], "id", None) != 1:
+                    received.append(await wire.receive())
+    data = [message.params["data"][:8] for message in received[:-1]]
+    assert data == [f"{index:08d}" for index in range(count)]  # held back, never dropped or reordered

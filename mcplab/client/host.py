@@ -27,30 +27,54 @@ The catalogue keeps each tool's own name unless two servers offer the same one; 
 become ``server__tool`` (names stay within ``[A-Za-z0-9_-]{1,64}``, which both model APIs
 require), and :meth:`Host.catalogue_table` shows the mapping.
 
-:class:`ScriptedModel` stands in for an LLM, offline and deterministic: rules map phrases of
-the question to tool calls, and the final answer quotes the tool results. :meth:`Host.run`
-drives the loop user → model → host → MCP server → model → user and returns every step.
+:class:`~mcplab.agent.ScriptedModel` stands in for an LLM, offline and deterministic (agent.py).
+:meth:`Host.run` drives the loop user → model → host → MCP server → model → user and returns
+every step.
+
+**What the host believes** (trust.py; spec server/tools, "User Interaction Model" and "Security
+Considerations"). A server's words reach the model, so the host stands between them, with the user:
+
+* every tool listed is *pinned* (a digest of its definition). A tool seen for the first time is
+  offered to the model unless its text is flagged; a flagged one, or one whose definition changed
+  since it was pinned (a ``list_changed`` "rug pull"), is *withheld* until the user says yes.
+  :meth:`Host.review` shows the user every description in full, with its flags.
+* a call the *model* asks for in :meth:`Host.run` runs only if :func:`~mcplab.trust.consent_reason`
+  finds no reason to ask, or the user says yes; a refusal goes back to the model as a tool result
+  saying so. ``host.call(...)`` is the application's own call (its user asked), so it is not asked about.
+* a result whose text is flagged reaches the model quoted as data, with the host's warning.
+* ``ask``: the user, a function ``Question -> bool`` (or awaitable). Without one, nobody can say
+  yes: whatever needs a question is refused. ``trust``: the servers whose annotations the user
+  believes; :meth:`Host.allow` allows one tool for the rest of a connection. One
+  :class:`~mcplab.trust.Permission` per connection.
+* a server that crashed is started again (:meth:`Host.reconnect`) when the next run begins, up to
+  ``max_restarts`` times; a call that was under way when it crashed is reported, never repeated
+  (it may have done half its work).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
-import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
 
+from mcplab import trust
+from mcplab.agent import (  # noqa: F401  (merge_catalogue re-exported: tests and labs import it from here)
+    AgentRun, CatalogueEntry, Rule, ScriptedModel, count, function_call_parts, merge_catalogue, model_text, short,
+)
 from mcplab.client import Client
 from mcplab.wire.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
 from mcplab.client.results import Tool, ToolResult
 from mcplab.trace import Trace
 from mcplab.transports.base import Transport
 from mcplab.transports.stdio import stdio
+from mcplab.trust import Permission, Question
 
-__all__ = ["Host", "CatalogueEntry", "ServerFailed", "ScriptedModel", "Rule", "AgentRun", "model_text"]
+__all__ = ["Host", "CatalogueEntry", "ServerFailed", "ScriptedModel", "Rule", "AgentRun", "model_text",
+           "function_call_parts", "Ask", "Pin"]
 
-SEPARATOR = "__"
-NAME_LIMIT = 64
-_NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")
+Ask = Callable[[Question], "bool | Awaitable[bool]"]
+MAX_RESTARTS = 3  # times one server is started again after crashing, in a host's life
 
 
 class ServerFailed(TransportError):
@@ -62,59 +86,38 @@ class ServerFailed(TransportError):
 
 
 @dataclass(frozen=True)
-class CatalogueEntry:
-    """One tool as the model sees it (``name``) and where it really lives (``server``, ``tool``)."""
-    name: str
-    server: str
-    tool: Tool
-
-    def openai(self) -> dict:
-        return {"type": "function", "function": {"name": self.name, "description": self.tool.description,
-                                                 "parameters": self.tool.input_schema}}
-
-    def anthropic(self) -> dict:
-        return {"name": self.name, "description": self.tool.description, "input_schema": self.tool.input_schema}
-
-
-def model_text(result: ToolResult) -> str:
-    """A tool result as the text a model reads: content blocks joined, failures marked."""
-    text = result.text
-    return f"Error: {text}" if result.is_error else text
-
-
-def _function_name(name: str) -> str:
-    return _NOT_ALLOWED.sub("_", name)[:NAME_LIMIT]
-
-
-def merge_catalogue(tools: Mapping[str, Sequence[Tool]]) -> list[CatalogueEntry]:
-    """Every server's tools in one list; a name offered by two servers gets a server prefix."""
-    owners: dict[str, list[str]] = {}
-    for server, listed in tools.items():
-        for tool in listed:
-            owners.setdefault(_function_name(tool.name), []).append(server)
-    entries = []
-    for server, listed in tools.items():
-        for tool in listed:
-            name = _function_name(tool.name)
-            if len(owners[name]) > 1:
-                name = _function_name(f"{server}{SEPARATOR}{tool.name}")
-            entries.append(CatalogueEntry(name, server, tool))
-    return entries
+class Pin:
+    """A tool definition the user approved (or the host took on first sight): its digest and its text."""
+    digest: str
+    definition: Mapping[str, Any]
 
 
 class Host:
     """Owns one :class:`~mcplab.client.Client` per server; see the module docstring."""
 
-    def __init__(self, servers: Mapping[str, Transport | Sequence[str] | str], **client_options: Any) -> None:
+    def __init__(self, servers: Mapping[str, Transport | Sequence[str] | str], *, ask: Ask | None = None,
+                 trust: Iterable[str] = (), max_restarts: int = MAX_RESTARTS, **client_options: Any) -> None:
         # A command (a list, or one string) means a stdio server; anything else is a ready transport.
         self.commands = {name: t for name, t in servers.items() if isinstance(t, (str, list, tuple))}
         self.transports = {name: stdio(t) if isinstance(t, (str, list, tuple)) else t for name, t in servers.items()}
+        unknown = set(trust) - set(servers)
+        if unknown:
+            raise ValueError(f"trust names servers this host does not have: {sorted(unknown)} "
+                             f"(servers: {', '.join(servers)})")
         self.client_options = client_options
         self.clients: dict[str, Client] = {}        # the servers in service
         self._all_clients: dict[str, Client] = {}   # and the ones that failed: their traces and processes
         self.failures: dict[str, MCPLabError] = {}
         self.catalogue: list[CatalogueEntry] = []
         self._stale = True  # the catalogue needs a tools/list (never listed, or a list_changed came)
+        self.ask = ask
+        self.permissions = {name: Permission(trusted=name in set(trust)) for name in servers}
+        self.listed: dict[str, list[Tool]] = {}            # what each server listed last, offered or not
+        self.pins: dict[tuple[str, str], Pin] = {}          # (server, tool) → the definition approved
+        self.withheld: dict[tuple[str, str], str] = {}      # (server, tool) → why the model does not get it
+        self._refused: dict[tuple[str, str], tuple[str, str]] = {}  # (server, tool) → (digest refused, why)
+        self.questions: list[tuple[Question, bool]] = []    # every question asked, and the answer
+        self.max_restarts, self.restarts = max_restarts, {name: 0 for name in servers}
 
     async def __aenter__(self) -> Host:
         return await self.connect()
@@ -142,6 +145,7 @@ class Host:
 
         Crash recovery, one connection at a time: the other servers keep their connections and their
         state. Only a server given as a command can be started again; a ready transport is used once.
+        The pins stay: a restarted server whose tools are unchanged is not asked about again.
         """
         if name not in self.commands:
             raise LocalProtocolError(f"server {name!r} was given as a transport, not a command, so it cannot be "
@@ -153,6 +157,15 @@ class Host:
         await self._open(name)
         await self.refresh()
         return self.status()[name]
+
+    async def recover(self) -> dict[str, str]:
+        """Start again every failed server that can be (given as a command, restarts left); their new status."""
+        restarted = {}
+        for name in list(self.failures):
+            if name in self.commands and self.restarts[name] < self.max_restarts:
+                self.restarts[name] += 1
+                restarted[name] = await self.reconnect(name)
+        return restarted
 
     async def aclose(self) -> None:
         """Close every connection, failed ones too (a dead server's process still needs reaping)."""
@@ -172,7 +185,7 @@ class Host:
         return failure
 
     async def refresh(self) -> list[CatalogueEntry]:
-        """``tools/list`` on every live server, merged into :attr:`catalogue`."""
+        """``tools/list`` on every live server; the tools the host admits, merged into :attr:`catalogue`."""
         listed: dict[str, list[Tool]] = {}
         for name, client in list(self.clients.items()):
             if "tools" not in client.server_capabilities:
@@ -183,10 +196,97 @@ class Host:
                 continue  # an answer, if an error one: the server is alive but lists no tools now
             except (TransportError, RequestTimeout) as exc:
                 self._failed(name, exc)
-        self.catalogue = merge_catalogue(listed)
-        self._stale = False
+        self.listed = listed
+        self._stale = False  # before asking: a list_changed that comes while the user thinks counts
+        self.catalogue = merge_catalogue(await self._admit(listed))
         return self.catalogue
 
+    # --- what the host believes (trust.py) --------------------------------------------------------
+    async def _admit(self, listed: Mapping[str, Sequence[Tool]]) -> dict[str, list[Tool]]:
+        """The tools the model may see: pinned ones unchanged, new unflagged ones, and what the user approves."""
+        admitted: dict[str, list[Tool]] = {}
+        self.withheld = {key: why for key, why in self.withheld.items() if key[0] not in listed}  # listed anew below
+        for server, tools in listed.items():
+            others = {t.name for s, ts in listed.items() if s != server for t in ts}
+            admitted[server] = []
+            for tool in tools:
+                key, digest = (server, tool.name), trust.pin(tool.raw)
+                pinned = self.pins.get(key)
+                if pinned is not None and pinned.digest == digest:
+                    admitted[server].append(tool)
+                    continue
+                flags = trust.flag(trust.definition_text(tool.raw), others=others)
+                if pinned is None and not flags:  # first sight, nothing suspicious: adding the server approved it
+                    self.pins[key] = Pin(digest, tool.raw)
+                    admitted[server].append(tool)
+                    continue
+                reasons = tuple(str(f) for f in flags)
+                if pinned is not None:
+                    reasons = tuple(f"changed: {line}" for line in trust.changes(pinned.definition, tool.raw)) + reasons
+                refused = self._refused.get(key)
+                if refused is not None and refused[0] == digest:  # asked already about exactly this definition
+                    self.withheld[key] = refused[1]
+                    continue
+                question = Question("changed tool" if pinned else "new tool", server, tool.name,
+                                    trust.definition_text(tool.raw), reasons)
+                if await self._ask(question):
+                    self.pins[key] = Pin(digest, tool.raw)
+                    admitted[server].append(tool)
+                else:
+                    why = ("changed since it was approved" if pinned else "flagged") + \
+                        (", and the user said no" if self.ask else ", and there is no one to ask")
+                    self._refused[key] = (digest, why)
+                    self.withheld[key] = why
+        return admitted
+
+    async def _ask(self, question: Question) -> bool:
+        """The user's answer (no user: no)."""
+        answer = False
+        if self.ask is not None:
+            reply = self.ask(question)
+            answer = bool(await reply) if inspect.isawaitable(reply) else bool(reply)
+        self.questions.append((question, answer))
+        return answer
+
+    def allow(self, server: str, tool: str) -> Permission:
+        """Let the model call ``tool`` on ``server`` without asking, for the rest of this connection."""
+        permission = self.permissions[server]
+        self.permissions[server] = replace(permission, always=permission.always | {tool})
+        return self.permissions[server]
+
+    async def _consent(self, entry: CatalogueEntry, arguments: dict) -> str | None:
+        """None if the model's call may run; else the refusal the model is told."""
+        reason = trust.consent_reason(entry.tool.raw, self.permissions[entry.server])
+        if reason is None:
+            return None
+        shown = json.dumps(arguments, ensure_ascii=False)
+        if await self._ask(Question("call", entry.server, entry.tool.name, shown, (reason,))):
+            return None
+        who = "the user did not allow it" if self.ask else "there is no one to ask, so it was not run"
+        return f"Denied: {entry.name}({shown}) was not called: {who}."
+
+    def _for_model(self, entry: CatalogueEntry, result: ToolResult) -> tuple[str, tuple[trust.Flag, ...]]:
+        """A result as the model reads it: text, or quoted as data with a warning when the text is flagged."""
+        text = model_text(result)
+        names = {e.tool.name for e in self.catalogue} | {e.name for e in self.catalogue}
+        flags = trust.flag(text, others=names - {entry.tool.name, entry.name}, where=trust.RESULT)
+        return (trust.as_data(entry.server, entry.tool.name, text, flags), flags) if flags else (text, flags)
+
+    def review(self) -> str:
+        """Every tool each server listed, as the user should see it: offered or withheld, flags, full text."""
+        blocks = []
+        for server, tools in self.listed.items():
+            others = {t.name for s, ts in self.listed.items() if s != server for t in ts}
+            for tool in tools:
+                state = self.withheld.get((server, tool.name))
+                flags = trust.flag(trust.definition_text(tool.raw), others=others)
+                lines = [f"{server} · {tool.name} · {'withheld: ' + state if state else 'offered to the model'}"]
+                lines += [f"    {line}" for line in trust.definition_text(tool.raw).splitlines()]
+                lines += [f"    ⚠ {f}" for f in flags]  # the same words the question showed
+                blocks.append("\n".join(lines))
+        return "\n".join(blocks)
+
+    # --- state --------------------------------------------------------------------------------------
     async def check(self) -> dict[str, str]:
         """``ping`` every server; the ones that are gone or silent are taken out of service."""
         for name, client in list(self.clients.items()):
@@ -234,11 +334,16 @@ class Host:
                 return entry
         known = ", ".join(e.name for e in self.catalogue) or "none"
         down = [f"{s} ({self.status()[s]})" for s in self.failures]
+        held = [f"{s}.{t} ({why})" for (s, t), why in self.withheld.items()]
         raise LocalProtocolError(f"no tool {name!r} in the catalogue (tools: {known})"
-                                 + (f"; servers out of service: {', '.join(down)}" if down else ""))
+                                 + (f"; servers out of service: {', '.join(down)}" if down else "")
+                                 + (f"; withheld: {', '.join(held)}" if held else ""))
 
     async def call(self, name: str, arguments: dict | None = None) -> ToolResult:
-        """Call a catalogue tool by the name the model sees: one ``tools/call`` on its server."""
+        """Call a catalogue tool by the name the model sees: one ``tools/call`` on its server.
+
+        The application's own call: no question is asked (the model's calls go through :meth:`run`).
+        """
         entry = self.entry(name)
         client = self.clients[entry.server]
         try:
@@ -257,21 +362,30 @@ class Host:
 
     # --- the agent loop --------------------------------------------------------------------------
     async def run(self, question: str, model: ScriptedModel, *, max_turns: int = 4) -> AgentRun:
-        """user → model → host → MCP servers → model → user, with every step recorded."""
+        """user → model → host → MCP servers → model → user, with every step recorded.
+
+        Before the model's first turn, crashed servers are started again (:meth:`recover`) and a
+        stale catalogue is listed again (which may ask the user about changed tools). Each call the
+        model asks for passes :meth:`_consent` first; a refusal is the tool's answer to the model.
+        """
         run = AgentRun(question)
         run.step("application", "user → host", question)
+        for name, status in (await self.recover()).items():
+            run.step("distribution", f"host → {name}", f"started again after a crash (a new process): {status}")
         if self._stale:
             await self.refresh()
             run.step("distribution", "host → MCP", f"tools/list on {', '.join(self.clients) or 'no server'}: "
-                                                    f"{_count(len(self.catalogue), 'tool')}")
+                                                    f"{count(len(self.catalogue), 'tool')}")
         else:
             run.step("distribution", "host", f"catalogue from the last tools/list: "
-                                            f"{_count(len(self.catalogue), 'tool')}")
+                                            f"{count(len(self.catalogue), 'tool')}")
+        for server, tool in self.withheld:
+            run.step("application", "host", f"withheld from the model: {tool} of {server} ({self.withheld[server, tool]})")
         messages: list[dict] = [{"role": "user", "content": question}]
         for _ in range(max_turns):
             tools = self.openai_tools()
-            run.step("mechanism", "host → model", f"{_count(len(tools), 'function schema')} and "
-                                                  f"{_count(len(messages), 'message')}")
+            run.step("mechanism", "host → model", f"{count(len(tools), 'function schema')} and "
+                                                  f"{count(len(messages), 'message')}")
             reply = model.respond(messages, tools)
             messages.append(reply)
             calls = reply.get("tool_calls") or []
@@ -282,13 +396,7 @@ class Host:
             run.step("model", "model → host", ", ".join(
                 f"call {c['function']['name']}({c['function']['arguments']})" for c in calls))
             for call in calls:
-                name = call["function"]["name"]
-                server = next((e.server for e in self.catalogue if e.name == name), "?")
-                try:
-                    text = model_text(await self.call_function(call))
-                except MCPLabError as exc:  # the model hears about a failure; the loop goes on
-                    text = f"Error: {str(exc).splitlines()[0]}"
-                run.step("distribution", f"host → {server}", f"tools/call {name} → {_short(text)}")
+                text = await self._run_call(call, run)
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
         else:
             run.answer = "(stopped: too many turns)"
@@ -296,88 +404,27 @@ class Host:
         run.step("application", "host → user", run.answer)
         return run
 
-
-def function_call_parts(call: dict) -> tuple[str, dict]:
-    """(name, arguments) from an OpenAI tool call or an Anthropic ``tool_use`` block."""
-    if "function" in call:
-        function = call["function"]
-        arguments = function.get("arguments") or "{}"
-        return function["name"], json.loads(arguments) if isinstance(arguments, str) else arguments
-    if call.get("type") == "tool_use" or "input" in call:
-        return call["name"], dict(call.get("input") or {})
-    raise ValueError(f"expected an OpenAI tool call or an Anthropic tool_use block, got {call!r}")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _short(text: str, limit: int = 70) -> str:
-    line = text.replace("\n", " ")
-    return line if len(line) <= limit else line[:limit - 1] + "…"
-
-
-@dataclass
-class AgentRun:
-    """What happened in one :meth:`Host.run`: each step tagged with its layer, and the answer."""
-    question: str
-    steps: list[tuple[str, str, str]] = field(default_factory=list)
-    answer: str = ""
-    messages: list[dict] = field(default_factory=list)
-
-    def step(self, layer: str, who: str, what: str) -> None:
-        self.steps.append((layer, who, what))
-
-    def __repr__(self) -> str:
-        width = max(len(who) for _, who, _ in self.steps)
-        return "\n".join(f"[{layer:<12}] {who.ljust(width)}  {_short(what, 90)}" for layer, who, what in self.steps)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
-
-
-@dataclass(frozen=True)
-class Rule:
-    """When ``pattern`` (a regex) occurs in the question, call ``tool`` with ``arguments``: a dict
-    whose string values may name the pattern's groups, e.g. ``{"city": "{city}"}``."""
-    pattern: str
-    tool: str
-    arguments: Mapping[str, str] | Callable[[re.Match], dict] = field(default_factory=dict)
-
-    def call_for(self, match: re.Match) -> dict:
-        if callable(self.arguments):
-            return self.arguments(match)
-        return {key: value.format(**match.groupdict()) for key, value in self.arguments.items()}
-
-
-class ScriptedModel:
-    """A deterministic, offline stand-in for a model that does function calling.
-
-    It speaks the OpenAI chat shape: given messages and function schemas it answers either
-    ``{"role": "assistant", "tool_calls": [...]}`` or a final ``{"role": "assistant", "content"}``.
-    A rule's tool is found in the offered functions by its name, or by ``server__name``.
-    """
-
-    def __init__(self, rules: Sequence[Rule]) -> None:
-        self.rules = list(rules)
-
-    def respond(self, messages: list[dict], tools: list[dict]) -> dict:
-        last = messages[-1]
-        if last["role"] == "tool":
-            results = [m for m in messages if m["role"] == "tool"]
-            calls = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
-            lines = [f"- {calls.get(r['tool_call_id'], '?')}: {r['content']}" for r in results]
-            return {"role": "assistant", "content": "Here is what I found:\n" + "\n".join(lines)}
-        offered = [t["function"]["name"] for t in tools]
-        found = []
-        for rule in self.rules:
-            for match in re.finditer(rule.pattern, last["content"], re.IGNORECASE):
-                name = next((n for n in offered if n == rule.tool or n.endswith(SEPARATOR + rule.tool)), None)
-                if name is not None:
-                    found.append((match.start(), name, rule.call_for(match)))
-        if not found:
-            return {"role": "assistant", "content": "I have no tool that helps with that question."}
-        calls = [{"id": f"call_{i}", "type": "function",
-                  "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
-                 for i, (_, name, args) in enumerate(sorted(found, key=lambda f: f[0]), 1)]
-        return {"role": "assistant", "content": None, "tool_calls": calls}
+    async def _run_call(self, call: dict, run: AgentRun) -> str:
+        """One call the model asked for: consent, ``tools/call``, the result as the model will read it."""
+        name = call["function"]["name"]
+        server = next((e.server for e in self.catalogue if e.name == name), "?")
+        try:
+            entry = self.entry(name)
+            _, arguments = function_call_parts(call)
+            asked = len(self.questions)
+            denied = await self._consent(entry, arguments)
+            if len(self.questions) > asked:
+                run.step("application", "host → user", f"allow {entry.tool.name} on {server}? "
+                                                        f"{'no' if denied else 'yes'}")
+            if denied:
+                return denied
+            text, flags = self._for_model(entry, await self.call(name, arguments))
+        except (MCPLabError, ValueError) as exc:  # the model hears about a failure; the loop goes on
+            text = f"Error: {str(exc).splitlines()[0]}"
+            flags = ()
+        shown = json.loads(text)["result"] if flags else text
+        run.step("distribution", f"host → {server}", f"tools/call {name} → {short(shown)}")
+        if flags:
+            run.step("application", "host", f"flagged the result ({', '.join(f.rule for f in flags)}): "
+                                            f"handed to the model as data, with a warning")
+        return text

@@ -164,7 +164,7 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
     state = Relay(log, server, fault)
     client = os.getppid()  # the student's client started us: while it waits for us, it stays our parent
 
-    def on_sigterm(signum: int, frame: Any) -> None:
+    def after_sigterm() -> int:
         _drain(framers["client"], state.from_client)  # what the client wrote before signalling still counts
         state.note(NOTE_SIGTERM)
         server.terminate()
@@ -175,15 +175,21 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
             code = server.wait()
         state.note(NOTE_WAITED if os.getppid() == client else NOTE_LEFT)
         state.note(f"{NOTE_EXIT} with status {code}")
-        os._exit(128 + signal.SIGTERM)
+        return 128 + signal.SIGTERM
 
     framers = {name: jsonrpc.LineFramer() for name in ("client", "server", "log")}
-    signal.signal(signal.SIGTERM, on_sigterm)
+    # SIGTERM is handled in the loop, not in a handler: a handler could run between reading the client's
+    # last line and recording it, and that line (a notifications/cancelled, say) would be lost.
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
     selector = selectors.DefaultSelector()
     handlers = {"client": state.from_client, "server": state.from_server, "log": state.log_line}
     selector.register(sys.stdin.buffer, selectors.EVENT_READ, "client")
     selector.register(server.stdout, selectors.EVENT_READ, "server")  # type: ignore[arg-type]
     selector.register(server.stderr, selectors.EVENT_READ, "log")  # type: ignore[arg-type]
+    selector.register(wake_read, selectors.EVENT_READ, "signal")
     deadline = time.monotonic() + LIFETIME
     # Until the server's stdout ends: it has exited (or closed it), and nothing more can come.
     while any(key.data == "server" for key in selector.get_map().values()):
@@ -191,7 +197,12 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
             state.note(f"the relay stopped after {LIFETIME:g} s")
             server.kill()
             break
-        for key, _ in selector.select(1.0):
+        events = sorted(selector.select(1.0), key=lambda event: event[0].data == "signal")  # the signal last
+        for key, _ in events:
+            if key.data == "signal":
+                if signal.SIGTERM in os.read(wake_read, CHUNK):
+                    os._exit(after_sigterm())
+                continue
             data = os.read(key.fileobj.fileno(), CHUNK)  # type: ignore[union-attr]
             if not data:
                 selector.unregister(key.fileobj)

@@ -398,16 +398,17 @@ class HTTPTransport:
         try:
             async for chunk in chunks:
                 for event in stream.parser.feed(chunk):
+                    await self._wait_for_room()  # per event: one chunk may hold thousands
                     self._event(stream, event)
                 if stream.answered:
                     break
-                await self._wait_for_room()
             for event in stream.parser.end():
                 self._event(stream, event)
             if stream.answered and stream.response.request.method == "POST":
                 with anyio.move_on_after(DRAIN_GRACE):  # reading to the end lets the connection be reused
                     async for chunk in chunks:
                         for event in stream.parser.feed(chunk):
+                            await self._wait_for_room()
                             self._event(stream, event)
         except Exception as exc:  # nobody awaits this task: whatever went wrong, the next receive() says so
             if not stream.modern or stream.request_id is None or stream.answered:
