@@ -46,8 +46,8 @@ class Layer:
 LAYERS: tuple[Layer, ...] = (
     Layer("wire", ("mcplab.wire",), (), "messages, framing, versions, errors, SSE, headers: sans-IO"),
     Layer("platform", ("mcplab.portable",), (), "POSIX and Windows differences for a child process"),
-    Layer("oauth wire", ("mcplab.auth", "mcplab.auth.wire", "mcplab.auth.discovery"), (),
-          "challenges, masks, the well-known URLs: OAuth's sans-IO parts"),
+    Layer("oauth wire", ("mcplab.auth", "mcplab.auth.wire", "mcplab.auth.discovery", "mcplab.auth.story"), (),
+          "challenges, masks, the well-known URLs, the flow told from a trace: OAuth's sans-IO parts"),
     Layer("files", ("mcplab.course", "mcplab.schemas"), ("wire",),
           "where the course and the official schemas are"),
     Layer("lifecycle", ("mcplab.lifecycle",), ("wire",), "the handshake table and modern stamping"),
@@ -69,7 +69,8 @@ LAYERS: tuple[Layer, ...] = (
           "viewer, schema check, inspector, matrix"),
     Layer("grade", ("mcplab.grade",), ("notebook",), "the build labs' graders (their schema line is the notebook's)"),
     Layer("demo", ("mcplab.demo",), ("client", "server", "economics", "files"), "the terminal tour"),
-    Layer("exercises", ("mcplab.exercises",), ("client", "ecosystem", "economics"), "each lab's checks"),
+    Layer("exercises", ("mcplab.exercises",), ("client", "ecosystem", "economics", "files"),
+          "each lab's checks, and the careless variants Lab 11's attacks succeed against"),
     Layer("command line", ("mcplab.cli", "mcplab.install", "mcplab.__main__"), ("demo", "grade"),
           "the mcplab command and its set-up; nothing imports it"),
 )
@@ -206,14 +207,17 @@ def test_every_package_says_its_layer_in_its_docstring():
         assert "Layer:" in doc, f"{init.relative_to(ROOT)} does not say which layer it is and what it may import"
 
 
-@pytest.mark.parametrize("old", [
-    "mcplab.jsonrpc", "mcplab.versions", "mcplab.errors", "mcplab.sse", "mcplab.headers",
-    "mcplab.connection", "mcplab.opening", "mcplab.eras", "mcplab.mrtr", "mcplab.results", "mcplab.host",
-    "mcplab.trace_views", "mcplab.trace_http", "mcplab.schema_check", "mcplab.playground", "mcplab.matrix",
-    "mcplab.economics_plots", "mcplab.hostconfig", "mcplab.wiretap", "mcplab.proxy", "mcplab.balancer",
-    "mcplab.server.http", "mcplab.server.http_legacy", "mcplab.server.http_modern", "mcplab.server.http_replies",
-    "mcplab.server.http_runner", "mcplab.server.http_deadlines", "mcplab.server.header_checks",
-])
+#: the old layout's flat names, written without their "mcplab." so that no rewrite of imports touches them
+OLD_NAMES = (
+    "jsonrpc", "versions", "errors", "sse", "headers", "connection", "opening", "eras", "mrtr", "results", "host",
+    "trust", "agent", "careless", "trace_views", "trace_http", "schema_check", "playground", "matrix",
+    "economics_plots", "hostconfig", "wiretap", "proxy", "balancer", "server.http", "server.http_legacy",
+    "server.http_modern", "server.http_replies", "server.http_runner", "server.http_deadlines",
+    "server.header_checks",
+)
+
+
+@pytest.mark.parametrize("old", [f"{ROOT_PACKAGE}.{name}" for name in OLD_NAMES])
 def test_a_flat_module_name_of_the_old_layout_is_gone(old):
     # No shims: one name per module, so a reader who opens the file the import names finds the code.
     with pytest.raises(ModuleNotFoundError):

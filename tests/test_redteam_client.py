@@ -168,8 +168,8 @@ def test_an_event_over_the_limit_is_refused_however_it_arrives(chunk: int) -> No
 async def test_a_flood_the_client_does_not_take_waits_in_the_server_not_in_the_inbox() -> None:
     import anyio
 
-    from mcplab.jsonrpc import Request
-    from mcplab.server.http import launch
+    from mcplab.wire.jsonrpc import Request
+    from mcplab.server.streamable_http import launch
     from mcplab.transports.http import INBOX, http
 
     count = 5 * INBOX

@@ -3,7 +3,9 @@
 ``client`` (:class:`Client`: requests, typed results, starting over), ``opening`` and ``eras``
 (which era a server speaks, and how a connection opens in it), ``connection`` (responses matched
 to requests by id), ``mrtr`` (the multi-round-trip loop of 2026-07-28), ``results`` (typed
-results), ``host`` (many servers, one tool catalogue, a scripted model).
+results), ``host`` (many servers, one tool catalogue, the agent loop), ``agent`` (the catalogue as
+function schemas, a scripted model), ``trust`` (what a host believes of its servers: flags, pins,
+consent; pure).
 
 Layer: above ``lifecycle`` and ``transports`` (and through them ``trace`` and ``wire``), which it
 may import; beside ``server``, which it never imports (a client reaches a server only over a

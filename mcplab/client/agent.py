@@ -10,7 +10,7 @@ result's content blocks into the text a model reads.
 
 :class:`ScriptedModel` stands in for an LLM, offline and deterministic: rules map phrases of the
 question to tool calls, and the final answer quotes the tool results. It speaks the OpenAI chat
-shape, as the Host's loop (:meth:`mcplab.host.Host.run`) does. :func:`function_call_parts` reads a
+shape, as the Host's loop (:meth:`mcplab.client.host.Host.run`) does. :func:`function_call_parts` reads a
 model's call in either common shape (OpenAI, Anthropic); :class:`AgentRun` is what one run did, each
 step tagged with its layer (application, distribution, mechanism, model: seed 2's layering).
 """
@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from mcplab.results import Tool, ToolResult
+from mcplab.client.results import Tool, ToolResult
 
 __all__ = ["CatalogueEntry", "merge_catalogue", "model_text", "function_call_parts", "AgentRun", "Rule",
            "ScriptedModel", "SEPARATOR"]

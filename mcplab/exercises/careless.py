@@ -3,14 +3,16 @@
 Theory of operation
 -------------------
 Lab 11 runs every attack twice: first against one of these, where it succeeds, then against the real
-part, which stops it. Nothing else imports this module (a test checks), and nothing here is a default
+part, which stops it. It sits beside the labs' checks because it is lab material, not a part: nothing
+else imports it (a test checks; ``mcplab.exercises`` does not load it), and nothing here is a default
 anywhere. Each variant leaves out exactly one thing, named after what it lacks::
 
     CarelessHost        the Host without trust.py: offers every tool as listed, pins nothing, asks
                         nothing, hands results to the model as plain text, never restarts a crashed server
     GullibleModel       not careless code but the behaviour the attacks count on: a stand-in model that
                         obeys orders it reads in tool descriptions and tool results
-    python -m mcplab.careless --root DIR [flags]      the bundled file server (servers/files.py) with
+    python -m mcplab.exercises.careless --root DIR [flags]
+                        the bundled file server (servers/files.py) with one defence removed per flag:
         --unconfined    read_file joins the path to the root and opens it: no '..' check, no absolute
                         path check, links followed anywhere, any kind of file opened
         --any-host      over HTTP, serves whatever Host and Origin a request names (no DNS-rebinding check)
@@ -30,9 +32,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from mcplab.agent import SEPARATOR, CatalogueEntry, ScriptedModel, model_text
-from mcplab.host import Host
-from mcplab.results import Tool, ToolResult
+from mcplab.client.agent import SEPARATOR, CatalogueEntry, ScriptedModel, model_text
+from mcplab.client.host import Host
+from mcplab.client.results import Tool, ToolResult
 
 __all__ = ["CarelessHost", "GullibleModel", "AnyHost", "main"]
 
@@ -56,7 +58,7 @@ class CarelessHost(Host):
 class GullibleModel(ScriptedModel):
     """A stand-in for a model talked into obeying what it reads, wherever it reads it.
 
-    It answers the user with its rules (as :class:`~mcplab.agent.ScriptedModel`), and it obeys orders
+    It answers the user with its rules (as :class:`~mcplab.client.agent.ScriptedModel`), and it obeys orders
     of one shape: ``call TOOL with {JSON}``, perhaps followed by ``pass what it returns as `ARG```.
     An order in a tool's description is carried out before that tool is called (its result goes into
     ``ARG`` of the call); an order in a tool's result right after reading it. It reads through quoting,
@@ -236,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"careless files: {', '.join(f for f in ('unconfined', 'any_host', 'any_audience') if getattr(args, f)) or 'no flag'}",
           file=sys.stderr, flush=True)
     if args.http and (args.any_host or args.any_audience):
-        from mcplab.server.http import serve_http
+        from mcplab.server.streamable_http import serve_http
 
         serve_http(server, host=args.host, port=args.port, era=args.era, wrap=_wrap(args, files.SCOPES))
         return
