@@ -9,13 +9,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 NODE_DIR := .node
 LAB_ARGS ?=
+# The labs' language: `make lab LAB_LANG=zh` opens the Chinese edition (labs/zh-CN/). LANG is the
+# locale variable every program reads (en_US.UTF-8 ...), so it is only taken as the labs' language
+# when it holds one of ours (`make lab LANG=zh`), and then the locale is put back to C.UTF-8 for JupyterLab.
+LAB_LANG ?= $(filter zh zh-CN zh_CN en,$(LANG))
 
-.PHONY: lab test notebooks bench clean constraints chromium
+.PHONY: lab test notebooks translations bench clean constraints chromium
 
 # setup keeps one stamp per extra in .venv, holding a fingerprint of pyproject.toml and constraints.txt:
 # a change reinstalls, otherwise it only fetches what the schema cache lacks and goes on.
 lab:
-	$(PYTHON) -m mcplab setup --extra lab $(LAB_ARGS)
+	$(if $(filter $(LANG),$(LAB_LANG)),LANG=C.UTF-8 )$(PYTHON) -m mcplab setup --extra lab $(if $(LAB_LANG),--lang $(LAB_LANG) )$(LAB_ARGS)
 
 $(VENV)/.lab-installed $(VENV)/.test-installed: pyproject.toml constraints.txt
 	$(PYTHON) -m mcplab setup --extra $(patsubst .%-installed,%,$(notdir $@)) --no-lab
@@ -67,7 +71,14 @@ test: $(NODE_DIR)/.installed chromium nginx
 
 # For authors: re-execute every notebook in place so its stored outputs are current.
 notebooks: $(VENV)/.lab-installed $(VENV)/.test-installed
-	$(BIN)/jupyter nbconvert --to notebook --execute --inplace labs/*.ipynb labs/solutions/*.ipynb
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace labs/*.ipynb labs/solutions/*.ipynb \
+	  labs/zh-CN/*.ipynb labs/zh-CN/solutions/*.ipynb
+
+# For authors: catalogs up to date with the English labs and code (changed English comes back fuzzy,
+# new English untranslated), the Chinese labs rebuilt and executed, README.zh-CN.md rebuilt; then it
+# lists what is left to translate (`mcplab i18n status` for the entries themselves). See translations/README.md.
+translations: $(VENV)/.test-installed
+	$(BIN)/mcplab i18n
 
 # Side by side with the official SDK: prints the table, writes bench/results/latest.json (see bench/run.py).
 bench: $(VENV)/.test-installed

@@ -25,6 +25,7 @@ _LAZY = {
     "http": ("mcplab.transports.http", "http"),
     "Trace": ("mcplab.trace.recorder", "Trace"),
     "Server": ("mcplab.server.toolkit", "Server"),
+    "set_language": ("mcplab.i18n", "set_language"),
 }
 
 __all__ = ["__version__", *_LAZY]

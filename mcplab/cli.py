@@ -1,11 +1,13 @@
 """The ``mcplab`` command: open the labs, start a bundled server, poke at any MCP server.
 
     mcplab setup [--extra lab|test|dev] [--no-lab] [jupyter flags]   what `make lab` does (python -m mcplab setup)
-    mcplab lab [--dir DIR] [--copy-only] JupyterLab on labs/ (a clone) or on a copy of the course (a wheel)
+    mcplab lab [--dir DIR] [--copy-only] [--lang zh]   JupyterLab on labs/ (a clone) or on a copy of the course
+                                        (a wheel); --lang zh opens the Chinese edition, labs/zh-CN/
     mcplab serve weather|files|conformance [server flags]
     mcplab inspect (--stdio "CMD" | --url URL | --server NAME) [--era ...] [--version V] [--trace-jsonl FILE]
     mcplab call    (--stdio "CMD" | --url URL | --server NAME) METHOD [JSON-PARAMS] [same options]
-    mcplab demo                         the whole tour in the terminal
+    mcplab demo [--lang zh]             the whole tour in the terminal
+    mcplab i18n [update|build|status|check]   keep the translations in step with the English (authors)
     mcplab config HOST [SERVER ...] [--write FILE]   a real host's configuration for these servers
     mcplab schemas [--base-url URL] [--cache-dir DIR]   fetch the official schemas into the cache
 
@@ -60,12 +62,38 @@ def _lab(args: argparse.Namespace) -> int:
         raise SystemExit("mcplab: JupyterLab is not installed in this environment; install the lab extra: "
                          "pip install 'mcplab[lab]' (pipx: pipx install 'mcplab[lab]')")
     argv = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}", *args.jupyter_args]
+    if args.lang:
+        _choose_language(args.lang)  # the kernels inherit it: feedback in the language even in an English lab
+        start = _language_start(Path(folder), args.lang)
+        if start:
+            argv.append(f"--ServerApp.default_url=/lab/tree/{start}")
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in argv:
         argv.append("--allow-root")  # containers and CI machines often run as root
     if os.name != "posix":  # Windows' execv starts a new process and ends this one, leaving Ctrl-C to neither
         return subprocess.call(argv)
     os.execv(sys.executable, argv)
     return 0  # not reached
+
+
+def _choose_language(code: str) -> None:
+    from mcplab import i18n
+
+    try:
+        i18n.set_language(code)
+    except ValueError as exc:
+        raise SystemExit(f"mcplab: {exc}") from None
+
+
+def _language_start(folder: Path, code: str) -> str | None:
+    """The first lab of the language's edition, as a path under ``folder`` (None: not there)."""
+    from mcplab.i18n import LANGUAGES, normalize
+
+    edition = LANGUAGES[normalize(code)][1]
+    for labs in (folder, folder / "labs"):
+        first = labs / edition / "00_start_here.ipynb"
+        if edition and first.is_file():
+            return first.relative_to(folder).as_posix()
+    return None
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -241,6 +269,8 @@ def _call(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     from mcplab import demo
+    if args.lang:
+        _choose_language(args.lang)
     return demo.run(args.step, color=False if args.no_color else None)
 
 
@@ -302,6 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--dir", metavar="DIR", help="copy the course into DIR and open it there (default: labs/ in "
                                                   "a clone, ~/mcplab-course otherwise); your changes are kept")
     lab.add_argument("--copy-only", action="store_true", help="copy or bring the course up to date, do not open it")
+    lab.add_argument("--lang", metavar="LANG", help="open the labs in this language: en (default) or zh (简体中文, "
+                                                    "labs/zh-CN/); feedback and plots follow it")
     lab.set_defaults(run=_lab, passthrough="jupyter_args")
 
     serve = sub.add_parser("serve", help="start a bundled server (stdio unless --http; other flags go to the server)")
@@ -322,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="the whole tour in the terminal, every step with its wire trace")
     demo.add_argument("--step", type=int, metavar="N", help="run only step N (1-6)")
     demo.add_argument("--no-color", action="store_true", help="no colours (also: NO_COLOR set, or not a terminal)")
+    demo.add_argument("--lang", metavar="LANG", help="en (default) or zh (简体中文)")
     demo.set_defaults(run=_demo)
 
     grade = sub.add_parser("grade", help="grade your own server or client (Labs 09, 10): a report card, "
@@ -329,7 +362,18 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("kind", choices=("server", "client"))
     grade.add_argument("target", nargs="+", metavar="PATH", help="my_server.py / my_client.py, or a command")
     grade.add_argument("--timeout", type=float, help="seconds to wait for each answer (server 5, client 3)")
+    grade.add_argument("--lang", metavar="LANG", help="the report card in en (default) or zh (简体中文)")
     grade.set_defaults(run=_grade)
+
+    i18n = sub.add_parser("i18n", help="for authors: bring the translation catalogs up to date with the English "
+                                       "labs, then rebuild labs/zh-CN/ (make translations)")
+    i18n.add_argument("step", nargs="?", choices=("update", "build", "status", "check"),
+                      help="only this step: update the catalogs, build the labs, list what is left to "
+                           "translate, or check that all is in step (default: update, then build)")
+    i18n.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="build only these (e.g. 01_jsonrpc)")
+    i18n.add_argument("--lang", default="zh", help="the language (default zh)")
+    i18n.add_argument("--no-execute", action="store_true", help="build without running the notebooks")
+    i18n.set_defaults(run=_i18n)
 
     config = sub.add_parser("config", help="print (or --write) the block a real host reads to start these servers")
     config.add_argument("host", choices=("claude-desktop", "vscode", "generic"))
@@ -353,8 +397,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _i18n(args: argparse.Namespace) -> int:
+    from mcplab.i18n import normalize, tool
+
+    return tool.main(args.step, normalize(args.lang), args.notebooks, execute=not args.no_execute)
+
+
 def _grade(args: argparse.Namespace) -> int:
     from mcplab import grade
+    if args.lang:
+        _choose_language(args.lang)
     target = args.target[0] if len(args.target) == 1 else args.target
     report = (grade.server if args.kind == "server" else grade.client)(
         target, **({"timeout": args.timeout} if args.timeout else {}))

@@ -42,18 +42,18 @@ from typing import Awaitable, Callable, Iterable, TextIO
 
 import anyio
 
-from mcplab.wire import jsonrpc
-from mcplab.trace import views as trace_views
+from mcplab import jsonrpc, trace_views
 from mcplab.course import server_command
 from mcplab.client import Client
 from mcplab.economics import ILLUSTRATIVE_COSTS, SEED_EXAMPLES, compare, summarize
-from mcplab.wire.errors import MCPLabError
-from mcplab.server.streamable_http import launch
+from mcplab.errors import MCPLabError
+from mcplab.i18n import N_, _, ngettext
+from mcplab.server.http import launch
 from mcplab.trace import Frame
 from mcplab.transports.base import Transport
 from mcplab.transports.http import http, render_http
 from mcplab.transports.stdio import stdio
-from mcplab.wire.versions import capabilities_text
+from mcplab.versions import capabilities_text
 
 __all__ = ["STEPS", "Terminal", "run", "use_color", "differences"]
 
@@ -64,15 +64,15 @@ LOOPBACK = "127.0.0.1"
 SEED_VERSION, SEED_CLIENT = "2025-06-18", {"name": "my-agent", "version": "0.1.0"}  # seed 2's handshake
 CITY = {"city": "Beijing"}                                                          # seed 2's tools/call
 SEED_MESSAGES = (  # seed 1's shapes word for word, and the one MCP refuses although JSON-RPC allows it
-    ("a request: method, params, id", '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
-                                      '"params":{"name":"read_file","arguments":{"path":"/tmp/test.txt"}}}'),
-    ("a success response: the same id, a result",
+    (N_("a request: method, params, id"), '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+                                          '"params":{"name":"read_file","arguments":{"path":"/tmp/test.txt"}}}'),
+    (N_("a success response: the same id, a result"),
      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"文件内容..."}]}}'),
-    ("an error response: the same id, an error",
+    (N_("an error response: the same id, an error"),
      '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'),
-    ("a notification: no id, so nobody answers", '{"jsonrpc":"2.0","method":"notifications/initialized"}'),
-    ("what MCP refuses and JSON-RPC tolerates: a null id", '{"jsonrpc":"2.0","id":null,"method":"tools/list"}'),
-)
+    (N_("a notification: no id, so nobody answers"), '{"jsonrpc":"2.0","method":"notifications/initialized"}'),
+    (N_("what MCP refuses and JSON-RPC tolerates: a null id"), '{"jsonrpc":"2.0","id":null,"method":"tools/list"}'),
+)  # the labels are shown through _()
 
 
 def use_color(no_color: bool = False, stream: TextIO = sys.stdout) -> bool:
@@ -89,6 +89,10 @@ def _fit(text: str, width: int) -> int:
         if used > width:
             return i
     return len(text)
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _wrap(row: str, width: int, indent: int) -> list[str]:
@@ -123,24 +127,29 @@ class Terminal:
     def heading(self, number: int, title: str) -> None:
         self.line()
         self.line(f"{self.paint(f'── {number}.', 'number')} {self.paint(title, 'title')} "
-                  + "─" * max(0, min(self.width, 100) - len(title) - 7))
+                  + "─" * max(0, min(self.width, 100) - _columns(title) - 7))
 
     def say(self, text: str) -> None:
+        if _columns(text) != len(text):  # Chinese: no spaces to break at, and each character takes two columns
+            for part in _wrap("  " + text, min(self.width, 100), 2):
+                self.line(part)
+            return
         self.line(textwrap.fill(text, min(self.width, 100), initial_indent="  ", subsequent_indent="  "))
 
     def item(self, label: str, value: str, style: str | None = None, sep: str = ":") -> None:
         """``label: value``, the value wrapped under itself (wrapped before painting: escapes take no room)."""
-        head = " " * (len(label) + len(sep) + 3)
+        head = " " * (_columns(label) + len(sep) + 3)
         rows = textwrap.wrap(value, self.width, initial_indent=head, subsequent_indent=" " * 6) or [head]
         self.line(f"  {self.paint(label + sep, 'label')} {self.paint(rows[0][len(head):], style)}")
         for row in rows[1:]:
             self.line(row[:6] + self.paint(row[6:], style))
 
-    def trace(self, frames: Iterable[Frame], title: str = "wire trace", *, full: bool = False) -> None:
+    def trace(self, frames: Iterable[Frame], title: str = "", *, full: bool = False) -> None:
         """One line per frame (trace_views.render_text), coloured by what the frame is; cut at the
         width as ``mcplab inspect`` does, or with ``full`` wrapped under the start of the message."""
         frames = list(frames)
-        self.line(f"  {title} ({len(frames)} frames)", "dim")
+        self.line("  " + ngettext("{title} ({n} frame)", "{title} ({n} frames)", len(frames),
+                                  title=title or _("wire trace")), "dim")
         for view, row in zip(trace_views.describe(frames), trace_views.render_text(frames, 10_000).splitlines()):
             if full:
                 prefix = re.match(r" *\d+ [→←] .*?  +", row)  # seq, arrow, channel: the message starts after
@@ -170,7 +179,7 @@ def _style(view: trace_views.View) -> str:
 
 def _capabilities(capabilities: dict) -> str:
     """``{"tools": {"listChanged": true}, "logging": {}}`` → ``logging (deprecated in 2026-07-28), tools (listChanged)``."""
-    return capabilities_text(capabilities) if capabilities else "none ({})"
+    return capabilities_text(capabilities) if capabilities else _("none ({})")
 
 
 def exchange(frames: Iterable[Frame], method: str) -> list[Frame]:
@@ -183,34 +192,35 @@ def exchange(frames: Iterable[Frame], method: str) -> list[Frame]:
 # --- the steps -----------------------------------------------------------------------------------
 
 async def step_jsonrpc(ui: Terminal) -> None:
-    ui.say("Every MCP message is one JSON-RPC 2.0 object, and its keys alone say what it is. Here are "
-           "seed 1's shapes, decoded step by step by jsonrpc.decode_and_show_work:")
+    ui.say(_("Every MCP message is one JSON-RPC 2.0 object, and its keys alone say what it is. Here are "
+             "seed 1's shapes, decoded step by step by jsonrpc.decode_and_show_work:"))
     for label, line in SEED_MESSAGES:
         ui.line()
-        ui.line(f"  {label}", "label")
+        ui.line(f"  {_(label)}", "label")
         ui.rows(line, "c2s")
         ui.rows(repr(jsonrpc.decode_and_show_work(line)), "dim", indent=6)
 
 
 async def step_handshake(ui: Terminal) -> None:
-    ui.say(f"Over stdio the client starts the server as a child process and writes one message per line "
-           f"to its stdin. The first is initialize: the client's version ({SEED_VERSION}, as in seed 2), "
-           f"capabilities and name. The server answers with the version it agrees to and what it offers; "
-           f"the client's notifications/initialized (no id: nobody answers it) ends the handshake.")
+    ui.say(_("Over stdio the client starts the server as a child process and writes one message per line "
+             "to its stdin. The first is initialize: the client's version ({version}, as in seed 2), "
+             "capabilities and name. The server answers with the version it agrees to and what it offers; "
+             "the client's notifications/initialized (no id: nobody answers it) ends the handshake.",
+             version=SEED_VERSION))
     ui.line("  $ python servers/weather.py", "dim")
     async with Client(stdio(server_command("weather")), era="legacy", version=SEED_VERSION,
                       client_info=SEED_CLIENT) as client:
         ui.trace(client.trace, full=True)
-        ui.item("asked for", client.requested_version)
-        ui.item("agreed on", client.protocol_version or "?")
-        ui.item("server", f"{client.server_info.get('name')} {client.server_info.get('version')}")
-        ui.item("server capabilities", _capabilities(client.server_capabilities))
-        ui.item("client capabilities", _capabilities(client.client_capabilities))
+        ui.item(_("asked for"), client.requested_version)
+        ui.item(_("agreed on"), client.protocol_version or "?")
+        ui.item(_("server"), f"{client.server_info.get('name')} {client.server_info.get('version')}")
+        ui.item(_("server capabilities"), _capabilities(client.server_capabilities))
+        ui.item(_("client capabilities"), _capabilities(client.client_capabilities))
 
 
 async def step_primitives(ui: Terminal) -> None:
-    ui.say("Tools are chosen by the model, resources by the application, prompts by the user. Each is "
-           "listed, then used (the handshake of step 2 is left out of the trace):")
+    ui.say(_("Tools are chosen by the model, resources by the application, prompts by the user. Each is "
+             "listed, then used (the handshake of step 2 is left out of the trace):"))
     async with Client(stdio(server_command("weather")), era="legacy") as client:
         client.recent()
         tools = await client.list_tools()
@@ -219,11 +229,11 @@ async def step_primitives(ui: Terminal) -> None:
         city = await client.read_resource("weather://city/Beijing")
         ui.item("resources/read weather://city/Beijing", json.dumps(json.loads(city.text), ensure_ascii=False), "s2c")
         prompt = await client.get_prompt("weather_report", CITY)
-        ui.item("prompts/get weather_report", f"{len(prompt.messages)} messages, the last: "
-                                              f"{prompt.messages[-1].content.as_text()}", "s2c")
+        ui.item("prompts/get weather_report", _("{count} messages, the last: {text}", count=len(prompt.messages),
+                                                text=prompt.messages[-1].content.as_text()), "s2c")
         ui.trace(client.recent())
-    ui.say("A tool's arguments are written by a model, so the file server confines every path to its "
-           "folder. A refusal is a tool error (isError: true) the model can read, not a protocol error:")
+    ui.say(_("A tool's arguments are written by a model, so the file server confines every path to its "
+             "folder. A refusal is a tool error (isError: true) the model can read, not a protocol error:"))
     async with Client(stdio(server_command("files")), era="legacy") as files:
         files.recent()
         refused = await files.call_tool("read_file", {"path": "../secret.txt"})
@@ -233,17 +243,17 @@ async def step_primitives(ui: Terminal) -> None:
 
 
 async def step_http(ui: Terminal) -> None:
-    ui.say("The same server, the same tools/call, over Streamable HTTP: every client message is a POST to "
-           "one endpoint. A request gets 200 and its response, a notification 202 and no body; the session "
-           "id from the initialize reply rides on every later POST, and DELETE ends the session.")
+    ui.say(_("The same server, the same tools/call, over Streamable HTTP: every client message is a POST to "
+             "one endpoint. A request gets 200 and its response, a notification 202 and no body; the session "
+             "id from the initialize reply rides on every later POST, and DELETE ends the session."))
     ui.line(f"  $ python servers/weather.py --http --host {LOOPBACK} --port 0", "dim")
     # launch() blocks for the ~0.2 s the server takes to print its URL; nothing else runs meanwhile.
     with launch(server_command("weather"), host=LOOPBACK) as server:
-        ui.item("serving at", re.sub(r":\d+/", ":PORT/", server.url))
+        ui.item(_("serving at"), re.sub(r":\d+/", ":PORT/", server.url))
         async with Client(http(server.url), era="legacy") as client:
             await client.call_tool("get_weather", CITY)
     ui.trace(client.trace)
-    ui.say("The tools/call exchange as the HTTP/1.1 text that crossed the wire (port and session id masked):")
+    ui.say(_("The tools/call exchange as the HTTP/1.1 text that crossed the wire (port and session id masked):"))
     ui.http_text(render_http(exchange(client.trace, "tools/call")))
 
 
@@ -258,68 +268,69 @@ def differences(legacy: list[Frame], modern: list[Frame]) -> list[str]:
     def opening(frames: list[Frame]) -> str:
         sent = [f.message.method for f in frames if f.direction == "c2s"
                 and isinstance(f.message, (jsonrpc.Request, jsonrpc.Notification))]
-        return " → ".join(sent[:sent.index("tools/call")] if "tools/call" in sent else sent) or "nothing"
+        return " → ".join(sent[:sent.index("tools/call")] if "tools/call" in sent else sent) or _("nothing")
 
     def call(frames: list[Frame]) -> tuple[dict, dict]:
         request, *replies = exchange(frames, "tools/call") or [None]
         result = replies[0].message.result if replies and isinstance(replies[0].message, jsonrpc.Response) else {}
         return (request.message.params or {}) if request else {}, result if isinstance(result, dict) else {}
 
-    lines = [f"opening: {opening(legacy)} (legacy) against {opening(modern)} (modern)"]
-    for where, old, new in zip(("request's params", "result"), call(legacy), call(modern)):
+    lines = [_("opening: {legacy} (legacy) against {modern} (modern)", legacy=opening(legacy), modern=opening(modern))]
+    for where, old, new in zip((_("request's params"), _("result")), call(legacy), call(modern)):
         for key in [k for k in new if k not in old]:  # an object by its keys (what _meta carries), else as JSON
             what = ", ".join(new[key]) if isinstance(new[key], dict) else json.dumps(new[key], ensure_ascii=False)
-            lines.append(f"new in the tools/call {where}: {key} = {what}")
-    lines.append(f"frames for one call on a fresh connection: {len(legacy)} (legacy) against {len(modern)} (modern)")
+            lines.append(_("new in the tools/call {where}: {key} = {what}", where=where, key=key, what=what))
+    lines.append(_("frames for one call on a fresh connection: {legacy} (legacy) against {modern} (modern)",
+                   legacy=len(legacy), modern=len(modern)))
     return lines
 
 
 async def step_eras(ui: Terminal) -> None:
-    ui.say("The 2026-07-28 revision (modern) drops the handshake and the session: version, client identity "
-           "and capabilities ride in every request's _meta, and server/discover says what a server offers. "
-           "The weather server speaks both eras; here is the same get_weather call in each.")
+    ui.say(_("The 2026-07-28 revision (modern) drops the handshake and the session: version, client identity "
+             "and capabilities ride in every request's _meta, and server/discover says what a server offers. "
+             "The weather server speaks both eras; here is the same get_weather call in each."))
     legacy = await _call_weather(stdio(server_command("weather")), "legacy")
-    ui.trace(legacy.trace, f"legacy ({legacy.protocol_version}) wire trace")
+    ui.trace(legacy.trace, _("legacy ({version}) wire trace", version=legacy.protocol_version))
     modern = await _call_weather(stdio(server_command("weather")), "modern")
-    ui.trace(modern.trace, f"modern ({modern.protocol_version}) wire trace")
-    ui.say("What changed:")
+    ui.trace(modern.trace, _("modern ({version}) wire trace", version=modern.protocol_version))
+    ui.say(_("What changed:"))
     for line in differences(legacy.trace.frames, modern.trace.frames):
         ui.item("•", line, sep="")
-    ui.say("The modern tools/call in full:")
+    ui.say(_("The modern tools/call in full:"))
     ui.rows(json.dumps(jsonrpc.to_dict(exchange(modern.trace, "tools/call")[0].message), indent=2,
                        ensure_ascii=False), "c2s")
-    ui.say("Over HTTP a modern request also names its method (and tool) in routing headers, so a gateway "
-           "can route it without reading the body:")
+    ui.say(_("Over HTTP a modern request also names its method (and tool) in routing headers, so a gateway "
+             "can route it without reading the body:"))
     with launch(server_command("weather"), host=LOOPBACK) as server:
         over_http = await _call_weather(http(server.url), "modern")
     ui.http_text(render_http(exchange(over_http.trace, "tools/call")[:1]))
 
 
 async def step_economics(ui: Terminal) -> None:
-    ui.say("Without a shared protocol each of N apps writes an adapter for each of M tools: N×M. With one, "
-           "each app implements a client once and each tool a server once: N+M. Seed 1's two examples:")
+    ui.say(_("Without a shared protocol each of N apps writes an adapter for each of M tools: N×M. With one, "
+             "each app implements a client once and each tool a server once: N+M. Seed 1's two examples:"))
     for n, m in SEED_EXAMPLES:
         ui.item(f"compare({n}, {m:_})", str(compare(n, m)))
-    ui.say("That counts every pair as wanted and an implementation as cheap as an adapter. Drop both: only "
-           "5 % of the pairs wanted, an implementation three adapters' work, 5 years of upkeep, 2 revisions "
-           "(economics.ILLUSTRATIVE_COSTS, a guess to argue with; lab 07 lets you move every number):")
+    ui.say(_("That counts every pair as wanted and an implementation as cheap as an adapter. Drop both: only "
+             "5 % of the pairs wanted, an implementation three adapters' work, 5 years of upkeep, 2 revisions "
+             "(economics.ILLUSTRATIVE_COSTS, a guess to argue with; lab 07 lets you move every number):"))
     ui.rows(summarize(100, 10_000, density=0.05, costs=ILLUSTRATIVE_COSTS, years=5, revisions=2).table())
 
 
 STEPS: tuple[tuple[str, Callable[[Terminal], Awaitable[None]]], ...] = (
-    ("JSON-RPC 2.0: requests, responses, errors, notifications", step_jsonrpc),
-    ("The initialize handshake over stdio", step_handshake),
-    ("Primitives: tools, resources, prompts", step_primitives),
-    ("Streamable HTTP: the same call as POSTs", step_http),
-    ("Legacy and modern: the same call in both eras", step_eras),
-    ("Economics: N×M against N+M", step_economics),
-)
+    (N_("JSON-RPC 2.0: requests, responses, errors, notifications"), step_jsonrpc),
+    (N_("The initialize handshake over stdio"), step_handshake),
+    (N_("Primitives: tools, resources, prompts"), step_primitives),
+    (N_("Streamable HTTP: the same call as POSTs"), step_http),
+    (N_("Legacy and modern: the same call in both eras"), step_eras),
+    (N_("Economics: N×M against N+M"), step_economics),
+)  # the titles are shown through _()
 
 
 async def _tour(numbers: list[int], ui: Terminal) -> None:
     for number in numbers:
         title, step = STEPS[number - 1]
-        ui.heading(number, title)
+        ui.heading(number, _(title))
         await step(ui)
 
 
@@ -332,7 +343,8 @@ def _bypass_proxy_for_loopback() -> None:
 def run(step: int | None = None, *, color: bool | None = None, out: TextIO = sys.stdout) -> int:
     """Run the tour, or its step ``step``: exit status 0; 1 on an MCP error; 130 on Ctrl-C; 141 on a closed pipe."""
     if step is not None and not 1 <= step <= len(STEPS):
-        print(f"mcplab demo: --step must be between 1 and {len(STEPS)}, got {step}", file=sys.stderr)
+        print(_("mcplab demo: --step must be between 1 and {count}, got {step}", count=len(STEPS), step=step),
+              file=sys.stderr)
         return 2
     if hasattr(out, "reconfigure"):
         out.reconfigure(errors="replace")  # a terminal that cannot show 晴 or → gets ? rather than a crash
@@ -340,7 +352,7 @@ def run(step: int | None = None, *, color: bool | None = None, out: TextIO = sys
                   max(60, shutil.get_terminal_size((120, 24)).columns - 1), out)
     _bypass_proxy_for_loopback()
     numbers = [step] if step else list(range(1, len(STEPS) + 1))
-    ui.line("mcplab demo: the Model Context Protocol on the wire. → client to server, ← server to client.", "dim")
+    ui.line(_("mcplab demo: the Model Context Protocol on the wire. → client to server, ← server to client."), "dim")
     start = time.monotonic()
     try:
         anyio.run(_tour, numbers, ui)
@@ -349,11 +361,13 @@ def run(step: int | None = None, *, color: bool | None = None, out: TextIO = sys
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit cannot fail
         return 141
     except KeyboardInterrupt:
-        ui.line("\ninterrupted; every server the demo started has been stopped", "warn")
+        ui.line("\n" + _("interrupted; every server the demo started has been stopped"), "warn")
         return 130
     except MCPLabError as exc:
         ui.line(f"\nmcplab demo: {type(exc).__name__}: {exc}", "error")
         return 1
-    ui.line(f"\n{len(numbers)} step{'s' * (len(numbers) != 1)} in {time.monotonic() - start:.1f} s, every server "
-            f"stopped. Next: `mcplab lab` opens the notebooks, one idea each.", "dim")
+    ui.line("\n" + ngettext("{n} step in {seconds:.1f} s, every server stopped. Next: `mcplab lab` opens the "
+                            "notebooks, one idea each.", "{n} steps in {seconds:.1f} s, every server stopped. Next: "
+                            "`mcplab lab` opens the notebooks, one idea each.", len(numbers),
+                            seconds=time.monotonic() - start), "dim")
     return 0

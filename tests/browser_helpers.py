@@ -144,6 +144,19 @@ PROBLEMS = """path => {
 
 SHOW = "path => window.jupyterapp.shell.activateById(window.mcplab[path].id)"
 
+# Run code in an open notebook's own kernel (nothing is added to the notebook) and return what it printed.
+KERNEL_RUN = """async ([path, code]) => {
+  const kernel = window.mcplab[path].sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, silent: false, store_history: false});
+  let out = '';
+  future.onIOPub = msg => {
+    if (msg.header.msg_type === 'stream') out += msg.content.text;
+    if (msg.header.msg_type === 'error') out += msg.content.ename + ': ' + msg.content.evalue;
+  };
+  await future.done;
+  return out;
+}"""
+
 # Closing a run notebook would ask whether to save it: it is marked clean first, and never saved.
 CLOSE = """async path => {
   const panel = window.mcplab[path];

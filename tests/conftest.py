@@ -31,6 +31,11 @@ if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # anyio's backport on 3.10
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The suite speaks English whatever the shell chose (mcplab.i18n reads these; kernels and servers inherit
+# them): a Chinese-speaking developer's MCPLAB_LANG must not change what the English notebooks show.
+for _name in ("MCPLAB_LANG", "MCPLAB_NOTEBOOK_DIR"):
+    os.environ.pop(_name, None)
 IN_CI = os.environ.get("CI", "").lower() == "true"
 SPEC_DIR = schemas.spec_dir()  # resolved once, before any test sets $MCPLAB_SPEC_DIR for itself
 SCHEMAS_MISSING = ("the official MCP schemas are neither in ../shared/mcp-spec nor in the user's cache "

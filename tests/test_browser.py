@@ -1,10 +1,12 @@
 """The labs in a real browser: JupyterLab in Debian's headless Chromium, driven by Playwright.
 
-Every ``labs/*.ipynb`` (found when the tests are collected, so new labs join by themselves) is
-opened, its outputs cleared, Run All, and then no cell may hold an error or stderr output. Lab 07's
-explorer must redraw its plot and table when a slider moves, and the playground in Lab 00 must send
-a call from its form and grow its trace. Screenshots of what the student sees (traces, plots,
-widgets) are written to ``test-output/browser/``.
+Every ``labs/*.ipynb`` and every Chinese lab ``labs/zh-CN/*.ipynb`` (found when the tests are
+collected, so new labs join by themselves) is opened, its outputs cleared, Run All, and then no cell
+may hold an error or stderr output (a glyph missing from a plot's font is a stderr warning too). Lab
+07's explorer must redraw its plot and table when a slider moves, the playground in Lab 00 must send a
+call from its form and grow its trace, and the Chinese Lab 07's kernel must draw Chinese with a CJK
+font, every glyph found. Screenshots of what the student sees (traces, plots, widgets) are written to
+``test-output/browser/``.
 
 Chromium comes from Debian (``make test`` installs it when missing and it may), never from
 ``playwright install``. Without it, or without Playwright, the tests skip, and fail under CI=true.
@@ -13,23 +15,25 @@ Chromium comes from Debian (``make test`` installs it when missing and it may), 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from browser_helpers import (APP_READY, CHROMIUM, CHROMIUM_ARGS, CLOSE, KERNEL_IDLE, OPEN, PROBLEMS, PROGRESS,
-                             RUN_ALL, SHOW, JupyterLab)
+from browser_helpers import (APP_READY, CHROMIUM, CHROMIUM_ARGS, CLOSE, KERNEL_IDLE, KERNEL_RUN, OPEN, PROBLEMS,
+                             PROGRESS, RUN_ALL, SHOW, JupyterLab)
 from conftest import ROOT, need
 
 pytestmark = pytest.mark.browser
 
-LABS = sorted(path.name for path in (ROOT / "labs").glob("*.ipynb"))
+LABS = (sorted(path.name for path in (ROOT / "labs").glob("*.ipynb"))
+        + sorted(f"zh-CN/{path.name}" for path in (ROOT / "labs" / "zh-CN").glob("*.ipynb")))
 OUTPUT = ROOT / "test-output" / "browser"
 RUN_TIMEOUT = 120_000  # ms for one notebook's Run All
 CHANGE_TIMEOUT = 20_000  # ms for a widget to react
-KEEP_OPEN = {"00_start_here.ipynb", "07_economics.ipynb"}  # later tests use these pages as they are
+KEEP_OPEN = {"00_start_here.ipynb", "07_economics.ipynb", "zh-CN/07_economics.ipynb"}  # later tests use these pages
 
 TRACE = "th:text-is('stderr')"  # the header of every trace diagram (mcplab.trace.views)
 
@@ -100,7 +104,7 @@ def test_every_cell_of_the_lab_runs_in_the_browser_without_an_error(page, kept, 
         page.evaluate(RUN_ALL, name)
         page.wait_for_function(PROGRESS, arg=name, timeout=RUN_TIMEOUT, polling=250)
         problems = page.evaluate(PROBLEMS, name)
-        shoot(page, panel, Path(name).stem)
+        shoot(page, panel, name.removesuffix(".ipynb").replace("/", "-"))
     except BaseException:
         page.evaluate(CLOSE, name)
         raise
@@ -154,6 +158,31 @@ def test_sending_from_the_playground_grows_its_trace(page, kept):
     assert "Beijing: sunny" in panel.locator(".mcplab-result").inner_text()
     assert panel.locator(".mcplab-trace tr").count() == before + 2 + 1  # a row per frame, and the header
     panel.screenshot(path=OUTPUT / "00_start_here-playground-after-send.png")
+
+
+# Run in the kernel of the Chinese Lab 07 after its Run All: the language its setup cell chose, the CJK
+# font matplotlib resolved there, and the characters of every plot's text that no font could draw.
+FONT_PROBE = """
+import json, matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from mcplab import economics, economics_plots as plots, i18n
+from mcplab.i18n import fonts
+figures = [plots.plot_graphs(3, 4), plots.plot_costs(4), plots.plot_break_even(),
+           plots._explorer_figure(economics.summarize(3, 4), economics.SEED_COSTS)]
+for figure in figures:
+    FigureCanvasAgg(figure).draw()
+text = "".join(t.get_text() for figure in figures for t in figure.findobj(matplotlib.text.Text))
+chinese = sorted({path.rsplit("/", 1)[-1] for char, path in fonts.resolved(text) if "\u4e00" <= char <= "\u9fff"})
+print(json.dumps({"language": i18n.language(), "font": fonts.cjk_font(), "files": chinese,
+                  "missing": fonts.missing_glyphs(text), "chinese": sum("\u4e00" <= c <= "\u9fff" for c in text)}))
+"""
+
+
+def test_the_chinese_economics_lab_draws_chinese_with_a_cjk_font_and_no_missing_glyph(page, kept):
+    opened(page, kept, "zh-CN/07_economics.ipynb")
+    probe = json.loads(page.evaluate(KERNEL_RUN, ["zh-CN/07_economics.ipynb", FONT_PROBE]))
+    assert probe["language"] == "zh" and probe["font"] and probe["chinese"] > 50
+    assert probe["missing"] == "" and probe["files"] and "DejaVuSans.ttf" not in probe["files"], probe
 
 
 def test_the_browser_run_wrote_no_notebook_back(lab, stored):

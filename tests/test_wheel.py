@@ -81,7 +81,9 @@ def test_the_wheel_installs_outside_the_clone_and_gives_the_whole_course(tmp_pat
     before = _snapshot(installed)
     assert {"servers/weather.py", "servers/files.py", "servers/conformance.py", "servers/samples/notes.md",
             "labs/00_start_here.ipynb", "labs/nbval-sanitize.cfg",
-            "labs/solutions/01_jsonrpc_solutions.ipynb"} <= set(before)
+            "labs/solutions/01_jsonrpc_solutions.ipynb", "labs/zh-CN/00_start_here.ipynb",
+            "labs/zh-CN/solutions/01_jsonrpc_solutions.ipynb", "labs/zh-CN/术语表.md"} <= set(before)
+    assert (Path(package).parent / "i18n" / "locale" / "zh_CN" / "LC_MESSAGES" / "mcplab.mo").is_file()
 
     # The tour runs alongside the rest: it is the slowest part.
     tour = subprocess.Popen([str(mcplab), "demo", "--no-color"], env=env, cwd=elsewhere, stdout=subprocess.PIPE,
@@ -115,6 +117,9 @@ def test_the_wheel_installs_outside_the_clone_and_gives_the_whole_course(tmp_pat
         assert "kept your changes to 1 file" in second.stderr and "labs/02_handshake.ipynb" in second.stderr
         assert f"{len(before) - 1} files unchanged" in second.stderr
         assert json.loads(notebook.read_text(encoding="utf-8"))["cells"][0]["source"] == ["my own notes\n"]
+
+        chinese = _run([str(mcplab), "demo", "--lang", "zh", "--step", "1", "--no-color"], env=env, cwd=elsewhere)
+        assert "JSON-RPC 2.0：请求、响应、错误、通知" in chinese.stdout  # the catalog ships in the wheel
 
         no_lab = subprocess.run([str(mcplab), "lab"], env=env, cwd=elsewhere, capture_output=True, text=True)
         assert no_lab.returncode == 1 and "pip install 'mcplab[lab]'" in no_lab.stderr

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
+from mcplab.i18n import N_, _
+
 __all__ = ["Source", "SOURCES", "Step", "steps", "table", "SPEC_2025", "SPEC_2026"]
 
 SPEC_2025 = "https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization"
@@ -38,31 +40,31 @@ def _source(section: str, anchor: str, page_2026: str, rfcs: str, anchor_2026: s
 
 _DISCOVERY = "/authorization-server-discovery"
 SOURCES = {
-    "refused: authorization needed": _source(
+    N_("refused: authorization needed"): _source(
         "Authorization Server Location", "authorization-server-location", _DISCOVERY,
         "RFC 9728 §5.1, RFC 6750 §3"),
-    "protected resource metadata": _source(
+    N_("protected resource metadata"): _source(
         "Protected Resource Metadata Discovery Requirements", "protected-resource-metadata-discovery-requirements",
         _DISCOVERY, "RFC 9728 §3"),
-    "authorization server metadata": _source(
+    N_("authorization server metadata"): _source(
         "Authorization Server Metadata Discovery", "authorization-server-metadata-discovery", _DISCOVERY,
         "RFC 8414 §3"),
-    "dynamic client registration": _source(
+    N_("dynamic client registration"): _source(
         "Dynamic Client Registration", "dynamic-client-registration", "/client-registration", "RFC 7591 §3"),
-    "user agent: GET authorization page": _source(
+    N_("user agent: GET authorization page"): _source(
         "Authorization Code Protection; Resource Parameter Implementation", "authorization-code-protection", "",
         "OAuth 2.1 §4.1.1, RFC 7636 §4.3 (S256), RFC 8707 §2", "authorization-flow-steps"),
-    "user agent: POST authorization page": _source(
+    N_("user agent: POST authorization page"): _source(
         "Authorization Flow Steps (2026-07-28: Authorization Response Validation)", "authorization-flow-steps", "",
         "OAuth 2.1 §4.1.2, RFC 9207 §2", "authorization-response-validation"),
-    "token (authorization_code)": _source(
+    N_("token (authorization_code)"): _source(
         "Authorization Flow Steps; Resource Parameter Implementation", "authorization-flow-steps", "",
         "OAuth 2.1 §4.1.3, RFC 7636 §4.5, RFC 8707 §2"),
-    "token (refresh_token)": _source(
+    N_("token (refresh_token)"): _source(
         "Token Theft (2026-07-28: Refresh Tokens)", "token-theft", "", "OAuth 2.1 §4.3", "refresh-tokens"),
-    "the same request, with the new token": _source(
+    N_("the same request, with the new token"): _source(
         "Token Requirements", "token-requirements", "", "OAuth 2.1 §5.1.1 (RFC 6750 §2.1)"),
-    "refused: insufficient scope": _source(
+    N_("refused: insufficient scope"): _source(
         "Scope Challenge Handling; Step-Up Authorization Flow", "scope-challenge-handling", "",
         "RFC 6750 §3.1"),
 }
@@ -107,7 +109,7 @@ def table(frames: Iterable[Any]) -> str:
     """:func:`steps` as lines: number, request, status, the step; under each, the spec section and RFCs."""
     lines = []
     for n, step in enumerate(steps(frames), 1):
-        lines.append(f"{n:>2}  {step.method:<4} {step.path:<44} {step.status or '':>3}  {step.label}")
+        lines.append(f"{n:>2}  {step.method:<4} {step.path:<44} {step.status or '':>3}  {_(step.label)}")
         if step.source:
             lines.append(f"      {step.source.section} · {step.source.rfcs}")
     return "\n".join(lines)

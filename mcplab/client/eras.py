@@ -36,12 +36,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Hashable
 
-from mcplab.wire.errors import (
+from mcplab.errors import (
     HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
     HTTPStatusError, error_name,
 )
-from mcplab.wire.jsonrpc import ErrorResponse, Response
-from mcplab.wire.versions import ALL_VERSIONS, LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, MODERN_VERSIONS, era_of
+from mcplab.i18n import _
+from mcplab.jsonrpc import ErrorResponse, Response
+from mcplab.versions import ALL_VERSIONS, LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, MODERN_VERSIONS, era_of
 
 __all__ = ["Verdict", "DISCOVER", "INITIALIZE", "USE", "FAIL", "MODERN_ERRORS", "first_step",
            "judge_discover", "judge_initialize_refusal", "error_in", "EraCache", "server_key"]
@@ -79,17 +80,17 @@ def first_step(era: str, version: str | None, cached: Verdict | None = None) -> 
     if version is not None and era_of(version) != era and era != "auto":
         raise ValueError(f"version {version} belongs to the {era_of(version)} era, but era={era!r} was asked for")
     if era == "legacy":
-        return Verdict("legacy", INITIALIZE, version or LATEST_LEGACY, "era='legacy': open with initialize")
+        return Verdict("legacy", INITIALIZE, version or LATEST_LEGACY, _("era='legacy': open with initialize"))
     if era == "modern":
-        return Verdict("modern", DISCOVER, version or LATEST_MODERN, "era='modern': open with server/discover")
+        return Verdict("modern", DISCOVER, version or LATEST_MODERN, _("era='modern': open with server/discover"))
     if version is not None and era_of(version) == "legacy":
-        return Verdict("legacy", INITIALIZE, version, f"version {version} is a legacy revision, so no probe: "
-                                                       f"open with initialize")
+        return Verdict("legacy", INITIALIZE, version, _("version {version} is a legacy revision, so no probe: "
+                                                        "open with initialize", version=version))
     if cached is not None and version is None:
         step = DISCOVER if cached.era == "modern" else INITIALIZE
-        return Verdict(cached.era, step, cached.version, f"remembered from an earlier connection to this "
-                                                         f"server: it speaks the {cached.era} era")
-    return Verdict(None, DISCOVER, version or LATEST_MODERN, "era='auto': probe with server/discover first")
+        return Verdict(cached.era, step, cached.version, _("remembered from an earlier connection to this "
+                                                           "server: it speaks the {era} era", era=cached.era))
+    return Verdict(None, DISCOVER, version or LATEST_MODERN, _("era='auto': probe with server/discover first"))
 
 
 def error_in(answer: Any) -> ErrorResponse | None:
@@ -113,64 +114,71 @@ def error_in(answer: Any) -> ErrorResponse | None:
 
 def _describe(answer: Any, status: int | None) -> str:
     if answer is None:
-        return "no answer in time"
+        return _("no answer in time")
     error = error_in(answer)
-    http = f"HTTP {status} with " if status is not None else ""
+    http = _("HTTP {status} with ", status=status) if status is not None else ""
     if error is not None:
-        return f"{http}error {error.code} ({error_name(error.code)})"
+        return http + _("error {code} ({name})", code=error.code, name=error_name(error.code))
     if isinstance(answer, HTTPStatusError):
-        return f"HTTP {answer.status} with " + ("no JSON-RPC error" if answer.body.strip() else "an empty body")
-    return "a result that is not a DiscoverResult"
+        return _("HTTP {status} with ", status=answer.status) + (_("no JSON-RPC error") if answer.body.strip()
+                                                                  else _("an empty body"))
+    return _("a result that is not a DiscoverResult")
 
 
 def judge_discover(answer: Any, asked: str, *, status: int | None = None,
                    speaks: tuple[str, ...] = ALL_VERSIONS, attempt: int = 1) -> Verdict:
     """What an answer to ``server/discover`` (sent with version ``asked``) says about the server.
 
-    ``answer`` is the Response or ErrorResponse, an :class:`~mcplab.wire.errors.HTTPStatusError` (a
+    ``answer`` is the Response or ErrorResponse, an :class:`~mcplab.errors.HTTPStatusError` (a
     refusal with no JSON-RPC error tied to the request), or None (no answer in time). ``status``
     is the HTTP status the answer came with, if it came over HTTP.
     """
-    said = f"server/discover ({asked}) got {_describe(answer, status or getattr(answer, 'status', None))}"
+    said = _("server/discover ({asked}) got {answer}", asked=asked,
+             answer=_describe(answer, status or getattr(answer, 'status', None)))
     legacy = LATEST_LEGACY if LATEST_LEGACY in speaks else _pick(list(LEGACY_VERSIONS), speaks, "legacy")
-    fallback = Verdict("legacy", INITIALIZE, legacy, f"{said}: not a modern answer, so the server is legacy; "
-                                                     f"fall back to initialize")
+    fallback = Verdict("legacy", INITIALIZE, legacy, _("{said}: not a modern answer, so the server is legacy; "
+                                                       "fall back to initialize", said=said))
     if isinstance(answer, Response):
         result = answer.result
         supported = result.get("supportedVersions") if isinstance(result, dict) else None
         if not isinstance(supported, list) or not isinstance(result.get("capabilities"), dict):
             return fallback
-        said = f"server/discover ({asked}) got a DiscoverResult listing {', '.join(map(str, supported))}"
+        said = _("server/discover ({asked}) got a DiscoverResult listing {versions}", asked=asked,
+                 versions=", ".join(map(str, supported)))
         chosen = asked if asked in supported and asked in speaks else _pick(supported, speaks, "modern")
         if chosen is not None:
-            return Verdict("modern", USE, chosen, f"{said}: the server is modern; use {chosen}")
+            return Verdict("modern", USE, chosen, _("{said}: the server is modern; use {version}", said=said,
+                                                    version=chosen))
         return _no_modern(supported, speaks, said)
     error = error_in(answer)
     if error is None:
         if isinstance(answer, HTTPStatusError) and answer.status not in FALLBACK_STATUSES:
-            return Verdict(None, FAIL, None, f"{said}: an HTTP failure, not an answer about eras")
+            return Verdict(None, FAIL, None, _("{said}: an HTTP failure, not an answer about eras", said=said))
         return fallback
     if error.code == UNSUPPORTED_PROTOCOL_VERSION:
         supported = error.data.get("supported") if isinstance(error.data, dict) else None
-        said += f", supported: {', '.join(map(str, supported or [])) or 'not said'}"
+        said += _(", supported: {versions}", versions=", ".join(map(str, supported or [])) or _("not said"))
         chosen = _pick(supported, speaks, "modern")
         if chosen is not None and attempt < 2:
-            return Verdict("modern", DISCOVER, chosen, f"{said}: the server is modern; ask again with {chosen}")
+            return Verdict("modern", DISCOVER, chosen, _("{said}: the server is modern; ask again with {version}",
+                                                         said=said, version=chosen))
         if chosen is not None:
-            return Verdict("modern", FAIL, None, f"{said}: the server refused {asked} twice; giving up")
+            return Verdict("modern", FAIL, None, _("{said}: the server refused {asked} twice; giving up", said=said,
+                                                   asked=asked))
         return _no_modern(supported, speaks, said)
     if error.code in MODERN_ERRORS or (error.code == METHOD_NOT_FOUND and status == 404):
-        return Verdict("modern", FAIL, None, f"{said}: a modern error, so the server is modern, but it refused "
-                                             f"the probe itself: {error.message}")
+        return Verdict("modern", FAIL, None, _("{said}: a modern error, so the server is modern, but it refused "
+                                               "the probe itself: {message}", said=said, message=error.message))
     return fallback
 
 
 def _no_modern(supported: Any, speaks: tuple[str, ...], said: str) -> Verdict:
     legacy = _pick(supported, speaks, "legacy")
     if legacy is not None:  # a dual-era server that serves only legacy versions here: use one with initialize
-        return Verdict("legacy", INITIALIZE, legacy, f"{said}: no modern version in common, but {legacy} is; "
-                                                     f"open with initialize")
-    return Verdict(None, FAIL, None, f"{said}: no version in common (this client speaks {', '.join(speaks)})")
+        return Verdict("legacy", INITIALIZE, legacy, _("{said}: no modern version in common, but {version} is; "
+                                                       "open with initialize", said=said, version=legacy))
+    return Verdict(None, FAIL, None, _("{said}: no version in common (this client speaks {versions})", said=said,
+                                       versions=", ".join(speaks)))
 
 
 def judge_initialize_refusal(error: ErrorResponse, speaks: tuple[str, ...] = ALL_VERSIONS) -> Verdict | None:
@@ -179,9 +187,10 @@ def judge_initialize_refusal(error: ErrorResponse, speaks: tuple[str, ...] = ALL
     chosen = _pick(supported, speaks, "modern") if error.code == UNSUPPORTED_PROTOCOL_VERSION else None
     if chosen is None:
         return None
-    return Verdict("modern", DISCOVER, chosen, f"initialize got error {error.code} ({error_name(error.code)}) "
-                                               f"listing {', '.join(map(str, supported))}: the server is "
-                                               f"modern; open with server/discover ({chosen})")
+    return Verdict("modern", DISCOVER, chosen, _("initialize got error {code} ({name}) listing {versions}: the "
+                                                 "server is modern; open with server/discover ({version})",
+                                                 code=error.code, name=error_name(error.code),
+                                                 versions=", ".join(map(str, supported)), version=chosen))
 
 
 def server_key(transport: Any) -> Hashable | None:
@@ -210,7 +219,8 @@ class EraCache:
 
     def remember(self, key: Hashable | None, era: str, version: str) -> None:
         if key is not None:
-            self._eras[key] = Verdict(era, USE, version, f"the server spoke {era} ({version})")
+            self._eras[key] = Verdict(era, USE, version, _("the server spoke {era} ({version})", era=era,
+                                                            version=version))
 
     def forget(self, key: Hashable | None) -> None:
         self._eras.pop(key, None)

@@ -27,7 +27,7 @@ The catalogue keeps each tool's own name unless two servers offer the same one; 
 become ``server__tool`` (names stay within ``[A-Za-z0-9_-]{1,64}``, which both model APIs
 require), and :meth:`Host.catalogue_table` shows the mapping.
 
-:class:`~mcplab.client.agent.ScriptedModel` stands in for an LLM, offline and deterministic (agent.py).
+:class:`~mcplab.agent.ScriptedModel` stands in for an LLM, offline and deterministic (agent.py).
 :meth:`Host.run` drives the loop user → model → host → MCP server → model → user and returns
 every step.
 
@@ -38,14 +38,14 @@ Considerations"). A server's words reach the model, so the host stands between t
   offered to the model unless its text is flagged; a flagged one, or one whose definition changed
   since it was pinned (a ``list_changed`` "rug pull"), is *withheld* until the user says yes.
   :meth:`Host.review` shows the user every description in full, with its flags.
-* a call the *model* asks for in :meth:`Host.run` runs only if :func:`~mcplab.client.trust.consent_reason`
+* a call the *model* asks for in :meth:`Host.run` runs only if :func:`~mcplab.trust.consent_reason`
   finds no reason to ask, or the user says yes; a refusal goes back to the model as a tool result
   saying so. ``host.call(...)`` is the application's own call (its user asked), so it is not asked about.
 * a result whose text is flagged reaches the model quoted as data, with the host's warning.
 * ``ask``: the user, a function ``Question -> bool`` (or awaitable). Without one, nobody can say
   yes: whatever needs a question is refused. ``trust``: the servers whose annotations the user
   believes; :meth:`Host.allow` allows one tool for the rest of a connection. One
-  :class:`~mcplab.client.trust.Permission` per connection.
+  :class:`~mcplab.trust.Permission` per connection.
 * a server that crashed is started again (:meth:`Host.reconnect`) when the next run begins, up to
   ``max_restarts`` times; a call that was under way when it crashed is reported, never repeated
   (it may have done half its work).
@@ -58,22 +58,29 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
 
-from mcplab.client import trust
-from mcplab.client.agent import (  # noqa: F401  (merge_catalogue re-exported: tests and labs import it from here)
+from mcplab import trust
+from mcplab.agent import (  # noqa: F401  (merge_catalogue re-exported: tests and labs import it from here)
     AgentRun, CatalogueEntry, Rule, ScriptedModel, count, function_call_parts, merge_catalogue, model_text, short,
 )
 from mcplab.client import Client
-from mcplab.wire.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
-from mcplab.client.results import Tool, ToolResult
+from mcplab.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
+from mcplab.i18n import N_, _
+from mcplab.results import Tool, ToolResult
 from mcplab.trace import Trace
 from mcplab.transports.base import Transport
 from mcplab.transports.stdio import stdio
-from mcplab.client.trust import Permission, Question
+from mcplab.trust import Permission, Question
 
 __all__ = ["Host", "CatalogueEntry", "ServerFailed", "ScriptedModel", "Rule", "AgentRun", "model_text",
            "function_call_parts", "Ask", "Pin"]
 
 Ask = Callable[[Question], "bool | Awaitable[bool]"]
+# Why a tool is withheld (changed since approved?, was there a user to ask?): kept in English in the run's
+# record and in Host.withheld, shown in the user's language by review().
+WITHHELD = {(True, True): N_("changed since it was approved, and the user said no"),
+            (True, False): N_("changed since it was approved, and there is no one to ask"),
+            (False, True): N_("flagged, and the user said no"),
+            (False, False): N_("flagged, and there is no one to ask")}
 MAX_RESTARTS = 3  # times one server is started again after crashing, in a host's life
 
 
@@ -222,7 +229,8 @@ class Host:
                     continue
                 reasons = tuple(str(f) for f in flags)
                 if pinned is not None:
-                    reasons = tuple(f"changed: {line}" for line in trust.changes(pinned.definition, tool.raw)) + reasons
+                    reasons = tuple(_("changed: {change}", change=line)
+                                    for line in trust.changes(pinned.definition, tool.raw)) + reasons
                 refused = self._refused.get(key)
                 if refused is not None and refused[0] == digest:  # asked already about exactly this definition
                     self.withheld[key] = refused[1]
@@ -233,8 +241,7 @@ class Host:
                     self.pins[key] = Pin(digest, tool.raw)
                     admitted[server].append(tool)
                 else:
-                    why = ("changed since it was approved" if pinned else "flagged") + \
-                        (", and the user said no" if self.ask else ", and there is no one to ask")
+                    why = WITHHELD[pinned is not None, bool(self.ask)]
                     self._refused[key] = (digest, why)
                     self.withheld[key] = why
         return admitted
@@ -280,7 +287,8 @@ class Host:
             for tool in tools:
                 state = self.withheld.get((server, tool.name))
                 flags = trust.flag(trust.definition_text(tool.raw), others=others)
-                lines = [f"{server} · {tool.name} · {'withheld: ' + state if state else 'offered to the model'}"]
+                shown = _("withheld: {why}", why=_(state)) if state else _("offered to the model")
+                lines = [f"{server} · {tool.name} · {shown}"]
                 lines += [f"    {line}" for line in trust.definition_text(tool.raw).splitlines()]
                 lines += [f"    ⚠ {f}" for f in flags]  # the same words the question showed
                 blocks.append("\n".join(lines))

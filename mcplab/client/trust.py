@@ -37,6 +37,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping
 
+from mcplab.i18n import N_, _
+
 __all__ = ["Flag", "FlagRule", "RULES", "flag", "definition_text", "pin", "changes", "Permission",
            "consent_reason", "Question", "QuestionKind", "as_data", "DESCRIPTION", "RESULT"]
 
@@ -59,23 +61,23 @@ class FlagRule:
 
 
 RULES = (
-    FlagRule("hidden markup", r"<\s*/?\s*(important|system|instructions?|admin|secret|hidden)\b[^>]*>|<!--|\[/?INST\]",
-             "tags or comments a host's UI may hide but the model reads"),
-    FlagRule("override", r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|"
+    FlagRule(N_("hidden markup"), r"<\s*/?\s*(important|system|instructions?|admin|secret|hidden)\b[^>]*>|<!--|\[/?INST\]",
+             N_("tags or comments a host's UI may hide but the model reads")),
+    FlagRule(N_("override"), r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|"
                          r"other)\s+(instructions|messages|rules|prompts?)\b|\byou\s+are\s+now\b|\bnew\s+instructions\b",
-             "tries to replace what the user or the host told the model"),
-    FlagRule("secrecy", r"\b(do\s+not|don'?t|never)\s+(tell|mention|inform|show|reveal|notify)\b|"
+             N_("tries to replace what the user or the host told the model")),
+    FlagRule(N_("secrecy"), r"\b(do\s+not|don'?t|never)\s+(tell|mention|inform|show|reveal|notify)\b|"
                         r"\bwithout\s+(telling|informing|asking|notifying)\b|\bkeep\s+(this|it)\s+(secret|hidden|quiet)\b",
-             "asks the model to keep something from the user"),
-    FlagRule("orders", r"\bcall\s+[\w.-]+\s+with\b|\bbefore\s+(using|calling|you\s+(use|call))\s+(this|the)\b|"
+             N_("asks the model to keep something from the user")),
+    FlagRule(N_("orders"), r"\bcall\s+[\w.-]+\s+with\b|\bbefore\s+(using|calling|you\s+(use|call))\s+(this|the)\b|"
                        r"\byou\s+must\s+(first\s+|always\s+)?(call|read|send|pass|include|use)\b|"
                        r"\balways\s+(call|pass|send|include)\b|\b(pass|put|send)\s+what\s+it\s+returns\b",
-             "gives the model orders about which tools to call and with what"),
-    FlagRule("secrets", r"\bid_rsa\b|\.ssh\b|(^|[\s/'\"])\.env\b|\bapi[\s_-]?keys?\b|\bpasswords?\b|\bprivate\s+keys?\b|"
+             N_("gives the model orders about which tools to call and with what")),
+    FlagRule(N_("secrets"), r"\bid_rsa\b|\.ssh\b|(^|[\s/'\"])\.env\b|\bapi[\s_-]?keys?\b|\bpasswords?\b|\bprivate\s+keys?\b|"
                         r"\bcredentials?\b|/etc/(passwd|shadow)\b",
-             "names secrets a tool has no reason to want", frozenset({DESCRIPTION})),
-    FlagRule("exfiltration", r"\b(send|post|upload|forward)\w*\b.{0,60}\bhttps?://",
-             "asks for data to be sent to an address"),
+             N_("names secrets a tool has no reason to want"), frozenset({DESCRIPTION})),
+    FlagRule(N_("exfiltration"), r"\b(send|post|upload|forward)\w*\b.{0,60}\bhttps?://",
+             N_("asks for data to be sent to an address")),
 )
 
 
@@ -87,7 +89,8 @@ class Flag:
     excerpt: str
 
     def __str__(self) -> str:
-        return f"{self.rule}: {self.why} ({self.excerpt!r})"
+        # The rule's name and why are shown in the user's language; the Flag keeps them in English (code compares them).
+        return _("{rule}: {why} ({excerpt!r})", rule=_(self.rule), why=_(self.why), excerpt=self.excerpt)
 
 
 def _visible(text: str) -> str:
@@ -113,7 +116,7 @@ def flag(text: str, *, others: Iterable[str] = (), where: str = DESCRIPTION) -> 
     folded = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))  # full-width and hidden letters read as plain
     invisible = _INVISIBLE.search(text)
     if invisible:
-        found.append(Flag("invisible characters", "text the user cannot see but the model reads",
+        found.append(Flag(N_("invisible characters"), N_("text the user cannot see but the model reads"),
                           _excerpt(text, invisible.start(), invisible.end())))
     for rule in RULES:
         if where not in rule.applies_to:
@@ -124,10 +127,12 @@ def flag(text: str, *, others: Iterable[str] = (), where: str = DESCRIPTION) -> 
     for name in sorted(set(others)):
         match = re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", folded)
         if match:
-            found.append(Flag("other tools", f"names {name}, a tool of another server", _excerpt(folded, match.start(), match.end())))
+            found.append(Flag(N_("other tools"), _("names {name}, a tool of another server", name=name),
+                              _excerpt(folded, match.start(), match.end())))
             break
     if where == DESCRIPTION and len(text) > LONG_DESCRIPTION:
-        found.append(Flag("length", f"{len(text)} characters: room to hide orders in the middle", text[:20] + "…"))
+        found.append(Flag(N_("length"), _("{n} characters: room to hide orders in the middle", n=len(text)),
+                          text[:20] + "…"))
     return tuple(found)
 
 
@@ -179,8 +184,9 @@ def changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
             added, removed = sorted(set(now) - set(was)), sorted(set(was) - set(now))
             altered = sorted(p for p in set(was) & set(now) if pin({"v": was[p]}) != pin({"v": now[p]}))
             detail = "; ".join(f"{label} {', '.join(names)}" for label, names in
-                               (("new parameter", added), ("parameter removed:", removed), ("parameter changed:", altered))
-                               if names) or "other schema keywords"
+                               ((_("new parameter"), added), (_("parameter removed:"), removed),
+                                (_("parameter changed:"), altered))
+                               if names) or _("other schema keywords")
             lines.append(f"inputSchema: {detail}")
         elif isinstance(before, str) and isinstance(after, str):
             lines.append(f"{key}: {_visible(before)!r} → {_visible(after)!r}")
@@ -211,13 +217,13 @@ def consent_reason(definition: Mapping[str, Any], permission: Permission) -> str
     if read_only and permission.trusted:
         return None
     if read_only:
-        return ("it says readOnlyHint: true, but this server is not one you trust, so that is a claim, "
-                "not a fact")
+        return _("it says readOnlyHint: true, but this server is not one you trust, so that is a claim, "
+                 "not a fact")
     if not hints:
-        return "it says nothing about its effects, so it may change or delete things (the spec's defaults)"
+        return _("it says nothing about its effects, so it may change or delete things (the spec's defaults)")
     if hints.get("destructiveHint", True) is not False:
-        return "it may change or delete things (destructiveHint: true)"
-    return "it may change things (readOnlyHint: false)"
+        return _("it may change or delete things (destructiveHint: true)")
+    return _("it may change things (readOnlyHint: false)")
 
 
 QuestionKind = Literal["new tool", "changed tool", "call"]
@@ -233,11 +239,13 @@ class Question:
     reasons: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        ask = {"new tool": f"Offer the tool {self.tool} of {self.server} to the model?",
-               "changed tool": f"{self.server} changed the tool {self.tool} since you approved it. Offer the new one?",
-               "call": f"The model wants to call {self.tool} on {self.server}. Allow it?"}[self.kind]
-        label = "arguments" if self.kind == "call" else "what the model would read"
-        detail = self.detail.replace("\n", "\n" + " " * (len(label) + 4))
+        ask = {"new tool": N_("Offer the tool {tool} of {server} to the model?"),
+               "changed tool": N_("{server} changed the tool {tool} since you approved it. Offer the new one?"),
+               "call": N_("The model wants to call {tool} on {server}. Allow it?")}[self.kind]
+        ask = _(ask, tool=self.tool, server=self.server)
+        label = _("arguments") if self.kind == "call" else _("what the model would read")
+        width = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in label)  # CJK takes two columns
+        detail = self.detail.replace("\n", "\n" + " " * (width + 4))
         return "\n".join([ask, f"  {label}: {detail}"] + [f"  ⚠ {reason}" for reason in self.reasons])
 
 

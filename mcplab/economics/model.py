@@ -31,13 +31,17 @@ matplotlib or ipywidgets.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from mcplab.i18n import N_, _
+
 Regime = Literal["point-to-point", "protocol"]
 POINT_TO_POINT: Regime = "point-to-point"
 PROTOCOL: Regime = "protocol"
+N_("point-to-point"), N_("protocol")  # the regimes' names as tables and plots show them
 REGIMES: tuple[Regime, ...] = (POINT_TO_POINT, PROTOCOL)
 
 # The seeds' two worked examples, as (apps, tools).
@@ -133,19 +137,19 @@ class Summary:
 
     def table(self) -> str:
         """A plain-text table, stable enough to store in a notebook."""
-        rows = [("pieces built", self.point_to_point.pieces, self.protocol.pieces),
-                ("build", self.point_to_point.build, self.protocol.build),
-                ("upkeep / year", self.point_to_point.upkeep_per_year, self.protocol.upkeep_per_year),
-                ("one revision", self.point_to_point.per_revision, self.protocol.per_revision),
-                (f"total, {self.years} y + {self.revisions} rev", self.point_to_point.total,
-                 self.protocol.total)]
-        lines = [f"{'':<20}{POINT_TO_POINT:>16}{PROTOCOL:>14}"]
-        lines += [f"{label:<20}{_num(a):>16}{_num(b):>14}" for label, a, b in rows]
-        cheaper = PROTOCOL if self.ratio > 1 else POINT_TO_POINT if self.ratio < 1 else "neither"
-        lines += [f"N = {self.n:,}, M = {self.m:,}, density = {self.density:.4g}: "
-                  f"ratio {self.ratio:,.3g}, cheaper: {cheaper}",
-                  f"break-even density {_num(self.break_even_density, 4)}, "
-                  f"break-even N {_num(self.break_even_n, 4)}"]
+        rows = [(_("pieces built"), self.point_to_point.pieces, self.protocol.pieces),
+                (_("build"), self.point_to_point.build, self.protocol.build),
+                (_("upkeep / year"), self.point_to_point.upkeep_per_year, self.protocol.upkeep_per_year),
+                (_("one revision"), self.point_to_point.per_revision, self.protocol.per_revision),
+                (_("total, {years} y + {revisions} rev", years=self.years, revisions=self.revisions),
+                 self.point_to_point.total, self.protocol.total)]
+        lines = [f"{'':<20}{_pad(_(POINT_TO_POINT), 16, right=True)}{_pad(_(PROTOCOL), 14, right=True)}"]
+        lines += [f"{_pad(label, 20)}{_num(a):>16}{_num(b):>14}" for label, a, b in rows]
+        cheaper = _(PROTOCOL) if self.ratio > 1 else _(POINT_TO_POINT) if self.ratio < 1 else _("neither")
+        lines += [_("N = {n:,}, M = {m:,}, density = {density:.4g}: ratio {ratio:,.3g}, cheaper: {cheaper}",
+                    n=self.n, m=self.m, density=self.density, ratio=self.ratio, cheaper=cheaper),
+                  _("break-even density {density}, break-even N {n}", density=_num(self.break_even_density, 4),
+                    n=_num(self.break_even_n, 4))]
         return "\n".join(lines)
 
 
@@ -280,9 +284,16 @@ def _check_density(density: float) -> None:
         raise ValueError(f"density is a share of app-tool pairs, between 0 and 1; got {density!r}")
 
 
+def _pad(text: str, columns: int, right: bool = False) -> str:
+    """``text`` padded to ``columns`` terminal columns (a Chinese character takes two)."""
+    width = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    space = " " * max(columns - width, 0)
+    return space + text if right else text + space
+
+
 def _num(value: float, digits: int = 0) -> str:
     if math.isinf(value):
-        return "never" if value > 0 else "-inf"
+        return _("never") if value > 0 else "-inf"
     if digits:
         return f"{value:,.{digits}g}"
     return f"{value:,.0f}" if value == round(value) or abs(value) >= 100 else f"{value:,.1f}"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NOT_ANSWERED = "Not answered yet"
+from mcplab.i18n import N_, _
+
+NOT_ANSWERED = N_("Not answered yet")
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,7 @@ class Feedback:
         mark = "✓" if self.ok else "✗"
         text = f"{mark} {self.message}"
         if self.hint and not self.ok:
-            text += f"\n  hint: {self.hint}"
+            text += "\n  " + _("hint: {hint}", hint=self.hint)
         return text
 
     __str__ = __repr__
@@ -44,4 +46,4 @@ def failed(message: str, hint: str = "") -> Feedback:
 
 def unanswered(hint: str) -> Feedback:
     """Feedback for the placeholder ``...`` a lab leaves for the student to replace."""
-    return Feedback(False, NOT_ANSWERED + ": replace the ... with your answer.", hint)
+    return Feedback(False, _(NOT_ANSWERED) + _(": replace the ... with your answer."), hint)

@@ -13,6 +13,7 @@ from typing import Any
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError, error_name
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
+from mcplab.i18n import N_, Texts, _
 
 __all__ = [
     "check_tools_call_request", "check_notification", "check_find_invalid", "check_error_code",
@@ -20,8 +21,8 @@ __all__ = [
 ]
 
 
-_KIND = {jsonrpc.Request: "a request", jsonrpc.Notification: "a notification",
-         jsonrpc.Response: "a success response", jsonrpc.ErrorResponse: "an error response"}
+_KIND = {jsonrpc.Request: N_("a request"), jsonrpc.Notification: N_("a notification"),
+         jsonrpc.Response: N_("a success response"), jsonrpc.ErrorResponse: N_("an error response")}
 
 
 def _read(answer: Any) -> tuple[Any, Feedback | None]:
@@ -30,65 +31,69 @@ def _read(answer: Any) -> tuple[Any, Feedback | None]:
         try:
             answer = json.dumps(answer, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            return None, failed(f"the dict cannot be written as JSON: {exc}",
-                                "use only dicts, lists, strings, numbers, True/False and None")
+            return None, failed(_("the dict cannot be written as JSON: {exc}", exc=exc),
+                                _("use only dicts, lists, strings, numbers, True/False and None"))
     if not isinstance(answer, (str, bytes)):
-        return None, failed(f"expected a dict or a JSON string, got {type(answer).__name__}",
-                            "write the message as a Python dict, or as the JSON text itself")
+        return None, failed(_("expected a dict or a JSON string, got {kind}", kind=type(answer).__name__),
+                            _("write the message as a Python dict, or as the JSON text itself"))
     try:
         return jsonrpc.decode(answer), None
     except JSONRPCError as exc:
-        return None, failed(f"a peer would refuse this with {exc.code} ({error_name(exc.code)}): {exc.message}",
-                            'start from {"jsonrpc": "2.0", ...} and check each member against the table above')
+        return None, failed(_("a peer would refuse this with {code} ({name}): {message}", code=exc.code,
+                              name=error_name(exc.code), message=exc.message),
+                            _('start from {"jsonrpc": "2.0", ...} and check each member against the table above'))
 
 
 # --- 1. the seed's request ---------------------------------------------------------------------
 
 def check_tools_call_request(answer: Any) -> Feedback:
     """Is ``answer`` a JSON-RPC request that calls the tool ``read_file`` with a ``path``?"""
-    hint = 'a request has "jsonrpc", "id", "method" and "params"; the tool\'s name and arguments go in params'
+    hint = _('a request has "jsonrpc", "id", "method" and "params"; the tool\'s name and arguments go in params')
     if answer is ...:
         return unanswered(hint)
     message, problem = _read(answer)
     if problem is not None:
         return problem
     if isinstance(message, jsonrpc.Notification):
-        return failed("this is a notification: it has no \"id\", so no result would ever come back",
-                      'add an "id" (a string or an integer) so the response can be matched to it')
+        return failed(_("this is a notification: it has no \"id\", so no result would ever come back"),
+                      _('add an "id" (a string or an integer) so the response can be matched to it'))
     if not isinstance(message, jsonrpc.Request):
-        return failed(f"this is {_KIND[type(message)]}, which a server sends back, not a request", hint)
+        return failed(_("this is {kind}, which a server sends back, not a request", kind=_(_KIND[type(message)])),
+                      hint)
     if message.method != "tools/call":
-        return failed(f"the method is {message.method!r}; calling a tool is the method \"tools/call\"", hint)
+        return failed(_("the method is {method!r}; calling a tool is the method \"tools/call\"",
+                        method=message.method), hint)
     params = message.params
     if not isinstance(params, dict) or params.get("name") != "read_file":
-        return failed('params must name the tool: {"name": "read_file", ...}',
-                      'tools/call takes the tool\'s name and its arguments: {"name": ..., "arguments": {...}}')
+        return failed(_('params must name the tool: {"name": "read_file", ...}'),
+                      _('tools/call takes the tool\'s name and its arguments: {"name": ..., "arguments": {...}}'))
     arguments = params.get("arguments")
     if not isinstance(arguments, dict) or not isinstance(arguments.get("path"), str) or not arguments["path"]:
-        return failed('the tool\'s arguments must be an object with a "path" string',
-                      'put the file path in params.arguments.path')
-    return passed(f"a valid request (id {json.dumps(message.id)}): tools/call of read_file with a path argument")
+        return failed(_('the tool\'s arguments must be an object with a "path" string'),
+                      _('put the file path in params.arguments.path'))
+    return passed(_("a valid request (id {id}): tools/call of read_file with a path argument",
+                    id=json.dumps(message.id)))
 
 
 # --- 2. the handshake's last message ------------------------------------------------------------
 
 def check_notification(answer: Any) -> Feedback:
     """Is ``answer`` the ``notifications/initialized`` notification (so: no ``id``)?"""
-    hint = 'a notification is a request without "id": {"jsonrpc": "2.0", "method": ...}'
+    hint = _('a notification is a request without "id": {"jsonrpc": "2.0", "method": ...}')
     if answer is ...:
         return unanswered(hint)
     message, problem = _read(answer)
     if problem is not None:
         return problem
     if isinstance(message, jsonrpc.Request):
-        return failed(f"this has \"id\": {json.dumps(message.id)}, so it is a request and the server "
-                      f"would have to answer it", 'leave "id" out: nobody answers a notification')
+        return failed(_("this has \"id\": {id}, so it is a request and the server would have to answer it",
+                        id=json.dumps(message.id)), _('leave "id" out: nobody answers a notification'))
     if not isinstance(message, jsonrpc.Notification):
-        return failed(f"this is {_KIND[type(message)]}, not a notification", hint)
+        return failed(_("this is {kind}, not a notification", kind=_(_KIND[type(message)])), hint)
     if message.method != "notifications/initialized":
-        return failed(f"the method is {message.method!r}; the handshake ends with \"notifications/initialized\"",
-                      hint)
-    return passed("a notification (no id): notifications/initialized, which nobody answers")
+        return failed(_("the method is {method!r}; the handshake ends with \"notifications/initialized\"",
+                        method=message.method), hint)
+    return passed(_("a notification (no id): notifications/initialized, which nobody answers"))
 
 
 # --- 3. spot the invalid message ---------------------------------------------------------------
@@ -102,14 +107,14 @@ CANDIDATES: dict[str, str] = {
 }
 """Five messages; exactly one of them breaks a rule, under MCP."""
 
-RULES: dict[str, str] = {
+RULES: Texts = Texts({
     "jsonrpc": '"jsonrpc" is missing or is not "2.0"',
     "method": '"method" is not a string',
     "id": '"id" is not a string or an integer',
     "params": '"params" is neither an object nor an array',
     "both": 'a response carries both "result" and "error"',
     "neither": 'no "method", no "result" and no "error"',
-}
+})
 """The reasons to choose from, as the decoder checks them."""
 
 _INVALID, _RULE = "D", "id"
@@ -117,42 +122,42 @@ _INVALID, _RULE = "D", "id"
 
 def _what_it_is(letter: str) -> str:
     message = jsonrpc.decode(CANDIDATES[letter])
-    return _KIND[type(message)] + {
-        jsonrpc.Request: " (a string id is as good as an integer)",
-        jsonrpc.Notification: ": having no id is exactly right for it",
-        jsonrpc.ErrorResponse: ", which is a perfectly valid reply",
+    return _(_KIND[type(message)]) + {
+        jsonrpc.Request: _(" (a string id is as good as an integer)"),
+        jsonrpc.Notification: _(": having no id is exactly right for it"),
+        jsonrpc.ErrorResponse: _(", which is a perfectly valid reply"),
     }.get(type(message), "")
 
 
 def check_find_invalid(answer: Any) -> Feedback:
     """``answer`` is ``(letter, rule)``: which of :data:`CANDIDATES` is invalid, and which of
     :data:`RULES` it breaks."""
-    hint = "answer with a pair such as (\"A\", \"params\"): a letter from CANDIDATES and a key from RULES"
+    hint = _("answer with a pair such as (\"A\", \"params\"): a letter from CANDIDATES and a key from RULES")
     if answer is ... or (isinstance(answer, tuple) and ... in answer):
         return unanswered(hint)
     if not (isinstance(answer, tuple) and len(answer) == 2 and answer[0] in CANDIDATES and answer[1] in RULES):
-        return failed(f"expected (letter, rule) with a letter in {sorted(CANDIDATES)} and a rule in "
-                      f"{sorted(RULES)}, got {answer!r}", hint)
+        return failed(_("expected (letter, rule) with a letter in {letters} and a rule in {rules}, got {answer!r}",
+                        letters=sorted(CANDIDATES), rules=sorted(RULES), answer=answer), hint)
     letter, rule = answer
     if letter != _INVALID:
-        return failed(f"{letter} is valid: it is {_what_it_is(letter)}",
-                      "decode each candidate in your head: which member has a type the rules forbid?")
+        return failed(_("{letter} is valid: it is {what}", letter=letter, what=_what_it_is(letter)),
+                      _("decode each candidate in your head: which member has a type the rules forbid?"))
     if rule != _RULE:
-        return failed(f"{letter} is the invalid one, but its problem is not that {RULES[rule]}",
-                      "look at the value of its id: JSON-RPC tolerates it, MCP does not")
-    return passed(f"{letter} is invalid: {RULES[rule]} (MCP forbids a null id; "
-                  f"a server replies -32600 Invalid Request)")
+        return failed(_("{letter} is the invalid one, but its problem is not that {rule}", letter=letter,
+                        rule=RULES[rule]), _("look at the value of its id: JSON-RPC tolerates it, MCP does not"))
+    return passed(_("{letter} is invalid: {rule} (MCP forbids a null id; a server replies -32600 Invalid Request)",
+                    letter=letter, rule=RULES[rule]))
 
 
 # --- 4. which code? -----------------------------------------------------------------------------
 
-SITUATIONS: dict[str, str] = {
+SITUATIONS: Texts = Texts({
     "a": 'the line is {"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]',
     "b": 'a request calls the method "tools/lst", which the server does not have',
     "c": 'the line is {"jsonrpc": "2.0", "method": 1, "params": "bar"}',
     "d": '"initialize" arrives without the "protocolVersion" its params require',
     "e": "the server's handler crashes with an unexpected exception while answering a valid request",
-}
+})
 """Five things that go wrong; each has one JSON-RPC error code."""
 
 _CODES = {"a": jsonrpc.PARSE_ERROR, "b": jsonrpc.METHOD_NOT_FOUND, "c": jsonrpc.INVALID_REQUEST,
@@ -161,21 +166,22 @@ _CODES = {"a": jsonrpc.PARSE_ERROR, "b": jsonrpc.METHOD_NOT_FOUND, "c": jsonrpc.
 
 def check_error_code(answer: Any) -> Feedback:
     """``answer`` maps each key of :data:`SITUATIONS` to the error code the peer sends back."""
-    hint = "the five codes are in the table above: -32700, -32600, -32601, -32602, -32603"
+    hint = _("the five codes are in the table above: -32700, -32600, -32601, -32602, -32603")
     if answer is ... or (isinstance(answer, dict) and answer and all(v is ... for v in answer.values())):
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(SITUATIONS):
-        return failed(f"expected a dict with the keys {sorted(SITUATIONS)}", hint)
+        return failed(_("expected a dict with the keys {keys}", keys=sorted(SITUATIONS)), hint)
     open_ = sorted(key for key, code in answer.items() if code is ...)
     wrong = sorted(key for key, code in answer.items() if code is not ... and code != _CODES[key])
     if not open_ and not wrong:
-        return passed("every situation gets its code: " +
+        return passed(_("every situation gets its code: ") +
                       ", ".join(f"{key} → {code} ({error_name(code)})" for key, code in sorted(_CODES.items())))
-    problems = [f"{key}: {answer[key]!r} is not it" for key in wrong] + [f"{key}: not answered" for key in open_]
+    problems = ([_("{key}: {value!r} is not it", key=key, value=answer[key]) for key in wrong]
+                + [_("{key}: not answered", key=key) for key in open_])
     first = (wrong or open_)[0]
-    return failed("; ".join(problems),
-                  f"for {first}, ask in order: could the peer parse the JSON? is it a valid request? "
-                  f"does the method exist? are its params right? did the handler itself fail?")
+    return failed(_("; ").join(problems),
+                  _("for {key}, ask in order: could the peer parse the JSON? is it a valid request? "
+                    "does the method exist? are its params right? did the handler itself fail?", key=first))
 
 
 # --- 5. framing ---------------------------------------------------------------------------------
@@ -189,13 +195,13 @@ def check_awkward_split(chunks: Any) -> Feedback:
     """``chunks`` is a list of ``bytes`` that join to :data:`SEED_REPLY_LINE`, with at least one
     boundary inside a multi-byte character; a :class:`~mcplab.wire.jsonrpc.LineFramer` must still
     read exactly the one message."""
-    hint = "slice SEED_REPLY_LINE, e.g. [line[:k], line[k:]], with k inside one of the 3-byte Chinese characters"
+    hint = _("slice SEED_REPLY_LINE, e.g. [line[:k], line[k:]], with k inside one of the 3-byte Chinese characters")
     if chunks is ...:
         return unanswered(hint)
     if not (isinstance(chunks, (list, tuple)) and chunks and all(isinstance(c, bytes) for c in chunks)):
-        return failed("expected a list of bytes objects", hint)
+        return failed(_("expected a list of bytes objects"), hint)
     if b"".join(chunks) != SEED_REPLY_LINE:
-        return failed("the chunks do not join back to SEED_REPLY_LINE: a transport never loses or adds a byte",
+        return failed(_("the chunks do not join back to SEED_REPLY_LINE: a transport never loses or adds a byte"),
                       hint)
     cuts, offset = [], 0
     for chunk in chunks[:-1]:
@@ -204,11 +210,11 @@ def check_awkward_split(chunks: Any) -> Feedback:
     # A UTF-8 continuation byte looks like 0b10xxxxxx: a cut before one splits a character.
     inside = [cut for cut in cuts if SEED_REPLY_LINE[cut] & 0xC0 == 0x80]
     if not inside:
-        return failed(f"none of your {len(cuts)} cut(s) falls inside a multi-byte character", hint)
+        return failed(_("none of your {count} cut(s) falls inside a multi-byte character", count=len(cuts)), hint)
     framer = jsonrpc.LineFramer()
     out = [item for chunk in chunks for item in framer.feed(chunk)]
     expected = jsonrpc.decode(SEED_REPLY_LINE)
     if out != [expected]:  # pragma: no cover - the framer's own tests guard this
-        return failed(f"the framer read {out!r}", "this is a bug in mcplab: please report it")
-    return passed(f"{len(chunks)} chunks, {len(inside)} cut(s) inside a character, "
-                  f"and the framer still read exactly one message: {expected!r}")
+        return failed(_("the framer read {out!r}", out=out), _("this is a bug in mcplab: please report it"))
+    return passed(_("{chunks} chunks, {inside} cut(s) inside a character, and the framer still read exactly "
+                    "one message: {message!r}", chunks=len(chunks), inside=len(inside), message=expected))

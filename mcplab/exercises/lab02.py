@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcplab.wire import jsonrpc
-from mcplab import lifecycle
-from mcplab.wire.errors import JSONRPCError, error_name
+from mcplab import jsonrpc, lifecycle
+from mcplab.errors import JSONRPCError, error_name
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.wire.versions import LEGACY_VERSIONS
+from mcplab.i18n import _
+from mcplab.versions import LEGACY_VERSIONS
 
 __all__ = [
     "check_initialize_request", "check_handshake_order", "check_negotiation", "check_allowed_calls",
@@ -27,41 +27,46 @@ def _request(answer: Any) -> tuple[Any, Feedback | None]:
     if isinstance(answer, dict):
         answer = json.dumps(answer, ensure_ascii=False)
     if not isinstance(answer, (str, bytes)):
-        return None, failed(f"expected a dict or a JSON string, got {type(answer).__name__}",
-                            "write the message as a Python dict")
+        return None, failed(_("expected a dict or a JSON string, got {kind}", kind=type(answer).__name__),
+                            _("write the message as a Python dict"))
     try:
         return jsonrpc.decode(answer), None
     except JSONRPCError as exc:
-        return None, failed(f"a server would refuse this with {exc.code} ({error_name(exc.code)}): {exc.message}",
-                            'start from {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}')
+        return None, failed(_("a server would refuse this with {code} ({name}): {message}", code=exc.code,
+                              name=error_name(exc.code), message=exc.message),
+                            _('start from {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}'))
 
 
 # --- 1. the seed's initialize request -----------------------------------------------------------
 
 def check_initialize_request(answer: Any) -> Feedback:
     """The request that opens a session asking for 2024-11-05, as client deep-pilot 0.8.0, no capabilities."""
-    hint = ('initialize takes three params: "protocolVersion", "capabilities" (an object) and '
-            '"clientInfo" ({"name", "version"})')
+    hint = _('initialize takes three params: "protocolVersion", "capabilities" (an object) and '
+             '"clientInfo" ({"name", "version"})')
     if answer is ...:
         return unanswered(hint)
     message, problem = _request(answer)
     if problem is not None:
         return problem
     if not isinstance(message, jsonrpc.Request):
-        return failed("this is not a request: initialize needs an \"id\", because the server must answer it", hint)
+        return failed(_("this is not a request: initialize needs an \"id\", because the server must answer it"),
+                      hint)
     if message.method != lifecycle.INITIALIZE:
-        return failed(f"the method is {message.method!r}; the handshake opens with \"initialize\"", hint)
+        return failed(_("the method is {method!r}; the handshake opens with \"initialize\"", method=message.method),
+                      hint)
     params = message.params if isinstance(message.params, dict) else {}
     if params.get("protocolVersion") != "2024-11-05":
-        return failed(f"protocolVersion is {params.get('protocolVersion')!r}; the seed asks for \"2024-11-05\"", hint)
+        return failed(_("protocolVersion is {version!r}; the seed asks for \"2024-11-05\"",
+                        version=params.get('protocolVersion')), hint)
     if params.get("capabilities") != {}:
-        return failed(f"capabilities is {params.get('capabilities')!r}; a client with no handlers for "
-                      f"sampling, roots or elicitation declares an empty object {{}}", hint)
+        return failed(_("capabilities is {capabilities!r}; a client with no handlers for sampling, roots or "
+                        "elicitation declares an empty object {{}}", capabilities=params.get('capabilities')), hint)
     info = params.get("clientInfo")
     if info != {"name": "deep-pilot", "version": "0.8.0"}:
-        return failed(f"clientInfo is {info!r}", 'the seed\'s client is {"name": "deep-pilot", "version": "0.8.0"}')
-    return passed(f"the seed's initialize request (id {json.dumps(message.id)}): version 2024-11-05, "
-                  f"no capabilities, client deep-pilot 0.8.0")
+        return failed(_("clientInfo is {info!r}", info=info),
+                      _('the seed\'s client is {"name": "deep-pilot", "version": "0.8.0"}'))
+    return passed(_("the seed's initialize request (id {id}): version 2024-11-05, no capabilities, client "
+                    "deep-pilot 0.8.0", id=json.dumps(message.id)))
 
 
 # --- 2. the order of a session's first messages -------------------------------------------------
@@ -79,21 +84,22 @@ _ORDER = ["D", "B", "A", "C"]
 
 def check_handshake_order(answer: Any) -> Feedback:
     """The letters of HANDSHAKE_PIECES in the order they cross the wire."""
-    hint = "who speaks first, what must the client wait for, and what may it send only after that?"
+    hint = _("who speaks first, what must the client wait for, and what may it send only after that?")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, (list, tuple, str)) or sorted(answer) != sorted(_ORDER):
-        return failed("expected each of the four letters A, B, C, D exactly once, e.g. [\"A\", \"B\", \"C\", \"D\"]",
-                      hint)
+        return failed(_("expected each of the four letters A, B, C, D exactly once, e.g. [\"A\", \"B\", \"C\", "
+                        "\"D\"]"), hint)
     answer = list(answer)
     if answer[0] != "D":
-        return failed(f"{answer[0]} cannot come first: the client opens with the initialize request (D)", hint)
+        return failed(_("{letter} cannot come first: the client opens with the initialize request (D)",
+                        letter=answer[0]), hint)
     if answer[1] != "B":
-        return failed("after initialize the client waits for the server's answer (B) before anything else", hint)
+        return failed(_("after initialize the client waits for the server's answer (B) before anything else"), hint)
     if answer[2] != "A":
-        return failed("tools/list is a normal request: it may only follow notifications/initialized (A)",
-                      "the handshake ends with the client's initialized notification")
-    return passed("initialize → result → notifications/initialized → normal requests such as tools/list")
+        return failed(_("tools/list is a normal request: it may only follow notifications/initialized (A)"),
+                      _("the handshake ends with the client's initialized notification"))
+    return passed(_("initialize → result → notifications/initialized → normal requests such as tools/list"))
 
 
 # --- 3. version negotiation ---------------------------------------------------------------------
@@ -114,30 +120,32 @@ def _negotiate(asked: str, supported: tuple[str, ...]) -> tuple[str, str]:
 
 def check_negotiation(answer: Any) -> Feedback:
     """For each case of NEGOTIATIONS: (the version the server answers, "continue" or "disconnect")."""
-    hint = ("the server echoes the version if it supports it, else answers with its own latest; the "
-            "client continues only with a version it speaks (CLIENT_SPEAKS)")
+    hint = _("the server echoes the version if it supports it, else answers with its own latest; the "
+             "client continues only with a version it speaks (CLIENT_SPEAKS)")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(NEGOTIATIONS):
-        return failed(f"expected a dict with the keys {sorted(NEGOTIATIONS)}", hint)
+        return failed(_("expected a dict with the keys {keys}", keys=sorted(NEGOTIATIONS)), hint)
     if all(value is ... for value in answer.values()):
         return unanswered(hint)
     for case, (asked, supported) in NEGOTIATIONS.items():
         if answer[case] is ...:
-            return failed(f"case {case} is not answered yet", hint)
+            return failed(_("case {case} is not answered yet", case=case), hint)
         if not isinstance(answer[case], (tuple, list)) or len(answer[case]) != 2:
-            return failed(f"case {case}: expected a pair such as (\"2025-06-18\", \"continue\")", hint)
+            return failed(_("case {case}: expected a pair such as (\"2025-06-18\", \"continue\")", case=case), hint)
         version, decision = answer[case]
         expected_version, expected_decision = _negotiate(asked, supported)
         if version != expected_version:
-            why = ("it supports the requested version, so it MUST echo it" if asked in supported
-                   else "it lacks the requested version, so it answers with the latest one it supports")
-            return failed(f"case {case}: the server answers {expected_version}, not {version!r}: {why}", hint)
+            why = (_("it supports the requested version, so it MUST echo it") if asked in supported
+                   else _("it lacks the requested version, so it answers with the latest one it supports"))
+            return failed(_("case {case}: the server answers {expected}, not {version!r}: {why}", case=case,
+                            expected=expected_version, version=version, why=why), hint)
         if decision != expected_decision:
-            return failed(f"case {case}: with {version} the client should {expected_decision} "
-                          f"(it speaks {' and '.join(CLIENT_SPEAKS)})", hint)
-    return passed("all four negotiations: echo when supported, else the server's latest; "
-                  "disconnect when the client cannot speak the answer")
+            return failed(_("case {case}: with {version} the client should {decision} (it speaks {speaks})",
+                            case=case, version=version, decision=expected_decision,
+                            speaks=_(" and ").join(CLIENT_SPEAKS)), hint)
+    return passed(_("all four negotiations: echo when supported, else the server's latest; "
+                    "disconnect when the client cannot speak the answer"))
 
 
 # --- 4. what the capabilities allow -------------------------------------------------------------
@@ -157,40 +165,44 @@ def _allowed(method: str) -> bool:
 
 def check_allowed_calls(answer: Any) -> Feedback:
     """The set of letters of CALLS a client may send to a server that declared SERVER_CAPABILITIES."""
-    hint = ("each method family needs its capability; resources/subscribe needs resources.subscribe "
-            "as well; ping needs none")
+    hint = _("each method family needs its capability; resources/subscribe needs resources.subscribe "
+             "as well; ping needs none")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, (set, list, tuple, str)) or not set(answer) <= set(CALLS):
-        return failed(f"expected a set of letters from {sorted(CALLS)}, e.g. {{\"a\", \"b\"}}", hint)
+        return failed(_("expected a set of letters from {letters}, e.g. {{\"a\", \"b\"}}", letters=sorted(CALLS)),
+                      hint)
     expected = {letter for letter, method in CALLS.items() if _allowed(method)}
     for letter in sorted(set(answer) - expected):
-        return failed(f"{letter} ({CALLS[letter]}) is not allowed: the server did not declare what it needs", hint)
+        return failed(_("{letter} ({method}) is not allowed: the server did not declare what it needs",
+                        letter=letter, method=CALLS[letter]), hint)
     for letter in sorted(expected - set(answer)):
-        return failed(f"{letter} ({CALLS[letter]}) is allowed too", hint)
-    return passed("tools/call, resources/read and ping; prompts, subscriptions and logging were never declared")
+        return failed(_("{letter} ({method}) is allowed too", letter=letter, method=CALLS[letter]), hint)
+    return passed(_("tools/call, resources/read and ping; prompts, subscriptions and logging were never declared"))
 
 
 # --- 5. a live handshake at a chosen version ----------------------------------------------------
 
 def check_live_handshake(trace: Any) -> Feedback:
     """The trace of a real connection to the weather server that asked for 2025-03-26."""
-    hint = 'Client(stdio(WEATHER), version="2025-03-26"); pass client.trace after the async with block'
+    hint = _('Client(stdio(WEATHER), version="2025-03-26"); pass client.trace after the async with block')
     if trace is ...:
         return unanswered(hint)
     frames = [f for f in getattr(trace, "frames", []) if f.channel not in ("stderr", "note")]
     if len(frames) < 3:
-        return failed(f"expected at least the three handshake frames, got {len(frames)}", hint)
+        return failed(_("expected at least the three handshake frames, got {count}", count=len(frames)), hint)
     first, second, third = (f.message for f in frames[:3])
     if not (isinstance(first, jsonrpc.Request) and first.method == lifecycle.INITIALIZE):
-        return failed("the first frame should be the initialize request", hint)
+        return failed(_("the first frame should be the initialize request"), hint)
     if first.params.get("protocolVersion") != "2025-03-26":
-        return failed(f"the client asked for {first.params.get('protocolVersion')}, not 2025-03-26", hint)
+        return failed(_("the client asked for {version}, not 2025-03-26", version=first.params.get('protocolVersion')),
+                      hint)
     if not (isinstance(second, jsonrpc.Response) and second.id == first.id):
-        return failed("the second frame should be the server's result for the initialize id", hint)
+        return failed(_("the second frame should be the server's result for the initialize id"), hint)
     if second.result.get("protocolVersion") != "2025-03-26":
-        return failed(f"the server answered {second.result.get('protocolVersion')}; was it the weather server?", hint)
+        return failed(_("the server answered {version}; was it the weather server?",
+                        version=second.result.get('protocolVersion')), hint)
     if not (isinstance(third, jsonrpc.Notification) and third.method == lifecycle.INITIALIZED):
-        return failed("the third frame should be notifications/initialized", hint)
+        return failed(_("the third frame should be notifications/initialized"), hint)
     name = second.result.get("serverInfo", {}).get("name")
-    return passed(f"a real 2025-03-26 session with {name!r}: initialize → result → initialized")
+    return passed(_("a real 2025-03-26 session with {name!r}: initialize → result → initialized", name=name))

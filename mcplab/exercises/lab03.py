@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.client.results import ResourceRead, ToolResult
+from mcplab.i18n import Texts, _
+from mcplab.results import ResourceRead, ToolResult
 
 __all__ = [
     "check_input_schema", "check_primitive_choice", "check_error_kinds", "check_forecast",
@@ -26,100 +27,104 @@ def convert(amount: float, currency: str = "CNY") -> str:
 '''
 
 _MUST_ACCEPT = [{"amount": 3.5}, {"amount": 3}, {"amount": 10, "currency": "EUR"}]
-_MUST_REFUSE = [({}, "amount is required"), ({"currency": "EUR"}, "amount is required"),
-                ({"amount": "3.5"}, "amount must be a number, not a string"),
-                ({"amount": 3.5, "currency": 7}, "currency must be a string"),
-                ([3.5], "the arguments are an object, not an array")]
+_WHY_REFUSED = Texts({"amount": "amount is required", "number": "amount must be a number, not a string",
+                      "currency": "currency must be a string", "object": "the arguments are an object, not an array"})
+_MUST_REFUSE = [({}, "amount"), ({"currency": "EUR"}, "amount"), ({"amount": "3.5"}, "number"),
+                ({"amount": 3.5, "currency": 7}, "currency"), ([3.5], "object")]
 
 
 def check_input_schema(answer: Any) -> Feedback:
     """A JSON Schema for the arguments of CONVERT_SOURCE's function, as tools/list would show it."""
-    hint = ('{"type": "object", "properties": {name: {"type": ...}}, "required": [...]}; '
-            'float is "number", str is "string", and only parameters without a default are required')
+    hint = _('{"type": "object", "properties": {name: {"type": ...}}, "required": [...]}; '
+             'float is "number", str is "string", and only parameters without a default are required')
     if answer is ...:
         return unanswered(hint)
     import jsonschema  # here: only this check needs it
 
     if not isinstance(answer, dict):
-        return failed(f"expected a dict, got {type(answer).__name__}", hint)
+        return failed(_("expected a dict, got {kind}", kind=type(answer).__name__), hint)
     try:
         jsonschema.Draft202012Validator.check_schema(answer)
     except jsonschema.SchemaError as exc:
-        return failed(f"this is not a valid JSON Schema: {exc.message}", hint)
+        return failed(_("this is not a valid JSON Schema: {why}", why=exc.message), hint)
     validator = jsonschema.Draft202012Validator(answer)
     if answer.get("type") != "object":
-        return failed('an inputSchema\'s root must be {"type": "object"}: the arguments are a JSON object', hint)
+        return failed(_('an inputSchema\'s root must be {"type": "object"}: the arguments are a JSON object'), hint)
     for arguments in _MUST_ACCEPT:
         if not validator.is_valid(arguments):
-            return failed(f"your schema refuses {arguments}, which convert() accepts", hint)
+            return failed(_("your schema refuses {arguments}, which convert() accepts", arguments=arguments), hint)
     for arguments, why in _MUST_REFUSE:
         if validator.is_valid(arguments):
-            return failed(f"your schema accepts {arguments}, but {why}", hint)
-    return passed("accepts what convert() accepts and refuses the rest: the reflection a tool decorator does")
+            return failed(_("your schema accepts {arguments}, but {why}", arguments=arguments,
+                            why=_WHY_REFUSED[why]), hint)
+    return passed(_("accepts what convert() accepts and refuses the rest: the reflection a tool decorator does"))
 
 
 # --- 2. who controls which primitive ------------------------------------------------------------
 
-SCENARIOS = {
+SCENARIOS = Texts({
     "a": "mid-answer, the model decides it needs today's exchange rate",
     "b": "the editor attaches the file the user has open to the conversation",
     "c": "the user types /review to start a code-review conversation from a template",
     "d": "the model wants to send an e-mail on the user's behalf",
     "e": "the application puts the project's schema.sql into the context before the first question",
-}
+})
 _PRIMITIVE = {"a": "tool", "b": "resource", "c": "prompt", "d": "tool", "e": "resource"}
-_WHY = {"tool": "the model decides to act: a tool", "resource": "the application decides what to read: a resource",
-        "prompt": "the user picks a template: a prompt"}
+_WHY = Texts({"tool": "the model decides to act: a tool",
+              "resource": "the application decides what to read: a resource",
+              "prompt": "the user picks a template: a prompt"})
 
 
 def check_primitive_choice(answer: Any) -> Feedback:
     """For each of SCENARIOS: "tool", "resource" or "prompt"."""
-    hint = "tools are model-controlled, resources application-controlled, prompts user-controlled"
+    hint = _("tools are model-controlled, resources application-controlled, prompts user-controlled")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(SCENARIOS):
-        return failed(f"expected a dict with the keys {sorted(SCENARIOS)}", hint)
+        return failed(_("expected a dict with the keys {keys}", keys=sorted(SCENARIOS)), hint)
     if all(value is ... for value in answer.values()):
         return unanswered(hint)
     for key, expected in _PRIMITIVE.items():
         if answer[key] != expected:
-            return failed(f"{key}: {SCENARIOS[key]} → {_WHY[expected]}, not {answer[key]!r}", hint)
-    return passed("model → tools, application → resources, user → prompts")
+            return failed(_("{key}: {scenario} → {why}, not {answer!r}", key=key, scenario=SCENARIOS[key],
+                            why=_WHY[expected], answer=answer[key]), hint)
+    return passed(_("model → tools, application → resources, user → prompts"))
 
 
 # --- 3. isError or a protocol error -------------------------------------------------------------
 
-OUTCOMES = {
+OUTCOMES = Texts({
     "a": 'tools/call get_weather with {"city": "Atlantis"} (the weather server)',
     "b": 'tools/call of a tool named "get_wether" (a typo)',
     "c": "resources/read of weather://city/Atlantis",
     "d": 'tools/call read_file with {"path": "../secret.txt"} (the file server)',
     "e": 'tools/call get_forecast with {"city": "Tokyo", "days": 9} (days must be 1–7)',
-}
+})
 _KIND = {"a": "isError", "b": "protocol error", "c": "protocol error", "d": "isError", "e": "isError"}
-_BECAUSE = {
+_BECAUSE = Texts({
     "a": "the tool ran and failed in a way the model can fix (a normal result with isError: true)",
     "b": "there is no such tool: the request itself is wrong, so a JSON-RPC error (-32602)",
     "c": "resources have no isError: a missing resource is the error -32002",
     "d": "the tool ran and refused the path; the model should hear why (isError: true)",
     "e": "since 2025-11-25 bad tool arguments are a tool error, so the model can correct itself",
-}
+})
 
 
 def check_error_kinds(answer: Any) -> Feedback:
     """For each of OUTCOMES: "isError" or "protocol error" (what the bundled servers answer)."""
-    hint = ("isError is a *result*: the call worked and the tool reports a failure to the model; a protocol "
-            "error is a JSON-RPC error response: the request itself could not be served")
+    hint = _("isError is a *result*: the call worked and the tool reports a failure to the model; a protocol "
+             "error is a JSON-RPC error response: the request itself could not be served")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(OUTCOMES):
-        return failed(f"expected a dict with the keys {sorted(OUTCOMES)}", hint)
+        return failed(_("expected a dict with the keys {keys}", keys=sorted(OUTCOMES)), hint)
     if all(value is ... for value in answer.values()):
         return unanswered(hint)
     for key, expected in _KIND.items():
         if answer[key] != expected:
-            return failed(f"{key}: {expected}, not {answer[key]!r}: {_BECAUSE[key]}", hint)
-    return passed("tool failures are results the model reads; unknown tools and missing resources are errors")
+            return failed(_("{key}: {expected}, not {answer!r}: {because}", key=key, expected=expected,
+                            answer=answer[key], because=_BECAUSE[key]), hint)
+    return passed(_("tool failures are results the model reads; unknown tools and missing resources are errors"))
 
 
 # --- 4 and 5. two real calls --------------------------------------------------------------------
@@ -130,14 +135,15 @@ def check_forecast(result: Any) -> Feedback:
     if result is ...:
         return unanswered(hint)
     if not isinstance(result, ToolResult):
-        return failed(f"expected the ToolResult that call_tool returns, got {type(result).__name__}", hint)
+        return failed(_("expected the ToolResult that call_tool returns, got {kind}", kind=type(result).__name__),
+                      hint)
     if result.is_error:
-        return failed(f"the tool reported an error: {result.text}", hint)
+        return failed(_("the tool reported an error: {text}", text=result.text), hint)
     data = result.structured or {}
     if data.get("city") != "Tokyo" or len(data.get("days", [])) != 5:
-        return failed(f"expected Tokyo and 5 days in structuredContent, got {data.get('city')!r} and "
-                      f"{len(data.get('days', []))} days", hint)
-    return passed("5 days for Tokyo, as structuredContent (and the same JSON as text, for older clients)")
+        return failed(_("expected Tokyo and 5 days in structuredContent, got {city!r} and {days} days",
+                        city=data.get('city'), days=len(data.get('days', []))), hint)
+    return passed(_("5 days for Tokyo, as structuredContent (and the same JSON as text, for older clients)"))
 
 
 def check_notes_resource(read: Any) -> Feedback:
@@ -146,10 +152,12 @@ def check_notes_resource(read: Any) -> Feedback:
     if read is ...:
         return unanswered(hint)
     if isinstance(read, ToolResult):
-        return failed("this came from a tool; read it as a resource, the way an application attaches a file", hint)
+        return failed(_("this came from a tool; read it as a resource, the way an application attaches a file"),
+                      hint)
     if not isinstance(read, ResourceRead):
-        return failed(f"expected the ResourceRead that read_resource returns, got {type(read).__name__}", hint)
+        return failed(_("expected the ResourceRead that read_resource returns, got {kind}", kind=type(read).__name__),
+                      hint)
     uris = [c.uri for c in read.contents]
     if uris != ["file:///notes.md"] or not read.text.startswith("# MCP notes"):
-        return failed(f"expected the contents of file:///notes.md, got {uris}", hint)
-    return passed("file:///notes.md, read by the application: URIs are relative to the served folder")
+        return failed(_("expected the contents of file:///notes.md, got {uris}", uris=uris), hint)
+    return passed(_("file:///notes.md, read by the application: URIs are relative to the served folder"))

@@ -2,8 +2,8 @@
 model's function call back into ``tools/call``, write a rule for the scripted model, and place
 each step of an agent run in its layer.
 
-The shape checks compare with what :mod:`mcplab.client.host` produces; the rule check runs your rule
-through :class:`~mcplab.client.host.ScriptedModel` on questions you have not seen.
+The shape checks compare with what :mod:`mcplab.host` produces; the rule check runs your rule
+through :class:`~mcplab.host.ScriptedModel` on questions you have not seen.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import json
 from typing import Any
 
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.client.host import CatalogueEntry, Rule, ScriptedModel, function_call_parts
-from mcplab.client.results import Tool
+from mcplab.i18n import Texts, _
+from mcplab.host import CatalogueEntry, Rule, ScriptedModel, function_call_parts
+from mcplab.results import Tool
 
 __all__ = [
     "check_openai_tool", "check_anthropic_tool", "check_tools_call_for", "check_rule", "check_layers",
@@ -35,31 +36,32 @@ def _shape(answer: Any, expected: dict, what: str, hint: str) -> Feedback:
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict):
-        return failed(f"expected a dict, got {type(answer).__name__}", hint)
+        return failed(_("expected a dict, got {kind}", kind=type(answer).__name__), hint)
     if answer == expected:
-        return passed(f"the {what} shape: the same JSON Schema, under another name")
+        return passed(_("the {what} shape: the same JSON Schema, under another name", what=what))
     missing = sorted(set(expected) - set(answer))
     extra = sorted(set(answer) - set(expected))
     if missing or extra:
-        return failed(f"top-level keys: missing {missing or 'none'}, unexpected {extra or 'none'}", hint)
+        return failed(_("top-level keys: missing {missing}, unexpected {extra}", missing=missing or _("none"),
+                        extra=extra or _("none")), hint)
     for key in expected:
         if answer[key] != expected[key]:
-            return failed(f"{key!r} is not right: expected {json.dumps(expected[key], ensure_ascii=False)[:120]}",
-                          hint)
-    return failed("not the expected shape", hint)
+            return failed(_("{key!r} is not right: expected {expected}", key=key,
+                            expected=json.dumps(expected[key], ensure_ascii=False)[:120]), hint)
+    return failed(_("not the expected shape"), hint)
 
 
 def check_openai_tool(answer: Any) -> Feedback:
     """MCP_TOOL in the OpenAI function-calling shape."""
     return _shape(answer, _ENTRY.openai(), "OpenAI",
-                  '{"type": "function", "function": {"name", "description", "parameters"}}; '
-                  "parameters is the inputSchema unchanged")
+                  _('{"type": "function", "function": {"name", "description", "parameters"}}; '
+                    "parameters is the inputSchema unchanged"))
 
 
 def check_anthropic_tool(answer: Any) -> Feedback:
     """MCP_TOOL in the Anthropic tool shape."""
     return _shape(answer, _ENTRY.anthropic(), "Anthropic",
-                  '{"name", "description", "input_schema"}; input_schema is the inputSchema unchanged')
+                  _('{"name", "description", "input_schema"}; input_schema is the inputSchema unchanged'))
 
 
 # --- the way back: a function call becomes tools/call --------------------------------------------
@@ -72,24 +74,27 @@ MODEL_CALL = {"id": "call_7", "type": "function",
 
 def check_tools_call_for(answer: Any) -> Feedback:
     """(server, params of tools/call) for MODEL_CALL, given the host's CATALOGUE."""
-    hint = ('look the function name up in CATALOGUE; params are {"name": <the MCP tool name>, '
-            '"arguments": <the parsed arguments>}; note that "arguments" arrives as JSON *text*')
+    hint = _('look the function name up in CATALOGUE; params are {"name": <the MCP tool name>, '
+             '"arguments": <the parsed arguments>}; note that "arguments" arrives as JSON *text*')
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        return failed('expected a pair: ("server", {"name": ..., "arguments": {...}})', hint)
+        return failed(_('expected a pair: ("server", {"name": ..., "arguments": {...}})'), hint)
     server, params = answer
     name, arguments = function_call_parts(MODEL_CALL)
     expected_server, tool = CATALOGUE[name]
     if server != expected_server:
-        return failed(f"the call goes to {expected_server!r}: {name} is that server's tool", hint)
+        return failed(_("the call goes to {server!r}: {name} is that server's tool", server=expected_server,
+                        name=name), hint)
     if not isinstance(params, dict) or params.get("name") != tool:
-        return failed(f"params must name the tool as the server knows it: {tool!r}, without the prefix", hint)
+        return failed(_("params must name the tool as the server knows it: {tool!r}, without the prefix",
+                        tool=tool), hint)
     if params.get("arguments") != arguments:
         got = params.get("arguments")
-        why = " (it is still JSON text: parse it)" if isinstance(got, str) else ""
-        return failed(f"arguments should be {arguments}, got {got!r}{why}", hint)
-    return passed('weather gets tools/call {"name": "get_forecast", "arguments": {"city": "Tokyo", "days": 2}}')
+        why = _(" (it is still JSON text: parse it)") if isinstance(got, str) else ""
+        return failed(_("arguments should be {arguments}, got {got!r}{why}", arguments=arguments, got=got, why=why),
+                      hint)
+    return passed(_('weather gets tools/call {"name": "get_forecast", "arguments": {"city": "Tokyo", "days": 2}}'))
 
 
 # --- a rule for the scripted model --------------------------------------------------------------
@@ -101,54 +106,59 @@ _QUESTIONS = {"What's the forecast for Tokyo?": "Tokyo", "what is the forecast f
 
 def check_rule(rule: Any) -> Feedback:
     """A Rule that makes the scripted model call get_forecast with the city named in a forecast question."""
-    hint = ('Rule(r"forecast for (?P<city>[A-Z][a-z]+)", "get_forecast", {"city": "{city}"}): the '
-            'named group goes into the arguments')
+    hint = _('Rule(r"forecast for (?P<city>[A-Z][a-z]+)", "get_forecast", {"city": "{city}"}): the '
+             'named group goes into the arguments')
     if rule is ...:
         return unanswered(hint)
     if not isinstance(rule, Rule):
-        return failed(f"expected a Rule, got {type(rule).__name__}", hint)
+        return failed(_("expected a Rule, got {kind}", kind=type(rule).__name__), hint)
     model = ScriptedModel([rule])
     for question, city in _QUESTIONS.items():
         try:
             reply = model.respond([{"role": "user", "content": question}], _OFFERED)
         except (KeyError, IndexError, ValueError, TypeError) as exc:
-            return failed(f"the rule broke on {question!r}: {type(exc).__name__}: {exc}", hint)
+            return failed(_("the rule broke on {question!r}: {error}: {exc}", question=question,
+                            error=type(exc).__name__, exc=exc), hint)
         calls = reply.get("tool_calls") or []
         if len(calls) != 1:
-            return failed(f"on {question!r} the model made {len(calls)} calls, expected one", hint)
+            return failed(_("on {question!r} the model made {count} calls, expected one", question=question,
+                            count=len(calls)), hint)
         name, arguments = function_call_parts(calls[0])
         if name != "get_forecast" or arguments != {"city": city}:
-            return failed(f"on {question!r} the model called {name}({arguments}), expected get_forecast"
-                          f"({{'city': {city!r}}})", hint)
-    return passed("the rule picks get_forecast and the city for every forecast question tried")
+            return failed(_("on {question!r} the model called {name}({arguments}), expected "
+                            "get_forecast({{'city': {city!r}}})", question=question, name=name,
+                            arguments=arguments, city=city), hint)
+    return passed(_("the rule picks get_forecast and the city for every forecast question tried"))
 
 
 # --- the layers of seed 2 -----------------------------------------------------------------------
 
-LAYER_STEPS = {
+LAYER_STEPS = Texts({
     "a": "tools/list tells the host which tools the weather server has",
     "b": "the host puts each tool's name, description and schema into the model request as a function",
     "c": "the network weights pick get_weather as the function that fits the question",
     "d": "the agent program keeps the conversation and decides when to answer the user",
     "e": "tools/call carries the city to the weather server",
-}
+})
 _LAYER = {"a": "distribution", "b": "mechanism", "c": "model", "d": "application", "e": "distribution"}
 _LAYER_NAMES = ("application", "distribution", "mechanism", "model")
 
 
 def check_layers(answer: Any) -> Feedback:
     """For each of LAYER_STEPS, its layer: "application", "distribution", "mechanism" or "model"."""
-    hint = ("application = your agent; distribution = MCP (where tools come from, how calls travel); "
-            "mechanism = function calling (schemas in, call intents out); model = the LLM itself")
+    hint = _("application = your agent; distribution = MCP (where tools come from, how calls travel); "
+             "mechanism = function calling (schemas in, call intents out); model = the LLM itself")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(LAYER_STEPS):
-        return failed(f"expected a dict with the keys {sorted(LAYER_STEPS)}", hint)
+        return failed(_("expected a dict with the keys {keys}", keys=sorted(LAYER_STEPS)), hint)
     if all(value is ... for value in answer.values()):
         return unanswered(hint)
     for key, expected in _LAYER.items():
         if answer[key] not in _LAYER_NAMES:
-            return failed(f"{key}: {answer[key]!r} is not one of {', '.join(_LAYER_NAMES)}", hint)
+            return failed(_("{key}: {answer!r} is not one of {names}", key=key, answer=answer[key],
+                            names=", ".join(_LAYER_NAMES)), hint)
         if answer[key] != expected:
-            return failed(f"{key}: {LAYER_STEPS[key]} → {expected}, not {answer[key]}", hint)
-    return passed("MCP distributes tools, function calling hands them to the model: two layers, not rivals")
+            return failed(_("{key}: {step} → {expected}, not {answer}", key=key, step=LAYER_STEPS[key],
+                            expected=expected, answer=answer[key]), hint)
+    return passed(_("MCP distributes tools, function calling hands them to the model: two layers, not rivals"))

@@ -13,6 +13,7 @@ import json
 from typing import Any, Callable
 
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
+from mcplab.i18n import Text, Texts, _
 
 __all__ = [
     "check_post_headers", "check_replies", "check_sse_reader", "check_rebinding", "check_old_transport",
@@ -26,32 +27,32 @@ SESSION_ID = "9b1deb4d3b7d4bad9bdd2b0d7b3dcb6d"
 
 def check_post_headers(answer: Any) -> Feedback:
     """The headers of a ``tools/call`` POST in the session SESSION_ID, negotiated at 2025-11-25."""
-    hint = ("four headers: Accept (both reply types), Content-Type, the session id the initialize reply "
-            "carried, and the negotiated MCP-Protocol-Version")
+    hint = _("four headers: Accept (both reply types), Content-Type, the session id the initialize reply "
+             "carried, and the negotiated MCP-Protocol-Version")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in answer.items()):
-        return failed("expected a dict of header name → value, both strings", hint)
+        return failed(_("expected a dict of header name → value, both strings"), hint)
     headers = {name.lower(): value for name, value in answer.items()}  # header names ignore case
     accept = {part.split(";")[0].strip().lower() for part in headers.get("accept", "").split(",")}
     if not {"application/json", "text/event-stream"} <= accept:
-        return failed(f"Accept is {headers.get('accept')!r}: the reply may be JSON or an event stream, so the "
-                      f"client must accept both (the server answers 406 otherwise)", hint)
+        return failed(_("Accept is {accept!r}: the reply may be JSON or an event stream, so the client must "
+                        "accept both (the server answers 406 otherwise)", accept=headers.get('accept')), hint)
     if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
-        return failed("the body is JSON: say so with Content-Type (the server answers 415 otherwise)", hint)
+        return failed(_("the body is JSON: say so with Content-Type (the server answers 415 otherwise)"), hint)
     if headers.get("mcp-session-id") != SESSION_ID:
-        return failed("Mcp-Session-Id must be exactly the id the initialize reply carried (SESSION_ID); without "
-                      "it the server answers 400, with a wrong one 404", hint)
+        return failed(_("Mcp-Session-Id must be exactly the id the initialize reply carried (SESSION_ID); without "
+                        "it the server answers 400, with a wrong one 404"), hint)
     if headers.get("mcp-protocol-version") != "2025-11-25":
-        return failed("from 2025-06-18 on, every request after initialize names the negotiated revision in "
-                      "MCP-Protocol-Version", hint)
-    return passed("Accept, Content-Type, Mcp-Session-Id and MCP-Protocol-Version: what every POST of this "
-                  "session carries (mcplab's transport adds them in HTTPTransport.headers())")
+        return failed(_("from 2025-06-18 on, every request after initialize names the negotiated revision in "
+                        "MCP-Protocol-Version"), hint)
+    return passed(_("Accept, Content-Type, Mcp-Session-Id and MCP-Protocol-Version: what every POST of this "
+                    "session carries (mcplab's transport adds them in HTTPTransport.headers())"))
 
 
 # --- 2. what comes back ------------------------------------------------------------------------------
 
-REPLY_SITUATIONS = {
+REPLY_SITUATIONS = Texts({
     "a": "POST notifications/initialized, with the session id",
     "b": "POST tools/list, with the session id",
     "c": "POST tools/call of a tool that reports progress, with a progressToken in _meta",
@@ -60,9 +61,9 @@ REPLY_SITUATIONS = {
     "f": "POST initialize from a web page whose Origin is http://evil.example",
     "g": "PUT /mcp, with the session id (the endpoint serves GET, POST and DELETE)",
     "h": "POST a 5 MiB body",
-}
+})
 _REPLIES = {"a": 202, "b": "json", "c": "sse", "d": 400, "e": 404, "f": 403, "g": 405, "h": 413}
-_WHY = {
+_WHY = Texts({
     "a": "a notification gets 202 Accepted and no body: there is nothing to answer",
     "b": "a plain result is one JSON object",
     "c": "progress comes first, so the reply is an event stream that ends with the result",
@@ -71,25 +72,26 @@ _WHY = {
     "f": "a foreign Origin is refused with 403: the DNS-rebinding defence",
     "g": "a method the endpoint does not serve: 405 Method Not Allowed, with Allow: GET, POST, DELETE",
     "h": "the server reads at most 4 MiB: 413 Content Too Large",
-}
+})
 
 
 def check_replies(answer: Any) -> Feedback:
     """For each situation: the status code, or "json" / "sse" for a 200."""
-    hint = 'a dict {"a": 202, "b": "json", ...}: an int status, or "json"/"sse" for a 200 reply'
+    hint = _('a dict {"a": 202, "b": "json", ...}: an int status, or "json"/"sse" for a 200 reply')
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(REPLY_SITUATIONS):
-        return failed(f"expected a dict with the keys {', '.join(REPLY_SITUATIONS)}", hint)
+        return failed(_("expected a dict with the keys {keys}", keys=", ".join(REPLY_SITUATIONS)), hint)
     if any(value is ... for value in answer.values()):
-        return failed("some situations still have ...", hint)
+        return failed(_("some situations still have ..."), hint)
     wrong = [key for key in REPLY_SITUATIONS if answer[key] != _REPLIES[key]]
     if wrong:
         key = wrong[0]
-        return failed(f"{len(wrong)} of {len(REPLY_SITUATIONS)} not right; for instance ({key}) "
-                      f"{REPLY_SITUATIONS[key]}: not {answer[key]!r}",
-                      "run the situation against the server above and read the status")
-    return passed("all eight: " + "; ".join(f"({k}) {_WHY[k]}" for k in ("a", "c", "f")) + " …")
+        return failed(_("{wrong} of {total} not right; for instance ({key}) {situation}: not {answer!r}",
+                        wrong=len(wrong), total=len(REPLY_SITUATIONS), key=key, situation=REPLY_SITUATIONS[key],
+                        answer=answer[key]),
+                      _("run the situation against the server above and read the status"))
+    return passed(_("all eight: ") + _("; ").join(f"({k}) {_WHY[k]}" for k in ("a", "c", "f")) + " …")
 
 
 # --- 3. your own event-stream reader ------------------------------------------------------------------
@@ -115,24 +117,26 @@ def _expected(stream: str) -> list[dict]:
 
 def check_sse_reader(answer: Any) -> Feedback:
     """A function ``read(body: str) -> list[dict]``: the JSON-RPC messages in an SSE body, in order."""
-    hint = ("split into lines (CRLF, LF or CR), skip lines starting with ':', collect the data: lines of "
-            "an event, and at each empty line join them with \\n; an event with empty data (a priming "
-            "event) carries no message; an event the stream never finished does not count")
+    hint = _("split into lines (CRLF, LF or CR), skip lines starting with ':', collect the data: lines of "
+             "an event, and at each empty line join them with \\n; an event with empty data (a priming "
+             "event) carries no message; an event the stream never finished does not count")
     if answer is ...:
         return unanswered(hint)
     if not callable(answer):
-        return failed("expected a function that takes the body text", hint)
+        return failed(_("expected a function that takes the body text"), hint)
     reader: Callable[[str], Any] = answer
     for number, stream in enumerate(_STREAMS, 1):
         try:
             got = reader(stream)
         except Exception as exc:  # the student's code: report, never crash the notebook
-            return failed(f"on stream {number} it raised {type(exc).__name__}: {exc}\n  stream: {stream!r}", hint)
+            return failed(_("on stream {number} it raised {error}: {exc}\n  stream: {stream!r}", number=number,
+                            error=type(exc).__name__, exc=exc, stream=stream), hint)
         want = _expected(stream)
         if got != want:
-            return failed(f"on stream {number} it gave {got!r}, expected {want!r}\n  stream: {stream!r}", hint)
-    return passed(f"all {len(_STREAMS)} streams read right: CRLF, comments, a priming event, multi-line data, "
-                  "and an unfinished last event left out")
+            return failed(_("on stream {number} it gave {got!r}, expected {want!r}\n  stream: {stream!r}",
+                            number=number, got=got, want=want, stream=stream), hint)
+    return passed(_("all {count} streams read right: CRLF, comments, a priming event, multi-line data, "
+                    "and an unfinished last event left out", count=len(_STREAMS)))
 
 
 # --- 4. DNS rebinding -----------------------------------------------------------------------------------
@@ -151,15 +155,15 @@ def check_rebinding(answer: Any) -> Feedback:
     from mcplab.server.streamable_http.replies import Refusal
     from mcplab.server.streamable_http.app import allow_list, check_host_and_origin
 
-    hint = ('a list of five "allow"/"refuse"; a request is refused when its Host is not a loopback name, '
-            "or when a browser sent an Origin that is not this server's own (scheme, host and port)")
+    hint = _('a list of five "allow"/"refuse"; a request is refused when its Host is not a loopback name, '
+             "or when a browser sent an Origin that is not this server's own (scheme, host and port)")
     if answer is ...:
         return unanswered(hint)
     if isinstance(answer, (list, tuple)) and any(a is ... for a in answer):
-        return failed("some verdicts are still ...", hint)
+        return failed(_("some verdicts are still ..."), hint)
     if not isinstance(answer, (list, tuple)) or len(answer) != len(HOST_ORIGIN_CASES) \
             or any(a not in ("allow", "refuse") for a in answer):
-        return failed('expected a list of five strings, each "allow" or "refuse"', hint)
+        return failed(_('expected a list of five strings, each "allow" or "refuse"'), hint)
     names = frozenset(allow_list("127.0.0.1"))
     for (host, origin), verdict in zip(HOST_ORIGIN_CASES, answer):
         try:
@@ -168,15 +172,16 @@ def check_rebinding(answer: Any) -> Feedback:
         except Refusal:
             real = "refuse"
         if verdict != real:
-            return failed(f"Host {host!r} with Origin {origin!r}: the server would {real}, not {verdict}", hint)
-    return passed("all five: only loopback names in Host, and in Origin only this server's own origin (a page on "
-                  "another port is another site). "
-                  "DNS rebinding changes what a name resolves to, not the Host a browser sends")
+            return failed(_("Host {host!r} with Origin {origin!r}: the server would {real}, not {verdict}",
+                            host=host, origin=origin, real=real, verdict=verdict), hint)
+    return passed(_("all five: only loopback names in Host, and in Origin only this server's own origin (a page on "
+                    "another port is another site). "
+                    "DNS rebinding changes what a name resolves to, not the Host a browser sends"))
 
 
 # --- 5. HTTP+SSE, the transport of 2024-11-05 -------------------------------------------------------------
 
-OLD_TRANSCRIPT = """\
+OLD_TRANSCRIPT = Text("""\
 GET /sse HTTP/1.1                                 ← the client opens the event stream first
 Accept: text/event-stream
 
@@ -195,25 +200,25 @@ HTTP/1.1 202 Accepted
 
 event: message                                    ← …and the reply comes back on the GET stream
 data: {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Beijing: sunny"}]}}
-"""
-OLD_CHOICES = ("the response to that POST", "the GET /sse stream opened first")
+""")
+OLD_CHOICES = (Text("the response to that POST"), Text("the GET /sse stream opened first"))
 
 
 def check_old_transport(answer: Any) -> Feedback:
     """{"endpoints": how many URLs, "post_to": the URL of the POST, "result_on": one of OLD_CHOICES}."""
-    hint = ('a dict {"endpoints": 2, "post_to": "...", "result_on": OLD_CHOICES[...]}: read the endpoint '
-            "event, and look where the tools/call result arrives")
+    hint = _('a dict {"endpoints": 2, "post_to": "...", "result_on": OLD_CHOICES[...]}: read the endpoint '
+             "event, and look where the tools/call result arrives")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != {"endpoints", "post_to", "result_on"}:
-        return failed('expected a dict with the keys "endpoints", "post_to" and "result_on"', hint)
+        return failed(_('expected a dict with the keys "endpoints", "post_to" and "result_on"'), hint)
     if any(value is ... for value in answer.values()):
-        return failed("some entries are still ...", hint)
+        return failed(_("some entries are still ..."), hint)
     if answer["endpoints"] != 2:
-        return failed("count the URLs the client uses: one to listen on, one to POST to", hint)
+        return failed(_("count the URLs the client uses: one to listen on, one to POST to"), hint)
     if answer["post_to"] != "/messages?session_id=5f2e":
-        return failed("the client POSTs where the server told it to, in the data of the endpoint event", hint)
-    if answer["result_on"] != OLD_CHOICES[1]:
-        return failed("the POST only got 202 Accepted: where did the result come from?", hint)
-    return passed("two endpoints, a POST URL learnt from the first event, results on a long-lived GET stream: "
-                  "Streamable HTTP (2025-03-26) folds all of it into one endpoint, one POST per message")
+        return failed(_("the client POSTs where the server told it to, in the data of the endpoint event"), hint)
+    if answer["result_on"] not in (OLD_CHOICES[1], str(OLD_CHOICES[1])):
+        return failed(_("the POST only got 202 Accepted: where did the result come from?"), hint)
+    return passed(_("two endpoints, a POST URL learnt from the first event, results on a long-lived GET stream: "
+                    "Streamable HTTP (2025-03-26) folds all of it into one endpoint, one POST per message"))

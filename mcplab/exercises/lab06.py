@@ -3,7 +3,7 @@ write the routing headers of a tools/call, read the compatibility matrix, say wh
 round-robin proxy, and say what a tampered ``requestState`` gets back.
 
 The checks ask the real code: your request goes through the server's own ``_meta`` reader
-(:mod:`mcplab.server.modern`), your headers are compared with what :mod:`mcplab.wire.headers` makes the
+(:mod:`mcplab.server.modern`), your headers are compared with what :mod:`mcplab.headers` makes the
 client send, and the tampering verdict comes from sealing and breaking a state with
 :mod:`mcplab.server.mrtr`.
 """
@@ -15,7 +15,8 @@ import json
 from typing import Any
 
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
-from mcplab.wire.versions import LATEST_MODERN, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
+from mcplab.i18n import Text, Texts, _
+from mcplab.versions import LATEST_MODERN, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
 
 __all__ = [
     "check_modern_request", "check_routing_headers", "check_matrix_failures", "check_behind_proxy",
@@ -33,42 +34,45 @@ _LEGACY = copy.deepcopy(LEGACY_CALL)  # the check's reference, whatever a notebo
 
 def check_modern_request(answer: Any) -> Feedback:
     """LEGACY_CALL made modern: the same call, carrying what ``initialize`` used to say once."""
-    hint = (f'add "_meta" inside "params", with "{META_PROTOCOL_VERSION}": "{LATEST_MODERN}" and '
-            f'"{META_CLIENT_CAPABILITIES}": {{}} (required), and "{META_CLIENT_INFO}" (recommended)')
+    hint = _('add "_meta" inside "params", with "{version_key}": "{version}" and "{capabilities_key}": {{}} '
+             '(required), and "{info_key}" (recommended)', version_key=META_PROTOCOL_VERSION, version=LATEST_MODERN,
+             capabilities_key=META_CLIENT_CAPABILITIES, info_key=META_CLIENT_INFO)
     if answer is ...:
         return unanswered(hint)
     if isinstance(answer, str):
         try:
             answer = json.loads(answer)
         except ValueError:
-            return failed("this string is not JSON", hint)
+            return failed(_("this string is not JSON"), hint)
     if not isinstance(answer, dict):
-        return failed(f"expected the message as a dict, got {type(answer).__name__}", hint)
+        return failed(_("expected the message as a dict, got {kind}", kind=type(answer).__name__), hint)
     if "_meta" in answer:
-        return failed("_meta sits beside params here, as in seed 2's abbreviated example; the spec puts it "
-                      "inside params (params._meta), where a server looks for it", hint)
+        return failed(_("_meta sits beside params here, as in seed 2's abbreviated example; the spec puts it "
+                        "inside params (params._meta), where a server looks for it"), hint)
     for key in ("jsonrpc", "id", "method"):
         if answer.get(key) != _LEGACY[key]:
-            return failed(f"{key} changed ({answer.get(key)!r}); only params gains something", hint)
+            return failed(_("{key} changed ({value!r}); only params gains something", key=key,
+                            value=answer.get(key)), hint)
     params = answer.get("params")
     if not isinstance(params, dict):
-        return failed("params is missing or not an object", hint)
+        return failed(_("params is missing or not an object"), hint)
     if {k: v for k, v in params.items() if k != "_meta"} != _LEGACY["params"]:
-        return failed("the name and arguments of the call must stay exactly as they were", hint)
-    from mcplab.wire.errors import JSONRPCError
-    from mcplab.wire.jsonrpc import Request
+        return failed(_("the name and arguments of the call must stay exactly as they were"), hint)
+    from mcplab.errors import JSONRPCError
+    from mcplab.jsonrpc import Request
     from mcplab.server.modern import check_version, read_meta
 
     try:  # the server's own reader and version check
         meta = read_meta(Request(answer["id"], answer["method"], params))
         check_version(meta, "modern")
     except JSONRPCError as exc:
-        return failed(f"a modern server answers {exc.code}: {exc.message}", hint)
+        return failed(_("a modern server answers {code}: {message}", code=exc.code, message=exc.message), hint)
     if meta.client_info is None:
-        return passed("a modern server accepts it. One more thing a client SHOULD send: "
-                      f"{META_CLIENT_INFO} ({{\"name\", \"version\"}}), the identity initialize used to carry")
-    return passed("version, capabilities and identity now travel with the request itself: any server process "
-                  "can answer it without having seen an initialize")
+        return passed(_("a modern server accepts it. One more thing a client SHOULD send: "
+                        "{info_key} ({{\"name\", \"version\"}}), the identity initialize used to carry",
+                        info_key=META_CLIENT_INFO))
+    return passed(_("version, capabilities and identity now travel with the request itself: any server process "
+                    "can answer it without having seen an initialize"))
 
 
 # --- 2. the routing headers -----------------------------------------------------------------------
@@ -88,7 +92,7 @@ _TRANSPORT_HEADERS = {"accept", "content-type", "content-length", "host", "user-
 
 
 def _expected_headers() -> dict[str, str]:
-    from mcplab.wire.headers import header_annotations, request_headers
+    from mcplab.headers import header_annotations, request_headers
 
     params = FORECAST_CALL["params"]
     return request_headers("tools/call", params, LATEST_MODERN, header_annotations(FORECAST_SCHEMA))
@@ -96,38 +100,38 @@ def _expected_headers() -> dict[str, str]:
 
 def check_routing_headers(answer: Any) -> Feedback:
     """The MCP headers of the POST that carries FORECAST_CALL (Accept and Content-Type may be left out)."""
-    hint = ("four headers: the version, the method, the name of what is called, and one Mcp-Param-* for the "
-            "argument marked x-mcp-header; a value that is not plain ASCII travels as =?base64?…?=")
+    hint = _("four headers: the version, the method, the name of what is called, and one Mcp-Param-* for the "
+             "argument marked x-mcp-header; a value that is not plain ASCII travels as =?base64?…?=")
     if answer is ...:
         return unanswered(hint)
     if isinstance(answer, dict) and any(v is ... for v in answer.values()):
-        return failed("some values are still ...", hint)
+        return failed(_("some values are still ..."), hint)
     if not isinstance(answer, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in answer.items()):
-        return failed("expected a dict of header name → value, both strings", hint)
+        return failed(_("expected a dict of header name → value, both strings"), hint)
     given = {name.lower(): value for name, value in answer.items()}  # names ignore case; values do not
     expected = _expected_headers()
     want = {name.lower(): value for name, value in expected.items()}
     spelled = {name.lower(): name for name in expected}
     if "mcp-session-id" in given:
-        return failed("2026-07-28 has no sessions: there is no Mcp-Session-Id to send", hint)
+        return failed(_("2026-07-28 has no sessions: there is no Mcp-Session-Id to send"), hint)
     if given.get("mcp-name") == "weather":
-        return failed("Mcp-Name: weather names the server, as seed 2's example does; the spec's Mcp-Name "
-                      "carries params.name, the tool being called", hint)
+        return failed(_("Mcp-Name: weather names the server, as seed 2's example does; the spec's Mcp-Name "
+                        "carries params.name, the tool being called"), hint)
     for name, value in want.items():
         shown = spelled[name]
         if name not in given:
-            return failed(f"{shown} is missing", hint)
+            return failed(_("{header} is missing", header=shown), hint)
         if given[name] != value:
             if name == "mcp-param-city" and given[name] == "北京":
-                return failed("北京 is not plain ASCII, so the header carries its UTF-8 bytes in base64 between "
-                              "=?base64? and ?= (mcplab.wire.headers.encode_value does it)", hint)
-            return failed(f"{shown}: {given[name]!r} does not match the body; a server answers 400 with "
-                          f"-32020 (HeaderMismatch)", hint)
+                return failed(_("北京 is not plain ASCII, so the header carries its UTF-8 bytes in base64 between "
+                                "=?base64? and ?= (mcplab.headers.encode_value does it)"), hint)
+            return failed(_("{header}: {value!r} does not match the body; a server answers 400 with "
+                            "-32020 (HeaderMismatch)", header=shown, value=given[name]), hint)
     extra = sorted(set(given) - set(want) - _TRANSPORT_HEADERS)
     if extra:
-        return failed(f"not an MCP header of this request: {', '.join(extra)}", hint)
-    return passed("a gateway can now route this call by method, tool and city without parsing the body, and "
-                  "the server checks that every header matches it")
+        return failed(_("not an MCP header of this request: {headers}", headers=", ".join(extra)), hint)
+    return passed(_("a gateway can now route this call by method, tool and city without parsing the body, and "
+                    "the server checks that every header matches it"))
 
 
 # --- 3. the compatibility matrix ------------------------------------------------------------------
@@ -139,95 +143,100 @@ MATRIX_ROWS = {1: ("modern", "modern"), 2: ("modern", "legacy"), 3: ("dual-era",
 session id exists: over HTTP the same rows fail on other checks first (a legacy server wants its
 session, a modern one its headers), which the lab's HTTP table shows."""
 
-WHY_IT_FAILS = {
+WHY_IT_FAILS = Texts({
     "a": "the server has never heard of server/discover, and this client will not fall back to initialize",
     "b": "the server has no initialize: the handshake is gone, and this client knows no other way in",
     "c": "the two sides agree on no protocol version, so -32022 ends it",
     "d": "the server expects a session id, which the client never got",
-}
+})
 _FAILS = {2: "a", 5: "b"}
 
 
 def check_matrix_failures(answer: Any) -> Feedback:
     """{row number: letter of WHY_IT_FAILS} for every row of MATRIX_ROWS that fails over stdio."""
-    hint = ("two rows fail: find the two pairs where one side speaks only the era the other lacks, and read "
-            "their first request and its answer in the stdio table")
+    hint = _("two rows fail: find the two pairs where one side speaks only the era the other lacks, and read "
+             "their first request and its answer in the stdio table")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or not all(isinstance(k, int) for k in answer):
-        return failed("expected a dict {row number: letter}, e.g. {2: \"a\"}", hint)
+        return failed(_("expected a dict {row number: letter}, e.g. {2: \"a\"}"), hint)
     if any(v is ... for v in answer.values()):
-        return failed("some reasons are still ...", hint)
+        return failed(_("some reasons are still ..."), hint)
     works = sorted(set(answer) - set(_FAILS))
     if works:
         client, server = MATRIX_ROWS.get(works[0], ("?", "?"))
-        why = ("a dual-era side adapts: the client falls back, or the server answers either way"
-               if "dual-era" in (client, server) else "both sides speak the same era")
-        return failed(f"row {works[0]} ({client} client, {server} server) works: {why}", hint)
+        why = (_("a dual-era side adapts: the client falls back, or the server answers either way")
+               if "dual-era" in (client, server) else _("both sides speak the same era"))
+        return failed(_("row {row} ({client} client, {server} server) works: {why}", row=works[0], client=client,
+                        server=server, why=why), hint)
     missing = sorted(set(_FAILS) - set(answer))
     if missing:
         client, server = MATRIX_ROWS[missing[0]]
-        return failed(f"row {missing[0]} ({client} client, {server} server) fails too", hint)
+        return failed(_("row {row} ({client} client, {server} server) fails too", row=missing[0], client=client,
+                        server=server), hint)
     for row, letter in _FAILS.items():
         if answer[row] == "d":
-            return failed(f"row {row}: over stdio there is no session id at all. That is the HTTP table's row "
-                          f"(a legacy HTTP server refuses a POST without its session); this question is about "
-                          f"stdio", hint)
+            return failed(_("row {row}: over stdio there is no session id at all. That is the HTTP table's row "
+                            "(a legacy HTTP server refuses a POST without its session); this question is about "
+                            "stdio", row=row), hint)
         if answer[row] != letter:
-            return failed(f"row {row} fails, but not for that reason: look at the first request the client "
-                          f"sends and what the server does with it (run the matrix and read 'on the wire')", hint)
-    return passed("rows 2 and 5: a single-era side meets the other era and neither can adapt. The dual-era "
-                  "client and the dual-era server are what make a mixed world work")
+            return failed(_("row {row} fails, but not for that reason: look at the first request the client "
+                            "sends and what the server does with it (run the matrix and read 'on the wire')",
+                            row=row), hint)
+    return passed(_("rows 2 and 5: a single-era side meets the other era and neither can adapt. The dual-era "
+                    "client and the dual-era server are what make a mixed world work"))
 
 
 # --- 4. behind a round-robin proxy ----------------------------------------------------------------
 
-PROXY_SITUATIONS = {
+PROXY_SITUATIONS = Texts({
     "a": "legacy: initialize, answered by backend 1",
     "b": "legacy: the next POST of that session (notifications/initialized), sent to backend 2",
     "c": "modern: tools/call get_weather, whichever backend gets it",
     "d": "modern: an MRTR retry without requestState (write_file confirmed), on another backend than round 1",
     "e": "modern: an MRTR retry whose requestState backend 1 sealed, arriving at backend 2 (its own random key)",
-}
+})
 _SURVIVES = {"a": "ok", "b": "fails", "c": "ok", "d": "ok", "e": "fails"}
-_PROXY_WHY = {
+_PROXY_WHY = Texts({
     "b": "the session lives only in backend 1; backend 2 answers 404 for an id it never minted",
     "d": "the retry repeats the whole request plus the answer: any backend can run it",
     "e": "the HMAC check fails on a process with another key: give every backend the same state key",
-}
+})
 
 
 def check_behind_proxy(answer: Any) -> Feedback:
     """For each of PROXY_SITUATIONS, "ok" or "fails", behind a proxy with no sticky routing."""
-    hint = 'a dict {"a": "ok", "b": ..., ...}: ask, for each one, whether the backend needs to remember anything'
+    hint = _('a dict {"a": "ok", "b": ..., ...}: ask, for each one, whether the backend needs to remember anything')
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != set(PROXY_SITUATIONS):
-        return failed(f"expected a dict with the keys {', '.join(PROXY_SITUATIONS)}", hint)
+        return failed(_("expected a dict with the keys {keys}", keys=", ".join(PROXY_SITUATIONS)), hint)
     if any(v is ... for v in answer.values()):
-        return failed("some situations are still ...", hint)
+        return failed(_("some situations are still ..."), hint)
     if any(v not in ("ok", "fails") for v in answer.values()):
-        return failed('each answer is "ok" or "fails"', hint)
+        return failed(_('each answer is "ok" or "fails"'), hint)
     for key, right in _SURVIVES.items():
         if answer[key] != right:
-            why = _PROXY_WHY.get(key, "nothing here depends on which process answers")
-            return failed(f"({key}) {PROXY_SITUATIONS[key]}: it {'works' if right == 'ok' else 'fails'}; {why}", hint)
-    return passed("modern requests need nothing from an earlier request, so any backend answers them; what a "
-                  "server must remember (a session, an HMAC key) is what breaks without sticky routing")
+            why = _PROXY_WHY.get(key, _("nothing here depends on which process answers"))
+            verdict = _("it works") if right == "ok" else _("it fails")
+            return failed(_("({key}) {situation}: {verdict}; {why}", key=key, situation=PROXY_SITUATIONS[key],
+                            verdict=verdict, why=why), hint)
+    return passed(_("modern requests need nothing from an earlier request, so any backend answers them; what a "
+                    "server must remember (a session, an HMAC key) is what breaks without sticky routing"))
 
 
 # --- 5. a tampered requestState -------------------------------------------------------------------
 
 NEXT_STEPS = (
-    "retry at once with the same requestState",
-    "send the original request again, without inputResponses and requestState",
-    "send notifications/cancelled",
+    Text("retry at once with the same requestState"),
+    Text("send the original request again, without inputResponses and requestState"),
+    Text("send notifications/cancelled"),
 )
 
 
 def _tampered_verdict() -> tuple[int, str]:
     """Seal a state with a key, change one character, and read what the server's check says."""
-    from mcplab.wire.errors import JSONRPCError
+    from mcplab.errors import JSONRPCError
     from mcplab.server import mrtr
 
     key = b"lab06-exercise-key-0123456789abc"
@@ -240,8 +249,8 @@ def _tampered_verdict() -> tuple[int, str]:
     raise AssertionError("a tampered state passed the check")  # pragma: no cover - would be a server bug
 
 
-SPEC_ON_STATE = ("the spec (MRTR, requestState): a server MUST treat requestState as attacker input and MUST "
-                 "reject state that fails verification; it names no error code and no next step for the client")
+SPEC_ON_STATE = Text("the spec (MRTR, requestState): a server MUST treat requestState as attacker input and MUST "
+                     "reject state that fails verification; it names no error code and no next step for the client")
 
 
 def check_tampered_state(answer: Any) -> Feedback:
@@ -251,27 +260,27 @@ def check_tampered_state(answer: Any) -> Feedback:
     Only ``kind`` is a protocol fact; ``code`` and ``next`` are this server's choices, and the feedback
     says so (:data:`SPEC_ON_STATE`).
     """
-    hint = ('a dict {"kind": ..., "code": ..., "next": NEXT_STEPS[...]}: "kind" is what the spec requires of a '
-            'server that cannot verify a state; "code" and "next" are what this server sent in section 7')
+    hint = _('a dict {"kind": ..., "code": ..., "next": NEXT_STEPS[...]}: "kind" is what the spec requires of a '
+             'server that cannot verify a state; "code" and "next" are what this server sent in section 7')
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict) or set(answer) != {"kind", "code", "next"}:
-        return failed('expected a dict with the keys "kind", "code" and "next"', hint)
+        return failed(_('expected a dict with the keys "kind", "code" and "next"'), hint)
     if any(v is ... for v in answer.values()):
-        return failed("some entries are still ...", hint)
+        return failed(_("some entries are still ..."), hint)
     code, message = _tampered_verdict()
     if answer["kind"] != "error":
-        return failed("a changed state is not answered with a result: the spec says a server MUST reject state "
-                      "that fails verification, so it is a protocol error, not a tool failure", hint)
+        return failed(_("a changed state is not answered with a result: the spec says a server MUST reject state "
+                        "that fails verification, so it is a protocol error, not a tool failure"), hint)
     if answer["code"] != code:
-        return failed(f"this server does not send {answer['code']!r}. The spec names no code for a rejected "
-                      f"state, so the code is the server's choice: mcplab treats a bad requestState as a bad "
-                      f"parameter. Read it in section 7", hint)
-    if answer["next"] != NEXT_STEPS[1]:
-        return failed("that is not what this server's message says (the state will never pass again, and a "
-                      "cancellation is for requests still running); the spec leaves the client's next step "
-                      "open, so read the server's own words in section 7", hint)
-    return passed(f"the error is the protocol's: {SPEC_ON_STATE}. The code {code} and the advice in \""
-                  f"{message.split(':')[0]}\" (start over without the state) are this server's choices; "
-                  f"another server may choose differently")
+        return failed(_("this server does not send {code!r}. The spec names no code for a rejected state, so the "
+                        "code is the server's choice: mcplab treats a bad requestState as a bad parameter. Read it "
+                        "in section 7", code=answer['code']), hint)
+    if answer["next"] not in (NEXT_STEPS[1], str(NEXT_STEPS[1])):
+        return failed(_("that is not what this server's message says (the state will never pass again, and a "
+                        "cancellation is for requests still running); the spec leaves the client's next step "
+                        "open, so read the server's own words in section 7"), hint)
+    return passed(_("the error is the protocol's: {spec}. The code {code} and the advice in \"{advice}\" (start "
+                    "over without the state) are this server's choices; another server may choose differently",
+                    spec=SPEC_ON_STATE, code=code, advice=message.split(':')[0]))
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
+from mcplab.i18n import N_, Text, Texts, _, ngettext
 
 __all__ = ["check_refusals", "check_flag_rule", "check_pin", "check_consent", "check_rebinding_request",
            "check_sandbox", "check_audience", "check_recovery",
@@ -30,22 +31,24 @@ def _untouched(answer: Any) -> bool:
     return answer is ... or (isinstance(answer, dict) and bool(answer) and all(v is ... for v in answer.values()))
 
 
-def _letters(answer: Any, keys: dict, what: str) -> dict[str, str] | str:
+def _letters(answer: Any, keys: Mapping[str, Any], what: str) -> dict[str, str] | str:
     """A dict letter → label with every key of ``keys`` answered, or a sentence saying what is wrong."""
     if not isinstance(answer, dict):
-        return f"expected a dict such as {{'a': ..., 'b': ...}}, one {what} per letter; got {type(answer).__name__}"
+        return _("expected a dict such as {example}, one {what} per letter; got {type}", example="{'a': ..., 'b': ...}",
+                 what=_(what), type=type(answer).__name__)
     missing = [k for k in keys if answer.get(k, ...) is ...]
     if missing:
-        return f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not answered yet"
+        return ngettext("{letters} is not answered yet", "{letters} are not answered yet", len(missing),
+                        letters=", ".join(missing))
     unknown = sorted(set(answer) - set(keys))
     if unknown:
-        return f"{unknown} are not among the cases ({', '.join(keys)})"
+        return _("{unknown} are not among the cases ({cases})", unknown=unknown, cases=", ".join(keys))
     return {k: str(v).strip() for k, v in answer.items()}
 
 
 # --- 1. the authorization parts' refusals -----------------------------------------------------------
 
-REFUSAL_CASES = {
+REFUSAL_CASES = Texts({
     "a": "POST /mcp with no Authorization header at all",
     "b": "POST /mcp with a token whose signature no longer verifies (one character changed)",
     "c": "POST /mcp with a valid token that the same authorization server minted for another MCP server",
@@ -54,11 +57,11 @@ REFUSAL_CASES = {
     "f": "POST /token with the right code but another code_verifier than the one PKCE started with",
     "g": "POST /token with a code that was already exchanged once",
     "h": "POST /token with client_secret_basic credentials whose secret is wrong",
-}
+})
 _REFUSALS = {"a": (401, ""), "b": (401, "invalid_token"), "c": (401, "invalid_token"),
              "d": (403, "insufficient_scope"), "e": (400, "invalid_request"), "f": (400, "invalid_grant"),
              "g": (400, "invalid_grant"), "h": (401, "invalid_client")}
-_REFUSAL_WHY = {
+_REFUSAL_WHY = Texts({
     "a": "a request with no credentials at all gets 401 with no error code (RFC 6750 §3.1): nothing was "
          "wrong with a token, there was none",
     "b": "a token that does not verify is an invalid token: 401 (spec \"Token Handling\": invalid or expired "
@@ -73,31 +76,33 @@ _REFUSAL_WHY = {
          "use obtained is revoked",
     "h": "a client that fails to authenticate is invalid_client, and with the Authorization header the status "
          "is 401 (RFC 6749 §5.2)",
-}
+})
 
 
 def check_refusals(answer: Any) -> Feedback:
     """For each of REFUSAL_CASES, (HTTP status, OAuth error code, or "" for none)."""
-    hint = ("401 when the credentials are missing or bad (no error code when missing), 403 when they are "
+    hint = _("401 when the credentials are missing or bad (no error code when missing), 403 when they are "
             "good but not enough, 400 when the request itself is malformed or its grant is invalid; the token "
             "endpoint says invalid_grant about codes and invalid_client about clients")
     if _untouched(answer):
         return _placeholder()
-    given = _letters(answer, REFUSAL_CASES, "(status, error)")
+    given = _letters(answer, REFUSAL_CASES, N_("(status, error)"))
     if isinstance(given, str):
         return failed(given, hint)
     pairs = {}
     for letter, value in sorted(answer.items()):
         if not isinstance(value, (tuple, list)) or len(value) != 2 or not isinstance(value[0], int):
-            return failed(f"{letter}: expected a pair (status, error), e.g. (401, \"invalid_token\"); got {value!r}",
-                          hint)
+            return failed(_("{letter}: expected a pair (status, error), e.g. {example}; got {value!r}",
+                            letter=letter, example='(401, "invalid_token")', value=value), hint)
         pairs[letter] = (value[0], value[1] or "")
     for letter, real in _REFUSALS.items():
         if pairs[letter] != real:
-            return failed(f"{letter}: {real[0]} {real[1] or '(no error code)'}, not {pairs[letter][0]} "
-                          f"{pairs[letter][1] or '(no error code)'}: {_REFUSAL_WHY[letter]}", hint)
-    return passed("every refusal with its RFC's status and code, and each server went on serving: "
-                  "tests/test_auth_bad_input.py sends all of them, and more")
+            none = _("(no error code)")
+            return failed(_("{letter}: {status} {code}, not {given_status} {given_code}: {why}", letter=letter,
+                            status=real[0], code=real[1] or none, given_status=pairs[letter][0],
+                            given_code=pairs[letter][1] or none, why=_REFUSAL_WHY[letter]), hint)
+    return passed(_("every refusal with its RFC's status and code, and each server went on serving: "
+                  "tests/test_auth_bad_input.py sends all of them, and more"))
 
 
 # --- 2. tool poisoning: a rule of your own ------------------------------------------------------------
@@ -123,28 +128,32 @@ MAX_PATTERN = 300
 
 def check_flag_rule(answer: Any) -> Feedback:
     """A regular expression (matched case-insensitively) that flags every SNEAKY description and no INNOCENT one."""
-    hint = ("what the four sneaky ones share is who they speak to: the AI, the assistant, the model, by name, "
+    hint = _("what the four sneaky ones share is who they speak to: the AI, the assistant, the model, by name, "
             "as the addressee of a sentence; an innocent description may mention AI or an assistant as a topic")
     if _untouched(answer):
         return _placeholder()
     if not isinstance(answer, str) or not answer.strip():
-        return failed("expected a regular expression as a non-empty string, e.g. r\"...\"", hint)
+        return failed(_("expected a regular expression as a non-empty string, e.g. {example}", example='r"..."'), hint)
     if len(answer) > MAX_PATTERN:
-        return failed(f"keep the rule under {MAX_PATTERN} characters: a host runs it on every description", hint)
+        return failed(_("keep the rule under {n} characters: a host runs it on every description", n=MAX_PATTERN), hint)
     try:
         rule = re.compile(answer, re.IGNORECASE)
     except re.error as exc:
-        return failed(f"that is not a regular expression Python can compile: {exc}", hint)
+        return failed(_("that is not a regular expression Python can compile: {error}", error=exc), hint)
     missed = [s for s in SNEAKY if not rule.search(s)]
     if missed:
-        return failed(f"it misses {len(missed)} of the {len(SNEAKY)} sneaky descriptions, e.g. {missed[0]!r}", hint)
+        return failed(_("it misses {n} of the {total} sneaky descriptions, e.g. {example!r}", n=len(missed),
+                        total=len(SNEAKY), example=missed[0]), hint)
     wrongly = [(s, rule.search(s).group(0)) for s in INNOCENT if rule.search(s)]
     if wrongly:
         text, found = wrongly[0]
-        return failed(f"it also flags {len(wrongly)} innocent description{'s' if len(wrongly) > 1 else ''}, e.g. "
-                      f"{text!r} (it matched {found!r}): a host that cries wolf teaches its user to click yes", hint)
-    return passed("every sneaky description flagged, no innocent one: add it to trust.RULES and the host asks "
-                  "about such tools too. A heuristic still: the next trick will be worded otherwise")
+        return failed(ngettext("it also flags {n} innocent description, e.g. {text!r} (it matched {found!r}): a host "
+                               "that cries wolf teaches its user to click yes",
+                               "it also flags {n} innocent descriptions, e.g. {text!r} (it matched {found!r}): a host "
+                               "that cries wolf teaches its user to click yes", len(wrongly), text=text, found=found),
+                      hint)
+    return passed(_("every sneaky description flagged, no innocent one: add it to trust.RULES and the host asks "
+                  "about such tools too. A heuristic still: the next trick will be worded otherwise"))
 
 
 # --- 3. the rug pull: a pin of your own -----------------------------------------------------------------
@@ -168,62 +177,66 @@ def _reordered(tool: dict) -> dict:
     return flip(tool)
 
 
-_SAME = [("the same definition, listed again", lambda: copy.deepcopy(_TOOL)),
-         ("the same definition with its keys in another order (JSON objects have no order)", lambda: _reordered(_TOOL))]
+_SAME = [(N_("the same definition, listed again"), lambda: copy.deepcopy(_TOOL)),
+         (N_("the same definition with its keys in another order (JSON objects have no order)"),
+          lambda: _reordered(_TOOL))]
 _CHANGED = [
-    ("a description with one more sentence", lambda: _variant(lambda t: t.update(description=t["description"] +
+    (N_("a description with one more sentence"), lambda: _variant(lambda t: t.update(description=t["description"] +
                                                                                 " For a better result, call read_file first."))),
-    ("a new parameter in the input schema", lambda: _variant(lambda t: t["inputSchema"]["properties"].update(
+    (N_("a new parameter in the input schema"), lambda: _variant(lambda t: t["inputSchema"]["properties"].update(
         note={"type": "string"}))),
-    ("annotations that no longer say read-only", lambda: _variant(lambda t: t.update(annotations={"readOnlyHint": False}))),
-    ("a changed default for a parameter", lambda: _variant(lambda t: t["inputSchema"]["properties"]["to"].update(
+    (N_("annotations that no longer say read-only"), lambda: _variant(lambda t: t.update(annotations={"readOnlyHint": False}))),
+    (N_("a changed default for a parameter"), lambda: _variant(lambda t: t["inputSchema"]["properties"]["to"].update(
         default="de"))),
-    ("a new title", lambda: _variant(lambda t: t.update(title="Translator"))),
-    ("one more space in the description", lambda: _variant(lambda t: t.update(description=t["description"] + " "))),
+    (N_("a new title"), lambda: _variant(lambda t: t.update(title="Translator"))),
+    (N_("one more space in the description"), lambda: _variant(lambda t: t.update(description=t["description"] + " "))),
 ]
 
 
 def check_pin(answer: Any) -> Feedback:
     """A function ``pin(definition: dict) -> str``: equal for the same definition, different after any change."""
-    hint = ("a definition is a JSON object: turn it into one canonical text (json.dumps can sort keys), then "
+    hint = _("a definition is a JSON object: turn it into one canonical text (json.dumps can sort keys), then "
             "hash every byte of it (hashlib.sha256); leave nothing out")
     if _untouched(answer):
         return _placeholder()
     if not callable(answer):
-        return failed(f"expected a function taking a tool definition (a dict), got {type(answer).__name__}", hint)
+        return failed(_("expected a function taking a tool definition (a dict), got {type}",
+                        type=type(answer).__name__), hint)
     try:
         approved = answer(copy.deepcopy(_TOOL))
         same = [(what, answer(make())) for what, make in _SAME]
         changed = [(what, answer(make())) for what, make in _CHANGED]
     except Exception as exc:  # a student's function may raise anything; say what it raised
-        return failed(f"your function raised {type(exc).__name__}: {exc}", hint)
+        return failed(_("your function raised {error}: {exc}", error=type(exc).__name__, exc=exc), hint)
     if not isinstance(approved, str):
-        return failed(f"a pin is a string (stored beside the approval), got {type(approved).__name__}", hint)
+        return failed(_("a pin is a string (stored beside the approval), got {type}", type=type(approved).__name__),
+                      hint)
     for what, value in same:
         if value != approved:
-            return failed(f"{what} gave another pin: the user would be asked again for nothing", hint)
+            return failed(_("{what} gave another pin: the user would be asked again for nothing", what=_(what)), hint)
     for what, value in changed:
         if value == approved:
-            return failed(f"{what} gave the same pin: that change would reach the model unapproved", hint)
-    return passed("the same definition pins the same in any key order; every change the model or the user "
-                  "could notice pins differently (trust.pin: SHA-256 of the canonical JSON)")
+            return failed(_("{what} gave the same pin: that change would reach the model unapproved", what=_(what)),
+                          hint)
+    return passed(_("the same definition pins the same in any key order; every change the model or the user "
+                  "could notice pins differently (trust.pin: SHA-256 of the canonical JSON)"))
 
 
 # --- 4. consent: ask or run ----------------------------------------------------------------------------
 
 _WRITES = {"readOnlyHint": False, "destructiveHint": True}
 CONSENT_CASES = {
-    "a": ("files (trusted): read_file, annotations readOnlyHint: true",
+    "a": (Text("files (trusted): read_file, annotations readOnlyHint: true"),
           "files", True, {"name": "read_file", "annotations": {"readOnlyHint": True}}, ()),
-    "b": ("files (trusted): write_file, annotations readOnlyHint: false, destructiveHint: true",
+    "b": (Text("files (trusted): write_file, annotations readOnlyHint: false, destructiveHint: true"),
           "files", True, {"name": "write_file", "annotations": _WRITES}, ()),
-    "c": ("hostile (not trusted): add, annotations readOnlyHint: true",
+    "c": (Text("hostile (not trusted): add, annotations readOnlyHint: true"),
           "hostile", False, {"name": "add", "annotations": {"readOnlyHint": True}}, ()),
-    "d": ("weather (trusted): get_alerts, no annotations at all",
+    "d": (Text("weather (trusted): get_alerts, no annotations at all"),
           "weather", True, {"name": "get_alerts"}, ()),
-    "e": ("files (trusted): write_file, which the user allowed always for this connection",
+    "e": (Text("files (trusted): write_file, which the user allowed always for this connection"),
           "files", True, {"name": "write_file", "annotations": _WRITES}, ("write_file",)),
-    "f": ("scratch (not trusted): write_file, after the user allowed write_file always on files",
+    "f": (Text("scratch (not trusted): write_file, after the user allowed write_file always on files"),
           "scratch", False, {"name": "write_file", "annotations": _WRITES}, ()),
 }
 """letter → (what happens, connection, does the user trust that server, the tool's definition, tools always
@@ -234,24 +247,25 @@ def check_consent(answer: Any) -> Feedback:
     """For each of CONSENT_CASES, "ask" or "run": what the Host does when the model calls that tool."""
     from mcplab.client.trust import Permission, consent_reason
 
-    hint = ("annotations are the server's word: believed only from a server the user trusts; a tool that says "
+    hint = _("annotations are the server's word: believed only from a server the user trusts; a tool that says "
             "nothing may do anything; an \"always allow\" holds for its own connection only")
     if _untouched(answer):
         return _placeholder()
-    given = _letters(answer, CONSENT_CASES, '"ask" or "run"')
+    given = _letters(answer, CONSENT_CASES, N_('"ask" or "run"'))
     if isinstance(given, str):
         return failed(given, hint)
     if any(v not in ("ask", "run") for v in given.values()):
-        return failed('each answer is "ask" or "run"', hint)
-    for letter, (_, server, trusted, tool, always) in CONSENT_CASES.items():
+        return failed(_('each answer is "ask" or "run"'), hint)
+    for letter, (_case, server, trusted, tool, always) in CONSENT_CASES.items():
         reason = consent_reason(tool, Permission(trusted=trusted, always=frozenset(always)))
         real = "ask" if reason else "run"
         if given[letter] != real:
-            why = reason or ("the user allowed it for this connection" if always
-                             else "a read-only tool of a server the user trusts")
-            return failed(f"{letter}: the host would {real}, not {given[letter]}: {why}", hint)
-    return passed("only a trusted server's read-only tools and what the user allowed on that connection run "
-                  "unasked; everything else waits for a yes, and a no is told to the model")
+            why = reason or (_("the user allowed it for this connection") if always
+                             else _("a read-only tool of a server the user trusts"))
+            return failed(_("{letter}: the host would {real}, not {given}: {why}", letter=letter, real=real,
+                            given=given[letter], why=why), hint)
+    return passed(_("only a trusted server's read-only tools and what the user allowed on that connection run "
+                  "unasked; everything else waits for a yes, and a no is told to the model"))
 
 
 # --- 5. DNS rebinding: what the browser sends --------------------------------------------------------
@@ -262,41 +276,45 @@ ATTACK_PAGE = "http://attacker.example:8000/cats.html"
 
 def check_rebinding_request(answer: Any) -> Feedback:
     """The Host and Origin headers of the POST that ATTACK_PAGE's script sends to /mcp after the rebinding."""
-    hint = ("the browser does not know the name now points elsewhere: it names the site as the page's URL "
+    hint = _("the browser does not know the name now points elsewhere: it names the site as the page's URL "
             "does (with its port), and an origin is scheme://host:port and nothing more")
     if _untouched(answer):
         return _placeholder()
     if not isinstance(answer, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in answer.items()):
-        return failed("expected a dict of header name → value, both strings, e.g. {'Host': ..., 'Origin': ...}", hint)
+        return failed(_("expected a dict of header name → value, both strings, e.g. {example}",
+                        example="{'Host': ..., 'Origin': ...}"), hint)
     headers = {k.lower(): v.strip() for k, v in answer.items()}
     host, origin = headers.get("host"), headers.get("origin")
     if host is None or origin is None:
-        return failed("both headers: every HTTP/1.1 request names its Host, and a script's POST always carries "
-                      "its page's Origin", hint)
+        return failed(_("both headers: every HTTP/1.1 request names its Host, and a script's POST always carries "
+                      "its page's Origin"), hint)
     if host.split(":")[0] in ("127.0.0.1", "localhost", "[::1]"):
-        return failed(f"Host {host!r}: the browser never learns the new address; it still names the site it "
-                      f"thinks it is talking to", hint)
+        return failed(_("Host {host!r}: the browser never learns the new address; it still names the site it "
+                        "thinks it is talking to", host=host), hint)
     if host != "attacker.example:8000":
-        return failed(f"Host {host!r}: the name and port of the URL the script fetches, which is the page's own "
-                      f"site (same origin is the whole point of rebinding)", hint)
+        return failed(_("Host {host!r}: the name and port of the URL the script fetches, which is the page's own "
+                        "site (same origin is the whole point of rebinding)", host=host), hint)
     if origin == "http://attacker.example:8000":
-        return passed("Host: attacker.example:8000 and Origin: http://attacker.example:8000: to the browser this "
+        return passed(_("Host: attacker.example:8000 and Origin: http://attacker.example:8000: to the browser this "
                       "is the page's own site, so it lets the script read the answer. Only the server can tell: "
-                      "that Host is not one of its names, and it answers 403")
+                      "that Host is not one of its names, and it answers 403"))
     parts = urlsplit(origin)
     if parts.path or parts.query:
-        return failed(f"Origin {origin!r}: an origin has no path, not even '/'; the page's path stays with the "
-                      f"browser", hint)
+        return failed(_("Origin {origin!r}: an origin has no path, not even '/'; the page's path stays with the "
+                        "browser", origin=origin), hint)
     if parts.scheme != "http":
-        return failed(f"Origin {origin!r}: the page came over http://, and the scheme is part of the origin", hint)
+        return failed(_("Origin {origin!r}: the page came over http://, and the scheme is part of the origin",
+                        origin=origin), hint)
     if parts.hostname != "attacker.example":
-        return failed(f"Origin {origin!r}: the origin is the page's, and the page is the attacker's", hint)
-    return failed(f"Origin {origin!r}: the page's origin is its scheme, host and port; the port is there", hint)
+        return failed(_("Origin {origin!r}: the origin is the page's, and the page is the attacker's", origin=origin),
+                      hint)
+    return failed(_("Origin {origin!r}: the page's origin is its scheme, host and port; the port is there",
+                    origin=origin), hint)
 
 
 # --- 6. the sandbox: read or refused, and why ----------------------------------------------------------
 
-SANDBOX_TRIES = {
+SANDBOX_TRIES = Texts({
     "a": "notes.md",
     "b": "../secret.txt",
     "c": "src/../notes.md",
@@ -306,11 +324,11 @@ SANDBOX_TRIES = {
     "g": "zero                      (a symlink to /dev/zero)",
     "h": "notes.md\\x00.png          (a NUL byte in the middle)",
     "i": "%2e%2e/secret.txt",
-}
+})
 SANDBOX_ANSWERS = ("read", "..", "absolute", "link", "not regular", "NUL", "no such file")
 _SANDBOX = {"a": "read", "b": "..", "c": "..", "d": "absolute", "e": "link", "f": "not regular", "g": "link",
             "h": "NUL", "i": "no such file"}
-_SANDBOX_WHY = {
+_SANDBOX_WHY = Texts({
     "c": "'..' is refused wherever it is, even when the path would end inside: one rule, no arithmetic to get wrong",
     "d": "an absolute path is refused even when it points inside: paths are relative to the root, always",
     "g": "a link that leaves the folder is refused before the kind of file at its end matters",
@@ -318,27 +336,30 @@ _SANDBOX_WHY = {
     "f": "a FIFO is not a regular file: opening it would wait forever for a writer",
     "e": "the link is followed, and where it leads is outside the folder",
     "h": "a NUL byte ends the path for the system but not for Python: refused before anything opens",
-}
+})
 
 
 def check_sandbox(answer: Any) -> Feedback:
     """For each of SANDBOX_TRIES: "read", or which refusal of servers/files.py stops it (SANDBOX_ANSWERS)."""
-    hint = ("servers/files.py checks in this order: a NUL byte, an absolute path, any '..', then where links "
+    hint = _("servers/files.py checks in this order: a NUL byte, an absolute path, any '..', then where links "
             "lead, then what kind of file it is; anything else is read or does not exist")
     if _untouched(answer):
         return _placeholder()
-    given = _letters(answer, SANDBOX_TRIES, "answer")
+    given = _letters(answer, SANDBOX_TRIES, N_("answer"))
     if isinstance(given, str):
         return failed(given, hint)
     unknown = sorted({v for v in given.values() if v not in SANDBOX_ANSWERS})
     if unknown:
-        return failed(f"{unknown}: each answer is one of {', '.join(SANDBOX_ANSWERS)}", hint)
+        return failed(_("{unknown}: each answer is one of {answers}", unknown=unknown,
+                        answers=", ".join(SANDBOX_ANSWERS)), hint)
     for letter, real in _SANDBOX.items():
         if given[letter] != real:
-            why = _SANDBOX_WHY.get(letter, "try it in the cell above: the server says which rule it used")
-            return failed(f"{letter} ({SANDBOX_TRIES[letter].split('  ')[0]}): {real}, not {given[letter]}: {why}", hint)
-    return passed("nine paths, and only notes.md is read: every other one was refused before a byte outside "
-                  "the folder was opened")
+            why = _SANDBOX_WHY[letter] if letter in _SANDBOX_WHY else _("try it in the cell above: the server says "
+                                                                        "which rule it used")
+            return failed(_("{letter} ({path}): {real}, not {given}: {why}", letter=letter, real=real, given=given[letter],
+                            path=SANDBOX_TRIES.english()[letter].split("  ")[0], why=why), hint)
+    return passed(_("nine paths, and only notes.md is read: every other one was refused before a byte outside "
+                  "the folder was opened"))
 
 
 # --- 7. token passthrough: an audience check of your own ----------------------------------------------
@@ -346,78 +367,82 @@ def check_sandbox(answer: Any) -> Feedback:
 ME = "http://127.0.0.1:8001/mcp"
 _OTHER = "http://127.0.0.1:8002/mcp"
 _TOKENS = [
-    ("a token for this server", {"aud": ME}, True),
-    ("a token for this server and another one", {"aud": [_OTHER, ME]}, True),
-    ("a token for another server", {"aud": _OTHER}, False),
-    ("a token for a longer path on this host", {"aud": ME + "/admin"}, False),
-    ("a token for this host without the path", {"aud": "http://127.0.0.1:8001"}, False),
-    ("a token for a path this one starts with", {"aud": "http://127.0.0.1:8001/mc"}, False),
-    ("a token for another port", {"aud": "http://127.0.0.1:18001/mcp"}, False),
-    ("a token with no audience at all", {"iss": "http://127.0.0.1:9000", "sub": "student"}, False),
-    ("a token whose audience list names only others", {"aud": [_OTHER]}, False),
-    ("a token whose aud is not a string", {"aud": 8001}, False),
+    (N_("a token for this server"), {"aud": ME}, True),
+    (N_("a token for this server and another one"), {"aud": [_OTHER, ME]}, True),
+    (N_("a token for another server"), {"aud": _OTHER}, False),
+    (N_("a token for a longer path on this host"), {"aud": ME + "/admin"}, False),
+    (N_("a token for this host without the path"), {"aud": "http://127.0.0.1:8001"}, False),
+    (N_("a token for a path this one starts with"), {"aud": "http://127.0.0.1:8001/mc"}, False),
+    (N_("a token for another port"), {"aud": "http://127.0.0.1:18001/mcp"}, False),
+    (N_("a token with no audience at all"), {"iss": "http://127.0.0.1:9000", "sub": "student"}, False),
+    (N_("a token whose audience list names only others"), {"aud": [_OTHER]}, False),
+    (N_("a token whose aud is not a string"), {"aud": 8001}, False),
 ]
 
 
 def check_audience(answer: Any) -> Feedback:
     """A function ``accepts(claims: dict, me: str) -> bool``: is a (signature-checked) token's audience this server?"""
-    hint = ("aud is a string or a list of strings (RFC 7519 §4.1.3), and it must name this server exactly: "
+    hint = _("aud is a string or a list of strings (RFC 7519 §4.1.3), and it must name this server exactly: "
             "compare whole strings, never look for one inside another")
     if _untouched(answer):
         return _placeholder()
     if not callable(answer):
-        return failed(f"expected a function (claims, me) → bool, got {type(answer).__name__}", hint)
+        return failed(_("expected a function (claims, me) → bool, got {type}", type=type(answer).__name__), hint)
     for what, claims, right in _TOKENS:
         try:
             verdict = answer(dict(claims), ME)
         except Exception as exc:  # a student's function may raise anything; a server must refuse, not crash
-            return failed(f"on {what} ({claims}) your function raised {type(exc).__name__}: {exc}; a server "
-                          f"must answer 401, not crash", hint)
+            return failed(_("on {what} ({claims}) your function raised {error}: {exc}; a server must answer 401, "
+                            "not crash", what=_(what), claims=claims, error=type(exc).__name__, exc=exc), hint)
         if verdict is not True and verdict is not False:
-            return failed(f"on {what} it returned {verdict!r}; answer True or False", hint)
-        if verdict != right:
-            return failed(f"{what} ({claims['aud'] if 'aud' in claims else 'no aud'}): "
-                          f"{'accepted, and it must be refused' if verdict else 'refused, and it must be accepted'}",
+            return failed(_("on {what} it returned {verdict!r}; answer True or False", what=_(what), verdict=verdict),
                           hint)
-    return passed(f"all {len(_TOKENS)} tokens judged as validate_bearer judges them: only a token minted for this "
-                  f"server is accepted, so a token passed through from elsewhere gets 401")
+        if verdict != right:
+            return failed(_("{what} ({aud}): {verdict}", what=_(what),
+                            aud=claims["aud"] if "aud" in claims else _("no aud"),
+                            verdict=_("accepted, and it must be refused") if verdict
+                            else _("refused, and it must be accepted")), hint)
+    return passed(_("all {n} tokens judged as validate_bearer judges them: only a token minted for this server is "
+                    "accepted, so a token passed through from elsewhere gets 401", n=len(_TOKENS)))
 
 
 # --- 8. crash recovery ---------------------------------------------------------------------------------
 
-RECOVERY_CASES = {
+RECOVERY_CASES = Texts({
     "a": "the files server was killed while idle; the next question needs read_file",
     "b": "the files server crashed while it was running write_file",
     "c": "a server reached over HTTP (given to the Host as a transport, not a command) stopped answering",
     "d": "the weather server crashed once more after the Host had already restarted it max_restarts times",
     "e": "the weather server crashed: what happens to the files server's connection?",
-}
+})
 RECOVERY_ANSWERS = ("restart, then call", "report, do not repeat", "cannot restart", "give up", "untouched")
 _RECOVERY = {"a": "restart, then call", "b": "report, do not repeat", "c": "cannot restart", "d": "give up",
              "e": "untouched"}
-_RECOVERY_WHY = {
+_RECOVERY_WHY = Texts({
     "a": "the next run starts it again (Host.recover → Host.reconnect), and the call goes to the new process",
     "b": "the call may have done half its work: the model hears it failed and may decide; the host never "
          "repeats it behind the user's back",
     "c": "the host has no command to start it with; an HTTP server is someone else's process",
     "d": "restarts are bounded (max_restarts): a server that crashes every time is left down and reported",
     "e": "one connection per server: a crash ends one route, the others keep their process and their handshake",
-}
+})
 
 
 def check_recovery(answer: Any) -> Feedback:
     """For each of RECOVERY_CASES, one of RECOVERY_ANSWERS: what the Host does."""
-    hint = "one connection per server (seed 2); a call under way when a server dies is not known to be undone"
+    hint = _("one connection per server (seed 2); a call under way when a server dies is not known to be undone")
     if _untouched(answer):
         return _placeholder()
-    given = _letters(answer, RECOVERY_CASES, "answer")
+    given = _letters(answer, RECOVERY_CASES, N_("answer"))
     if isinstance(given, str):
         return failed(given, hint)
     unknown = sorted({v for v in given.values() if v not in RECOVERY_ANSWERS})
     if unknown:
-        return failed(f"{unknown}: each answer is one of {'; '.join(RECOVERY_ANSWERS)}", hint)
+        return failed(_("{unknown}: each answer is one of {answers}", unknown=unknown,
+                        answers="; ".join(RECOVERY_ANSWERS)), hint)
     for letter, real in _RECOVERY.items():
         if given[letter] != real:
-            return failed(f"{letter}: {real}, not {given[letter]}: {_RECOVERY_WHY[letter]}", hint)
-    return passed("isolation and recovery per connection: restart what can be restarted, a bounded number of "
-                  "times, and never replay a call that may have half run")
+            return failed(_("{letter}: {real}, not {given}: {why}", letter=letter, real=real, given=given[letter],
+                            why=_RECOVERY_WHY[letter]), hint)
+    return passed(_("isolation and recovery per connection: restart what can be restarted, a bounded number of "
+                  "times, and never replay a call that may have half run"))

@@ -1,7 +1,7 @@
 """Checks for lab 12 (the ecosystem): a Claude Desktop entry written by hand, which operations change
 the world, the backends nginx picks, and a server.json for the registry.
 
-The host entry is started the way a host starts it (:func:`mcplab.ecosystem.hostconfig.launch_spec`: the argv,
+The host entry is started the way a host starts it (:func:`mcplab.hostconfig.launch_spec`: the argv,
 no shell, a minimal environment) and must answer ``initialize``; the backend order comes from
 round-robin over three backends; the server.json rules are the registry's documented ones.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mcplab.exercises._feedback import Feedback, failed, passed, unanswered
+from mcplab.i18n import Text, Texts, _
 
 __all__ = ["check_desktop_entry", "check_side_effects", "check_backends", "check_server_json",
            "OPERATIONS", "BALANCER_STORY"]
@@ -38,117 +39,123 @@ def _handshake(argv: list[str], env: dict[str, str]) -> dict:
         if reply.get("id") == 1:
             return reply
     tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["nothing on stderr"]
-    raise RuntimeError(f"it exited with code {done.returncode} before answering; its stderr says: {tail[0][:120]}")
+    raise RuntimeError(_("it exited with code {code} before answering; its stderr says: {tail}", code=done.returncode,
+                         tail=tail[0][:120]))
 
 
 def check_desktop_entry(answer: Any) -> Feedback:
     """One ``mcpServers`` entry that starts servers/weather.py speaking only the legacy handshake."""
-    hint = ("a host runs no shell, has its own PATH and folder, and knows no virtual environment: spell out which "
-            "interpreter, which script and which flags, every path in full (sys.executable and Path.resolve() help)")
+    hint = _("a host runs no shell, has its own PATH and folder, and knows no virtual environment: spell out which "
+             "interpreter, which script and which flags, every path in full (sys.executable and Path.resolve() help)")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict):
-        return failed(f"an entry is a JSON object, got {type(answer).__name__}", hint)
+        return failed(_("an entry is a JSON object, got {kind}", kind=type(answer).__name__), hint)
     extra = set(answer) - DESKTOP_FIELDS
     if extra:
-        return failed(f"Claude Desktop's entry has command, args and env only; {sorted(extra)} is not among them"
-                      + (" (it has no working-directory field: make every path absolute instead)" if "cwd" in extra
+        return failed(_("Claude Desktop's entry has command, args and env only; {extra} is not among them",
+                        extra=sorted(extra))
+                      + (_(" (it has no working-directory field: make every path absolute instead)") if "cwd" in extra
                          else ""), hint)
     command, args = answer.get("command"), answer.get("args", [])
     if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        return failed("command must be a string and args a list of strings", hint)
+        return failed(_("command must be a string and args a list of strings"), hint)
     if not os.path.isabs(command):
-        return failed(f"{command!r} is not an absolute path: the host looks it up on its own PATH, which does not "
-                      "hold this lab's interpreter", hint)
+        return failed(_("{command!r} is not an absolute path: the host looks it up on its own PATH, which does not "
+                        "hold this lab's interpreter", command=command), hint)
     if not args or not os.path.isabs(args[0]) or Path(args[0]).resolve() != WEATHER:
-        return failed("the first argument must be the absolute path of servers/weather.py: the host starts the "
-                      "server from a folder of its own, so a relative path points nowhere", hint)
+        return failed(_("the first argument must be the absolute path of servers/weather.py: the host starts the "
+                        "server from a folder of its own, so a relative path points nowhere"), hint)
     if args[1:] != ["--era", "legacy"]:
-        return failed(f"after the script come the server's flags; to speak only the handshake it needs "
-                      f"--era legacy, got {args[1:]}", hint)
-    from mcplab.ecosystem.hostconfig import host_environment
+        return failed(_("after the script come the server's flags; to speak only the handshake it needs "
+                        "--era legacy, got {flags}", flags=args[1:]), hint)
+    from mcplab.hostconfig import host_environment
 
     try:
         reply = _handshake([command, *args], host_environment(answer.get("env")))
     except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
-        return failed(f"started as a host starts it, {exc}", hint)
+        return failed(_("started as a host starts it, {exc}", exc=exc), hint)
     info = reply.get("result", {}).get("serverInfo", {})
     if info.get("name") != "weather":
-        return failed(f"started as a host starts it, it answered {json.dumps(reply)[:120]}", hint)
-    return passed("started as a host starts it (this argv, no shell, a minimal environment, another folder), "
-                  "the weather server answered initialize at 2025-11-25")
+        return failed(_("started as a host starts it, it answered {reply}", reply=json.dumps(reply)[:120]), hint)
+    return passed(_("started as a host starts it (this argv, no shell, a minimal environment, another folder), "
+                    "the weather server answered initialize at 2025-11-25"))
 
 
 # --- 2. which operations change the world ---------------------------------------------------------
 
-OPERATIONS = {
+OPERATIONS = Texts({
     "a": "tools/call write_file {path: 'draft.md', content: '...'}   (annotations: readOnlyHint false, destructiveHint true)",
     "b": "resources/read file:///notes.md",
     "c": "prompts/get review_code {path: 'src/greet.py'}",
     "d": "tools/call get_weather {city: 'Paris'}   (annotations: readOnlyHint true)",
     "e": "resources/templates/list",
     "f": "tools/call read_file {path: 'notes.md'}   (annotations: readOnlyHint true)",
-}
+})
 _CHANGES = {"a"}
-_WHY = {"b": "a resource is data the application reads: reading it changes nothing (seed 1: no side effects)",
+_WHY = Texts({"b": "a resource is data the application reads: reading it changes nothing (seed 1: no side effects)",
         "c": "a prompt is a template: prompts/get fills it in and returns messages, nothing runs",
         "d": "a tool *may* act, but this one says readOnlyHint: true, and it only looks up a table",
         "e": "listing templates is discovery: it changes nothing",
         "f": "read_file is a tool, yet read-only (readOnlyHint: true): tools are where side effects live, "
-             "not a promise that each has one"}
+             "not a promise that each has one"})
 
 
 def check_side_effects(answer: Any) -> Feedback:
     """The set of OPERATIONS that change something outside the answer itself."""
-    hint = "seed 1: tools act (they may have side effects), resources have none, prompts are templates; " \
-           "a tool's annotations say whether it only reads"
+    hint = _("seed 1: tools act (they may have side effects), resources have none, prompts are templates; "
+             "a tool's annotations say whether it only reads")
     if answer is ...:
         return unanswered(hint)
     if isinstance(answer, str):
         answer = set(answer.replace(",", " ").split())
     if not isinstance(answer, (set, list, tuple, frozenset)):
-        return failed(f"expected a set of letters such as {{'a'}}, got {type(answer).__name__}", hint)
+        return failed(_("expected a set of letters such as {{'a'}}, got {kind}", kind=type(answer).__name__), hint)
     chosen = {str(letter).strip().lower() for letter in answer}
     unknown = chosen - set(OPERATIONS)
     if unknown:
-        return failed(f"{sorted(unknown)} are not among the operations ({', '.join(OPERATIONS)})", hint)
+        return failed(_("{unknown} are not among the operations ({letters})", unknown=sorted(unknown),
+                        letters=", ".join(OPERATIONS)), hint)
     for letter in sorted(chosen - _CHANGES):
-        return failed(f"{letter} changes nothing: {_WHY[letter]}", hint)
+        return failed(_("{letter} changes nothing: {why}", letter=letter, why=_WHY[letter]), hint)
     if _CHANGES - chosen:
-        return failed("one operation does change the folder: a tool that writes, and says so in its annotations "
-                      "(destructiveHint: true)", hint)
-    return passed("only write_file acts on the world; resources and prompts never do, and two of the three tools "
-                  "say in their annotations that they only read")
+        return failed(_("one operation does change the folder: a tool that writes, and says so in its annotations "
+                        "(destructiveHint: true)"), hint)
+    return passed(_("only write_file acts on the world; resources and prompts never do, and two of the three tools "
+                    "say in their annotations that they only read"))
 
 
 # --- 3. which backend answers ---------------------------------------------------------------------
 
-BALANCER_STORY = ("A freshly started nginx balances three backends round-robin (the shipped template). A modern "
+BALANCER_STORY = Text("A freshly started nginx balances three backends round-robin (the shipped template). A modern "
                   "client sends server/discover, then one tools/call. Then a legacy client opens a session: "
                   "initialize, then notifications/initialized. Four POSTs in all.")
 
 
 def check_backends(answer: Any) -> Feedback:
     """For each of the four POSTs of BALANCER_STORY: (backend number, HTTP status)."""
-    hint = "round-robin: 1, 2, 3, 1, ... whoever asks; a legacy session lives in the process that answered initialize"
+    hint = _("round-robin: 1, 2, 3, 1, ... whoever asks; a legacy session lives in the process that answered "
+             "initialize")
     if answer is ...:
         return unanswered(hint)
     try:
         given = [(int(backend), int(status)) for backend, status in answer]
     except (TypeError, ValueError):
-        return failed("expected four (backend, status) pairs, e.g. [(1, 200), ...]", hint)
+        return failed(_("expected four (backend, status) pairs, e.g. [(1, 200), ...]"), hint)
     expected = [(1, 200), (2, 200), (3, 200), (1, 404)]
     if len(given) != len(expected):
-        return failed(f"four POSTs, four pairs; got {len(given)}", hint)
-    backends = [b for b, _ in given]
-    if backends != [b for b, _ in expected]:
-        return failed(f"backends {backends}: nginx keeps no memory of who asked, nor of which client it was; "
-                      "it takes the next one in turn", hint)
+        return failed(_("four POSTs, four pairs; got {count}", count=len(given)), hint)
+    backends = [pair[0] for pair in given]
+    if backends != [pair[0] for pair in expected]:
+        return failed(_("backends {backends}: nginx keeps no memory of who asked, nor of which client it was; "
+                        "it takes the next one in turn", backends=backends), hint)
     if given[3][1] != 404:
-        return failed("notifications/initialized carries the session id backend 3 minted; backend 1 never saw it", hint)
-    if any(status != 200 for _, status in given[:3]):
-        return failed("a modern request, and an initialize, stand alone: each gets 200 wherever it lands", hint)
-    return passed("the modern client never noticed the backends change; the legacy session broke on its second request")
+        return failed(_("notifications/initialized carries the session id backend 3 minted; backend 1 never saw it"),
+                      hint)
+    if any(pair[1] != 200 for pair in given[:3]):
+        return failed(_("a modern request, and an initialize, stand alone: each gets 200 wherever it lands"), hint)
+    return passed(_("the modern client never noticed the backends change; the legacy session broke on its second "
+                    "request"))
 
 
 # --- 4. a server.json -----------------------------------------------------------------------------
@@ -159,41 +166,42 @@ _RANGE = re.compile(r"[\^~<>*]|\.x\b|\|\|| - ")
 
 def check_server_json(answer: Any) -> Feedback:
     """A server.json for the files server, published on PyPI as mcplab (``mcplab serve files``)."""
-    hint = ("servers/weather.server.json is a model: name (a namespace, one '/', the server), description "
-            "(100 characters at most) and version; one package saying where it comes from, its version, its "
-            "transport and the arguments that start it")
+    hint = _("servers/weather.server.json is a model: name (a namespace, one '/', the server), description "
+             "(100 characters at most) and version; one package saying where it comes from, its version, its "
+             "transport and the arguments that start it")
     if answer is ...:
         return unanswered(hint)
     if not isinstance(answer, dict):
-        return failed(f"a server.json is a JSON object, got {type(answer).__name__}", hint)
+        return failed(_("a server.json is a JSON object, got {kind}", kind=type(answer).__name__), hint)
     for key in ("name", "description", "version"):
         if not isinstance(answer.get(key), str) or not answer[key]:
-            return failed(f"{key!r} is required (a non-empty string)", hint)
+            return failed(_("{key!r} is required (a non-empty string)", key=key), hint)
     if not _NAME.match(answer["name"]) or len(answer["name"]) > 200:
-        return failed(f"name {answer['name']!r} must be a reverse-DNS namespace, one '/', then the server's name "
-                      "(io.github.<you>/files)", hint)
+        return failed(_("name {name!r} must be a reverse-DNS namespace, one '/', then the server's name "
+                        "(io.github.<you>/files)", name=answer['name']), hint)
     if len(answer["description"]) > 100:
-        return failed(f"the registry takes 100 characters of description at most; this one has "
-                      f"{len(answer['description'])}", hint)
+        return failed(_("the registry takes 100 characters of description at most; this one has {count}",
+                        count=len(answer['description'])), hint)
     if _RANGE.search(answer["version"]):
-        return failed(f"version {answer['version']!r} is a range; the registry wants one specific version", hint)
+        return failed(_("version {version!r} is a range; the registry wants one specific version",
+                        version=answer['version']), hint)
     packages = answer.get("packages")
     if not isinstance(packages, list) or not packages:
-        return failed("a local server is found through its packages: a non-empty 'packages' list", hint)
+        return failed(_("a local server is found through its packages: a non-empty 'packages' list"), hint)
     package = packages[0]
     for key in ("registryType", "identifier", "version", "transport"):
         if key not in package:
-            return failed(f"each package needs {key!r}", hint)
+            return failed(_("each package needs {key!r}", key=key), hint)
     if package["version"] == "latest" or _RANGE.search(str(package["version"])):
-        return failed("a package version is one specific version, never 'latest' or a range", hint)
+        return failed(_("a package version is one specific version, never 'latest' or a range"), hint)
     if package.get("transport") != {"type": "stdio"}:
-        return failed(f"the files server speaks stdio when a client starts it: transport {{\"type\": \"stdio\"}}, "
-                      f"got {package.get('transport')}", hint)
+        return failed(_("the files server speaks stdio when a client starts it: transport {{\"type\": \"stdio\"}}, "
+                        "got {transport}", transport=package.get('transport')), hint)
     if (package["registryType"], package["identifier"]) != ("pypi", "mcplab"):
-        return failed("the package is mcplab on PyPI: registryType 'pypi', identifier 'mcplab'", hint)
+        return failed(_("the package is mcplab on PyPI: registryType 'pypi', identifier 'mcplab'"), hint)
     values = [a.get("value") for a in package.get("packageArguments", []) if a.get("type") == "positional"]
     if values[:2] != ["serve", "files"]:
-        return failed(f"a client runs `mcplab` followed by the positional arguments: they must start serve, files; "
-                      f"got {values}", hint)
-    return passed("a client would run `uvx mcplab serve files`, and the registry would accept the shape "
-                  "(publishing also needs the namespace proven: a GitHub login for io.github.<you>)")
+        return failed(_("a client runs `mcplab` followed by the positional arguments: they must start serve, files; "
+                        "got {values}", values=values), hint)
+    return passed(_("a client would run `uvx mcplab serve files`, and the registry would accept the shape "
+                    "(publishing also needs the namespace proven: a GitHub login for io.github.<you>)"))

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mcplab.i18n import _
 from mcplab.server.schema import compile_validator
 
 TYPICAL, UNLIKELY = "typical", "unlikely"
@@ -46,7 +47,7 @@ class Unbuildable(ValueError):
     """No value could be made for a property: ``path`` names it."""
 
     def __init__(self, path: str, why: str) -> None:
-        super().__init__(f"{path or 'the arguments'}: {why}")
+        super().__init__(f"{path or _('the arguments')}: {why}")
         self.path = path
 
 
@@ -54,7 +55,7 @@ def arguments(schema: dict[str, Any], kind: str = TYPICAL) -> dict[str, Any]:
     """Arguments for a tool with this ``inputSchema`` (``kind`` is ``"typical"`` or ``"unlikely"``)."""
     value = _value(schema, schema, kind, "", 0)
     if not isinstance(value, dict):
-        raise Unbuildable("", "an inputSchema must describe an object (\"type\": \"object\")")
+        raise Unbuildable("", _("an inputSchema must describe an object (\"type\": \"object\")"))
     return value
 
 
@@ -63,21 +64,21 @@ def admitted(schema: dict[str, Any], kind: str = TYPICAL) -> dict[str, Any]:
     value = arguments(schema, kind)
     problem = compile_validator(schema)(value)
     if problem:
-        raise Unbuildable("", f"the arguments made up from the schema do not pass it ({problem})")
+        raise Unbuildable("", _("the arguments made up from the schema do not pass it ({problem})", problem=problem))
     return value
 
 
 def _value(node: Any, root: dict[str, Any], kind: str, path: str, depth: int) -> Any:
     if depth > MAX_DEPTH:
-        raise Unbuildable(path, "the schema nests deeper than the grader follows")
+        raise Unbuildable(path, _("the schema nests deeper than the grader follows"))
     if not isinstance(node, dict):
         return TEXT[kind]  # `true` or a bare {}: anything goes
     if "$ref" in node:
         return _value(_resolve(node["$ref"], root, path), root, kind, path, depth + 1)
     for key in ("pattern", "not"):
         if key in node and not any(k in node for k in ("const", "default", "examples", "enum")):
-            raise Unbuildable(path, f"it has a \"{key}\" the grader cannot satisfy; give it a \"default\" "
-                                    f"or \"examples\"")
+            raise Unbuildable(path, _("it has a \"{key}\" the grader cannot satisfy; give it a \"default\" "
+                                      "or \"examples\"", key=key))
     if "const" in node:
         return node["const"]
     if kind == TYPICAL and "default" in node:
@@ -125,7 +126,7 @@ def _by_type(type_: str, node: dict[str, Any], root: dict[str, Any], kind: str, 
         low, high = int(node.get("minLength", 0)), node.get("maxLength")
         text = text + "x" * max(0, low - len(text))
         return text[: int(high)] if high is not None else text
-    raise Unbuildable(path, f"unknown JSON Schema type {type_!r}")
+    raise Unbuildable(path, _("unknown JSON Schema type {type!r}", type=type_))
 
 
 def _number(node: dict[str, Any], kind: str, integer: bool) -> int | float:
@@ -151,11 +152,11 @@ def _resolve(ref: str, root: dict[str, Any], path: str) -> Any:
     if ref == "#":
         return root
     if not ref.startswith("#/"):
-        raise Unbuildable(path, f"it refers to {ref!r} outside the schema")
+        raise Unbuildable(path, _("it refers to {ref!r} outside the schema", ref=ref))
     node: Any = root
     for part in ref[2:].split("/"):
         part = part.replace("~1", "/").replace("~0", "~")
         if not isinstance(node, dict) or part not in node:
-            raise Unbuildable(path, f"its $ref {ref!r} leads nowhere in the schema")
+            raise Unbuildable(path, _("its $ref {ref!r} leads nowhere in the schema", ref=ref))
         node = node[part]
     return node

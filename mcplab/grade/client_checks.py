@@ -15,10 +15,11 @@ from mcplab.wire import jsonrpc
 from mcplab.grade import frames
 from mcplab.grade.recorder import FUTURE, NOTE_EOF, NOTE_HELD, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM, NOTE_WAITED
 from mcplab.grade.report import Line, failed, passed, quote, skipped, spec
+from mcplab.i18n import N_, _
 from mcplab.trace import Trace
 from mcplab.wire.versions import LATEST_LEGACY as L, LATEST_MODERN as M, LEGACY_VERSIONS
 
-LAB = "Lab 10"
+LAB = N_("Lab 10")
 STDIO = spec(L, "basic/transports#stdio")
 SHUTDOWN = (spec(L, "basic/lifecycle#shutdown"), spec(M, "basic/transports/stdio#shutdown"))
 DEADLOCK = "https://docs.python.org/3/library/subprocess.html#subprocess.Popen.stderr"
@@ -61,8 +62,8 @@ def _note(trace: Trace, text: str) -> int | None:
 
 def _nothing(run: Any) -> str:
     tail = run.stderr_tail()
-    return "the client sent nothing (it never started the server)" + (f"; its stderr ends: {quote(tail, 160)}"
-                                                                      if tail else "")
+    return _("the client sent nothing (it never started the server)") + (
+        _("; its stderr ends: {line}", line=quote(tail, 160)) if tail else "")
 
 
 def _first(trace: Trace, method: str) -> tuple[int, dict] | None:
@@ -72,17 +73,19 @@ def _first(trace: Trace, method: str) -> tuple[int, dict] | None:
 # --- the plain run -----------------------------------------------------------------------------------
 
 def runs_line(r: dict) -> Line:
-    run, title = r["plain"], "runs the whole session and exits with status 0"
+    run, title = r["plain"], _("runs the whole session and exits with status 0")
     if run.returncode == 0:
         return passed("runs", title)
-    got = ("still running when the grader stopped it" if run.stopped else f"exit status {run.returncode}")
+    got = (_("still running when the grader stopped it") if run.stopped
+           else _("exit status {code}", code=run.returncode))
     tail = run.stderr_tail()
-    return failed("runs", title, "exit status 0 after list, call and shutdown",
-                  got + (f"; its stderr ends: {quote(tail, 160)}" if tail else ""), f"{LAB} §8 (your client)")
+    return failed("runs", title, _("exit status 0 after list, call and shutdown"),
+                  got + (_("; its stderr ends: {line}", line=quote(tail, 160)) if tail else ""),
+                  _("{lab} §8 (your client)", lab=_(LAB)))
 
 
 def lines_line(r: dict) -> Line:
-    title = "writes one JSON-RPC request or notification per line, and no responses"
+    title = _("writes one JSON-RPC request or notification per line, and no responses")
     for frame in r["plain"].trace.frames:
         if frame.direction != "c2s" or frame.channel != "stdio":
             continue
@@ -90,109 +93,115 @@ def lines_line(r: dict) -> Line:
         try:
             message = jsonrpc.decode(frame.raw)
         except jsonrpc.JSONRPCError as exc:
-            return failed("jsonrpc-lines", title, "json.dumps of one message, then a newline",
-                          f"line {seq}: {quote(frame.raw, 120)} ({exc.message})", STDIO, f"{LAB} §3 (write and flush)")
+            return failed("jsonrpc-lines", title, _("json.dumps of one message, then a newline"),
+                          _("line {seq}: {raw} ({why})", seq=seq, raw=quote(frame.raw, 120), why=exc.message), STDIO,
+                          _("{lab} §3 (write and flush)", lab=_(LAB)))
         if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
-            return failed("jsonrpc-lines", title, "requests and notifications only (the server asked nothing)",
-                          f"line {seq}: a response: {quote(frame.raw, 120)}", STDIO, f"{LAB} §3 (write and flush)")
+            return failed("jsonrpc-lines", title, _("requests and notifications only (the server asked nothing)"),
+                          _("line {seq}: a response: {raw}", seq=seq, raw=quote(frame.raw, 120)), STDIO,
+                          _("{lab} §3 (write and flush)", lab=_(LAB)))
     return passed("jsonrpc-lines", title)
 
 
 def schema_line(r: dict) -> Line:
     trace = r["plain"].trace
     if not _sent(trace):
-        return skipped(frames.CHECK, frames.TITLE, "the client sent nothing")
+        return skipped(frames.CHECK, _(frames.TITLE), _("the client sent nothing"))
     first = _first(trace, "initialize")
     answer = _answer(trace, first)
     version = ((answer[1].get("result") or {}).get("protocolVersion") if answer else None)
     return frames.schema_line([("plain", trace, version if version in LEGACY_VERSIONS else L)],
-                              where=(spec(L, "schema"), f"{LAB} §8 (your client)"))
+                              where=(spec(L, "schema"), _("{lab} §8 (your client)", lab=_(LAB))))
 
 
 def initialize_line(r: dict) -> Line:
-    run, title = r["plain"], "opens with initialize, asking for a published revision"
+    run, title = r["plain"], _("opens with initialize, asking for a published revision")
     expected = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"' + L + '",'
                 '"capabilities":{},"clientInfo":{"name":...,"version":...}}}')
-    where = (spec(L, "basic/lifecycle#initialization"), "Lab 02 §2 (the handshake, byte by byte)")
+    where = (spec(L, "basic/lifecycle#initialization"), _("Lab 02 §2 (the handshake, byte by byte)"))
     sent = _sent(run.trace)
     if not sent:
         return failed("initialize", title, expected, _nothing(run), *where)
     seq, obj = sent[0]
     params = obj.get("params") if isinstance(obj, dict) else None
     if not isinstance(obj, dict) or obj.get("method") != "initialize" or "id" not in obj:
-        return failed("initialize", title, expected, f"the first line: {quote(run.trace.frames[seq - 1].raw, 160)}",
-                      *where)
-    problem = ("no params" if not isinstance(params, dict)
-               else f"protocolVersion {json.dumps(params.get('protocolVersion'))}, which is no published legacy "
-                    f"revision ({', '.join(LEGACY_VERSIONS)})" if params.get("protocolVersion") not in LEGACY_VERSIONS
-               else "capabilities is not an object" if not isinstance(params.get("capabilities"), dict)
-               else "clientInfo is not an object" if not isinstance(params.get("clientInfo"), dict) else "")
+        return failed("initialize", title, expected, _("the first line: {raw}",
+                                                       raw=quote(run.trace.frames[seq - 1].raw, 160)), *where)
+    problem = (_("no params") if not isinstance(params, dict)
+               else _("protocolVersion {version}, which is no published legacy revision ({versions})",
+                      version=json.dumps(params.get('protocolVersion')), versions=", ".join(LEGACY_VERSIONS))
+               if params.get("protocolVersion") not in LEGACY_VERSIONS
+               else _("capabilities is not an object") if not isinstance(params.get("capabilities"), dict)
+               else _("clientInfo is not an object") if not isinstance(params.get("clientInfo"), dict) else "")
     if problem:
         return failed("initialize", title, expected, problem, *where, spec(L, "basic/lifecycle#version-negotiation"))
     return passed("initialize", title, params["protocolVersion"])
 
 
 def initialized_line(r: dict) -> Line:
-    trace, title = r["plain"].trace, "sends notifications/initialized once the result has come, before other requests"
-    where = (spec(L, "basic/lifecycle#initialization"), "Lab 02 §2 (the handshake, byte by byte)",
-             f"{LAB} §4 (read lines)")
-    expected = '{"jsonrpc":"2.0","method":"notifications/initialized"} (no id) after the initialize result'
+    trace, title = r["plain"].trace, _("sends notifications/initialized once the result has come, before other "
+                                       "requests")
+    where = (spec(L, "basic/lifecycle#initialization"), _("Lab 02 §2 (the handshake, byte by byte)"),
+             _("{lab} §4 (read lines)", lab=_(LAB)))
+    expected = _('{"jsonrpc":"2.0","method":"notifications/initialized"} (no id) after the initialize result')
     first = _first(trace, "initialize")
     answer = _answer(trace, first)
     if answer is None:
-        return failed("initialized", title, expected, "no initialize was answered" if first else _nothing(r["plain"]),
-                      *where)
+        return failed("initialized", title, expected, _("no initialize was answered") if first
+                      else _nothing(r["plain"]), *where)
     sent = _sent(trace)
     notes = [(s, o) for s, o in sent if isinstance(o, dict) and o.get("method") == "notifications/initialized"]
     if not notes:
-        return failed("initialized", title, expected, "it was never sent", *where)
+        return failed("initialized", title, expected, _("it was never sent"), *where)
     seq, obj = notes[0]
     if "id" in obj:
-        return failed("initialized", title, expected, f"it was sent with an id, as a request: "
-                      f"{quote(json.dumps(obj), 120)}", *where)
+        return failed("initialized", title, expected, _("it was sent with an id, as a request: {raw}",
+                                                        raw=quote(json.dumps(obj), 120)), *where)
     if seq < answer[0]:
-        return failed("initialized", title, expected, "it was sent before the initialize result arrived", *where)
+        return failed("initialized", title, expected, _("it was sent before the initialize result arrived"), *where)
     early = [o["method"] for s, o in _requests(trace) if first[0] < s < seq and o.get("method") != "ping"]
     if early:
-        return failed("initialized", title, expected, f"{early[0]} was sent before it", *where)
+        return failed("initialized", title, expected, _("{method} was sent before it", method=early[0]), *where)
     return passed("initialized", title)
 
 
 def ids_line(r: dict) -> Line:
-    title = "gives every request an id of its own: a string or an integer, never null, never reused"
-    where = (spec(L, "basic#requests"), "Lab 01 §5 (matching responses to requests)")
+    title = _("gives every request an id of its own: a string or an integer, never null, never reused")
+    where = (spec(L, "basic#requests"), _("Lab 01 §5 (matching responses to requests)"))
     seen: dict[str, str] = {}
-    for _, obj in _requests(r["plain"].trace):
+    for _seq, obj in _requests(r["plain"].trace):
         rid = obj["id"]
         if rid is None or isinstance(rid, (bool, float)) or not isinstance(rid, (str, int)):
-            return failed("ids", title, "ids such as 1, 2, 3", f"{obj.get('method')} with id {json.dumps(rid)}", *where)
+            return failed("ids", title, _("ids such as 1, 2, 3"), _("{method} with id {id}", method=obj.get('method'),
+                                                                     id=json.dumps(rid)), *where)
         key = json.dumps(rid)
         if key in seen:
-            return failed("ids", title, "ids such as 1, 2, 3", f"id {key} used by {seen[key]} and again by "
-                          f"{obj.get('method')}", *where)
+            return failed("ids", title, _("ids such as 1, 2, 3"), _("id {id} used by {first} and again by {second}",
+                                                                     id=key, first=seen[key],
+                                                                     second=obj.get('method')), *where)
         seen[key] = str(obj.get("method"))
     if not seen:
-        return failed("ids", title, "ids such as 1, 2, 3", _nothing(r["plain"]), *where)
+        return failed("ids", title, _("ids such as 1, 2, 3"), _nothing(r["plain"]), *where)
     return passed("ids", title)
 
 
 def tools_list_line(r: dict) -> Line:
-    title = "asks the server for its tools (tools/list)"
+    title = _("asks the server for its tools (tools/list)")
     if _first(r["plain"].trace, "tools/list"):
         return passed("tools-list", title)
     return failed("tools-list", title, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
-                  "no tools/list was sent" if _sent(r["plain"].trace) else _nothing(r["plain"]),
-                  spec(L, "server/tools#listing-tools"), "Lab 03 §1 (tools: list, then call)")
+                  _("no tools/list was sent") if _sent(r["plain"].trace) else _nothing(r["plain"]),
+                  spec(L, "server/tools#listing-tools"), _("Lab 03 §1 (tools: list, then call)"))
 
 
 def tools_call_line(r: dict) -> Line:
-    trace, title = r["plain"].trace, "calls the tool it was asked to (tools/call with name and arguments)"
-    where = (spec(L, "server/tools#calling-tools"), "Lab 03 §1 (tools: list, then call)")
+    trace, title = r["plain"].trace, _("calls the tool it was asked to (tools/call with name and arguments)")
+    where = (spec(L, "server/tools#calling-tools"), _("Lab 03 §1 (tools: list, then call)"))
     expected = '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{...}}}'
     found = _first(trace, "tools/call")
     if found is None:
-        return failed("tools-call", title, expected, "no tools/call was sent" if _sent(trace) else _nothing(r["plain"]),
-                      *where)
+        return failed("tools-call", title, expected, _("no tools/call was sent") if _sent(trace)
+                      else _nothing(r["plain"]), *where)
     params = found[1].get("params")
     if not isinstance(params, dict) or not isinstance(params.get("name"), str) \
             or not isinstance(params.get("arguments", {}), dict):
@@ -201,94 +210,96 @@ def tools_call_line(r: dict) -> Line:
 
 
 def prints_line(r: dict) -> Line:
-    run, title = r["plain"], "shows the tool's result (its text on stdout)"
+    run, title = r["plain"], _("shows the tool's result (its text on stdout)")
     found = _first(run.trace, "tools/call")
     answer = _answer(run.trace, found)
     if answer is None:
-        return skipped("prints-result", title, "no tools/call was answered")
+        return skipped("prints-result", title, _("no tools/call was answered"))
     content = (answer[1].get("result") or {}).get("content") or []
     text = next((c.get("text") for c in content if isinstance(c, dict) and c.get("type") == "text"), "")
     if text[:12] and text[:12] in run.stdout:
         return passed("prints-result", title)
-    return failed("prints-result", title, f"the result's text on stdout, e.g. {quote(text, 60)!r}",
-                  f"stdout: {quote(run.stdout[-160:], 160)!r}" if run.stdout.strip() else "nothing on stdout",
-                  f"{LAB} §8 (your client)")
+    return failed("prints-result", title, _("the result's text on stdout, e.g. {text!r}", text=quote(text, 60)),
+                  f"stdout: {quote(run.stdout[-160:], 160)!r}" if run.stdout.strip() else _("nothing on stdout"),
+                  _("{lab} §8 (your client)", lab=_(LAB)))
 
 
 def closes_line(r: dict) -> Line:
-    trace, title = r["plain"].trace, "shuts down by closing the server's stdin: no signal needed"
+    trace, title = r["plain"].trace, _("shuts down by closing the server's stdin: no signal needed")
     eof, sigterm = _note(trace, NOTE_EOF), _note(trace, NOTE_SIGTERM)
     if eof is not None and sigterm is None:
         return passed("closes-stdin", title)
-    got = ("it sent SIGTERM without closing stdin first" if eof is None and sigterm is not None
-           else "it sent SIGTERM before the server had time to exit (wait a few seconds first)" if sigterm
-           else "the server was killed outright (SIGKILL): nothing reached it" if _sent(trace) else _nothing(r["plain"]))
-    return failed("closes-stdin", title, "close stdin, then wait for the server to exit", got, *SHUTDOWN,
-                  f"{LAB} §7 (shut down)")
+    got = (_("it sent SIGTERM without closing stdin first") if eof is None and sigterm is not None
+           else _("it sent SIGTERM before the server had time to exit (wait a few seconds first)") if sigterm
+           else _("the server was killed outright (SIGKILL): nothing reached it") if _sent(trace)
+           else _nothing(r["plain"]))
+    return failed("closes-stdin", title, _("close stdin, then wait for the server to exit"), got, *SHUTDOWN,
+                  _("{lab} §7 (shut down)", lab=_(LAB)))
 
 
 def waits_line(r: dict) -> Line:
-    run, title = r["plain"], "waits for the server to exit before exiting itself"
+    run, title = r["plain"], _("waits for the server to exit before exiting itself")
     if _note(run.trace, NOTE_WAITED) is not None:
         return passed("waits", title)
-    got = ("the client exited while its server was still running" if _note(run.trace, NOTE_LEFT) is not None
-           else "the server was killed before it could exit" if _sent(run.trace) else _nothing(run))
-    return failed("waits", title, "process.wait(timeout=...) after closing stdin", got, *SHUTDOWN,
-                  f"{LAB} §7 (shut down)")
+    got = (_("the client exited while its server was still running") if _note(run.trace, NOTE_LEFT) is not None
+           else _("the server was killed before it could exit") if _sent(run.trace) else _nothing(run))
+    return failed("waits", title, _("process.wait(timeout=...) after closing stdin"), got, *SHUTDOWN,
+                  _("{lab} §7 (shut down)", lab=_(LAB)))
 
 
 # --- the other scenarios -------------------------------------------------------------------------------
 
 def mismatch_line(r: dict) -> Line:
     run = r["future"]
-    title = f"disconnects when the server answers a revision it does not speak ({FUTURE})"
-    where = (spec(L, "basic/lifecycle#version-negotiation"), "Lab 02 §5 (version negotiation)")
-    expected = "nothing more sent after that answer, stdin closed, a non-zero exit status"
+    title = _("disconnects when the server answers a revision it does not speak ({version})", version=FUTURE)
+    where = (spec(L, "basic/lifecycle#version-negotiation"), _("Lab 02 §5 (version negotiation)"))
+    expected = _("nothing more sent after that answer, stdin closed, a non-zero exit status")
     first = _first(run.trace, "initialize")
     answer = _answer(run.trace, first)
     if answer is None:
-        return failed("version-mismatch", title, expected, "no initialize was answered" if first else _nothing(run),
-                      *where)
+        return failed("version-mismatch", title, expected, _("no initialize was answered") if first
+                      else _nothing(run), *where)
     after = [o for s, o in _sent(run.trace) if s > answer[0]]
     if after:
         method = after[0].get("method") if isinstance(after[0], dict) else None
-        return failed("version-mismatch", title, expected, f"it went on: {method or 'a line'} after the {FUTURE} "
-                      "answer", *where)
+        return failed("version-mismatch", title, expected, _("it went on: {method} after the {version} answer",
+                                                             method=method or _("a line"), version=FUTURE), *where)
     if run.stopped or run.returncode == 0:
-        return failed("version-mismatch", title, expected, "still running when the grader stopped it" if run.stopped
-                      else "exit status 0, as if all went well", *where)
+        return failed("version-mismatch", title, expected, _("still running when the grader stopped it")
+                      if run.stopped else _("exit status 0, as if all went well"), *where)
     return passed("version-mismatch", title)
 
 
 def stderr_line(r: dict) -> Line:
-    run, title = r["noisy"], "drains the server's stderr: a server that logs 256 KiB before answering gets through"
+    run, title = r["noisy"], _("drains the server's stderr: a server that logs 256 KiB before answering gets through")
     noise = _note(run.trace, NOTE_NOISE)
     # Read on after the noise: anything but giving up (a cancellation) shows the answer got through.
     if noise is not None and any(s > noise and not (isinstance(o, dict) and o.get("method") == "notifications/cancelled")
                                  for s, o in _sent(run.trace)):
         return passed("stderr", title)
-    got = ("the server was still blocked writing its log when the client gave up: nobody read its stderr, so "
-           "the pipe filled" if _sent(run.trace) else _nothing(run))
-    return failed("stderr", title, "a thread that reads stderr (or stderr not piped at all)", got, DEADLOCK,
-                  f"{LAB} §6 (drain stderr)")
+    got = (_("the server was still blocked writing its log when the client gave up: nobody read its stderr, so "
+             "the pipe filled") if _sent(run.trace) else _nothing(run))
+    return failed("stderr", title, _("a thread that reads stderr (or stderr not piped at all)"), got, DEADLOCK,
+                  _("{lab} §6 (drain stderr)", lab=_(LAB)))
 
 
 def timeout_line(r: dict, timeout: float) -> Line:
-    run, title = r["silent"], f"gives up on a request the server never answers (--timeout {timeout:g} s)"
-    where = (spec(L, "basic/lifecycle#timeouts"), f"{LAB} §5 (a read timeout)")
+    run, title = r["silent"], _("gives up on a request the server never answers (--timeout {timeout:g} s)",
+                                timeout=timeout)
+    where = (spec(L, "basic/lifecycle#timeouts"), _("{lab} §5 (a read timeout)", lab=_(LAB)))
     if _note(run.trace, NOTE_HELD) is None:
-        return skipped("timeout", title, "no tools/call was sent, so no request went unanswered")
+        return skipped("timeout", title, _("no tools/call was sent, so no request went unanswered"))
     if run.stopped:
-        return failed("timeout", title, "an exit within a few seconds of the timeout",
-                      "still waiting when the grader stopped it", *where)
+        return failed("timeout", title, _("an exit within a few seconds of the timeout"),
+                      _("still waiting when the grader stopped it"), *where)
     return passed("timeout", title)
 
 
 def cancel_line(r: dict) -> Line:
-    run, title = r["silent"], "tells the server it gave up: notifications/cancelled naming the request"
+    run, title = r["silent"], _("tells the server it gave up: notifications/cancelled naming the request")
     held = _note(run.trace, NOTE_HELD)
     if held is None or run.stopped:
-        return skipped("cancel", title, "the client did not give up on a request")
+        return skipped("cancel", title, _("the client did not give up on a request"))
     call = _first(run.trace, "tools/call")
     wanted = call[1].get("id") if call else None
     for seq, obj in _sent(run.trace):
@@ -296,9 +307,9 @@ def cancel_line(r: dict) -> Line:
                 and (obj.get("params") or {}).get("requestId") == wanted:
             return passed("cancel", title)
     return failed("cancel", title, '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":'
-                  f'{json.dumps(wanted)},"reason":...}}}}', "no such notification",
+                  f'{json.dumps(wanted)},"reason":...}}}}', _("no such notification"),
                   spec(L, "basic/utilities/cancellation"), spec(L, "basic/lifecycle#timeouts"),
-                  f"{LAB} §5 (a read timeout)")
+                  _("{lab} §5 (a read timeout)", lab=_(LAB)))
 
 
 CHECKS: tuple[Callable[[dict], Line], ...] = (
@@ -319,4 +330,4 @@ def lines(runs: dict, timeout: float) -> list[Line]:
     """
     found = [check(runs) for check in CHECKS] + [timeout_line(runs, timeout), cancel_line(runs)]
     return [line if line.check == "runs" or _sent(runs[SCENARIO_OF.get(line.check, "plain")].trace)
-            else skipped(line.check, line.title, "the client sent nothing; see the first line") for line in found]
+            else skipped(line.check, line.title, _("the client sent nothing; see the first line")) for line in found]

@@ -23,12 +23,13 @@ from typing import Sequence
 
 from mcplab.notebook import schema_check
 from mcplab.grade.report import Line, failed, passed, quote, skipped
+from mcplab.i18n import N_, _
 from mcplab.trace import Trace
 from mcplab.wire.versions import ALL_VERSIONS, at_least
 
-CHECK, TITLE = "schema", "every frame matches the official schema of its revision"
-NO_SCHEMAS = ("the official schemas are not available here: fetch them with `mcplab schemas`, or point "
-              "$MCPLAB_SPEC_DIR at a folder of <version>/schema.json")
+CHECK, TITLE = "schema", N_("every frame matches the official schema of its revision")
+NO_SCHEMAS = N_("the official schemas are not available here: fetch them with `mcplab schemas`, or point "
+                "$MCPLAB_SPEC_DIR at a folder of <version>/schema.json")
 Run = tuple[str, Trace, str]  # (label, trace, revision)
 
 
@@ -50,7 +51,8 @@ def problems(label: str, trace: Trace, version: str, book: schema_check.Schemas)
         except ValueError:
             continue  # not JSON: judged by the stdout and malformed-line checks
         if not isinstance(obj, dict):
-            found.append(f"{label} frame {frame.seq}: not a JSON object: {quote(frame.raw, 120)}")
+            found.append(_("{label} frame {seq}: not a JSON object: {raw}", label=label, seq=frame.seq,
+                           raw=quote(frame.raw, 120)))
             continue
         kind = kind_of(obj)
         if kind == "request" and isinstance(obj.get("method"), str):
@@ -63,8 +65,8 @@ def problems(label: str, trace: Trace, version: str, book: schema_check.Schemas)
             obj = {k: v for k, v in obj.items() if k != "id"}
         check = book.check(version, kind, obj, method)
         if check.status == schema_check.INVALID:
-            found.append(f"{label} frame {frame.seq} ({check.definition or kind}): {check.detail}: "
-                         f"{quote(frame.raw, 120)}")
+            found.append(_("{label} frame {seq} ({definition}): {detail}: {raw}", label=label, seq=frame.seq,
+                           definition=check.definition or kind, detail=check.detail, raw=quote(frame.raw, 120)))
     return found
 
 
@@ -73,13 +75,14 @@ def schema_line(runs: Sequence[Run], *, where: Sequence[str] = ()) -> Line:
     book = schema_check.schemas()
     versions = sorted({version for _, _, version in runs})
     if not book.available():
-        return skipped(CHECK, TITLE, NO_SCHEMAS)
+        return skipped(CHECK, _(TITLE), _(NO_SCHEMAS))
     absent = [v for v in versions if book.root(v) is None]
     if absent:
-        return skipped(CHECK, TITLE, f"no official schema for {', '.join(absent)} here")
+        return skipped(CHECK, _(TITLE), _("no official schema for {versions} here", versions=", ".join(absent)))
     found = [p for label, trace, version in runs for p in problems(label, trace, version, book)]
     if found:
-        more = f" ({len(found) - 1} more)" if len(found) > 1 else ""
-        return failed(CHECK, TITLE, f"every frame valid against the schema of its revision ({', '.join(versions)})",
+        more = _(" ({count} more)", count=len(found) - 1) if len(found) > 1 else ""
+        return failed(CHECK, _(TITLE), _("every frame valid against the schema of its revision ({versions})",
+                                         versions=", ".join(versions)),
                       found[0] + more, *where)
-    return passed(CHECK, TITLE, ", ".join(versions))
+    return passed(CHECK, _(TITLE), ", ".join(versions))

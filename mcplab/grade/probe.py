@@ -33,6 +33,7 @@ from urllib.parse import quote
 from mcplab.wire import jsonrpc
 from mcplab.grade import arguments as made_up
 from mcplab.grade.pipes import Child, Ending
+from mcplab.i18n import _
 from mcplab.trace import Trace
 from mcplab.wire.versions import (
     LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
@@ -62,11 +63,11 @@ class Reply:
     def said(self) -> str:
         """The reply in a few words, for a report's "got"."""
         if self.kind == "timeout":
-            return self.message or "no answer"
+            return self.message or _("no answer")
         if self.kind == "gone":
-            return "the server exited"
+            return _("the server exited")
         if self.kind == "skipped":
-            return "not sent (the session had stopped)"
+            return _("not sent (the session had stopped)")
         return self.raw
 
 
@@ -149,7 +150,8 @@ class Probe:
             event = self.child.next(deadline)
             if event.kind in ("timeout", "eof"):
                 self.stuck = True
-                return (Reply("timeout", message=f"no answer within {self.timeout:g} s") if event.kind == "timeout"
+                return (Reply("timeout", message=_("no answer within {timeout:g} s", timeout=self.timeout))
+                        if event.kind == "timeout"
                         else Reply("gone"))
             message = event.message
             if event.kind != "stdout" or not isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):

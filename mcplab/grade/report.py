@@ -20,8 +20,11 @@ missing, and it says so in one line.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+from mcplab.i18n import _, ngettext
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 MARKS = {PASS: "✓", FAIL: "✗", SKIP: "–"}
@@ -60,9 +63,15 @@ class Line:
         head = f"  {self.mark} {self.title}" + (f" ({self.note})" if self.note else "")
         if self.status != FAIL:
             return head
-        rows = [("expected", self.expected), ("got", self.got)] + [
-            ("look at" if i == 0 else "", w) for i, w in enumerate(self.where)]
-        return "\n".join([head] + [f"      {label:<9} {value}" for label, value in rows if value])
+        rows = [(_("expected"), self.expected), (_("got"), self.got)] + [
+            (_("look at") if i == 0 else "", _(w)) for i, w in enumerate(self.where)]  # _(w): a marked constant
+        return "\n".join([head] + [f"      {_padded(label, 9)} {value}" for label, value in rows if value])
+
+
+def _padded(label: str, columns: int) -> str:
+    """``label`` padded to ``columns`` terminal columns (a Chinese character takes two)."""
+    width = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in label)
+    return label + " " * max(columns - width, 0)
 
 
 def passed(check: str, title: str, note: str = "") -> Line:
@@ -74,7 +83,7 @@ def failed(check: str, title: str, expected: str, got: str, *where: str) -> Line
 
 
 def skipped(check: str, title: str, why: str) -> Line:
-    return Line(check, title, SKIP, note=f"not checked: {why}")
+    return Line(check, title, SKIP, note=_("not checked: {why}", why=why))
 
 
 @dataclass(frozen=True)
@@ -108,9 +117,11 @@ class Report:
         raise KeyError(f"no check {check!r} on this card; it has {', '.join(l.check for l in self.lines)}")
 
     def text(self) -> str:
-        verdict = (f"PASS: no line failed ({len(self.lines)} checks)" if self.ok
-                   else f"FAIL: {len(self.failed)} of {len(self.lines)} checks failed")
-        return "\n".join([f"Report card · {self.title}", *(line.text() for line in self.lines), verdict])
+        verdict = (ngettext("PASS: no line failed ({n} check)", "PASS: no line failed ({n} checks)", len(self.lines))
+                   if self.ok else _("FAIL: {failed} of {total} checks failed", failed=len(self.failed),
+                                     total=len(self.lines)))
+        return "\n".join([_("Report card · {title}", title=self.title), *(line.text() for line in self.lines),
+                          verdict])
 
     __str__ = text
 

@@ -32,12 +32,13 @@ from mcplab.wire.errors import INVALID_PARAMS, PARSE_ERROR, RESOURCE_NOT_FOUND, 
 from mcplab.grade import frames
 from mcplab.grade.probe import UNKNOWN_TOOL, Call, Session, excerpt, walk
 from mcplab.grade.report import JSONRPC_ERRORS, Line, Report, failed, passed, quote, skipped, spec
+from mcplab.i18n import N_, _
 from mcplab.server.schema import load_jsonschema
 from mcplab.wire.versions import LATEST_LEGACY as L, LATEST_MODERN as M
 
-LAB = "Lab 09"
-WHERE_TOOLS = (f"{LAB} §2 (tools) and §3 (return values)", spec(L, "server/tools"))
-NOT_OPEN = "no session opened (see the first two lines)"
+LAB = N_("Lab 09")
+WHERE_TOOLS = (N_("Lab 09 §2 (tools) and §3 (return values)"), spec(L, "server/tools"))  # shown through _()
+NOT_OPEN = N_("no session opened (see the first two lines)")
 TYPED = ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf")
 
 
@@ -67,11 +68,11 @@ def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: f
         sessions = list(pool.map(lambda era: walk(argv, era, timeout, grace, cwd), ("legacy", "modern")))
     shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
     schema = frames.schema_line([(s.era, s.trace, s.version) for s in sessions],
-                                where=(spec(L, "schema"), spec(M, "schema"), f"{LAB} §2 (tools)"))
+                                where=(spec(L, "schema"), spec(M, "schema"), _("{lab} §2 (tools)", lab=_(LAB))))
     lines = [opening(sessions[0]), opening(sessions[1]), stdout(sessions), schema, tools(sessions),
              resources(sessions), prompts(sessions), malformed(sessions), unknown_tool(sessions), eof(sessions),
              *brief(sessions)]
-    return Report(f"server {shown}", tuple(lines), {s.era: s.trace for s in sessions})
+    return Report(_("server {target}", target=shown), tuple(lines), {s.era: s.trace for s in sessions})
 
 
 def _open(sessions: list[Session]) -> list[Session]:
@@ -82,16 +83,16 @@ def _open(sessions: list[Session]) -> list[Session]:
 
 def opening(session: Session) -> Line:
     if session.era == "legacy":
-        check, title = "legacy-open", "opens a legacy session: initialize is answered"
-        expected = (f"a result with protocolVersion ({L} as asked, or another legacy revision), capabilities "
-                    "and serverInfo")
-        where = (spec(L, "basic/lifecycle#initialization"), "Lab 02 §2 (the handshake, byte by byte)")
+        check, title = "legacy-open", _("opens a legacy session: initialize is answered")
+        expected = _("a result with protocolVersion ({version} as asked, or another legacy revision), capabilities "
+                     "and serverInfo", version=L)
+        where = (spec(L, "basic/lifecycle#initialization"), _("Lab 02 §2 (the handshake, byte by byte)"))
         missing = [k for k in ("protocolVersion", "capabilities", "serverInfo")
                    if session.opening.ok and k not in session.opening.result]
     else:
-        check, title = "modern-open", "opens a modern session: server/discover is answered"
-        expected = f"a result with supportedVersions naming {M}, and capabilities"
-        where = (spec(M, "server/discover"), "Lab 06 §2 (server/discover)")
+        check, title = "modern-open", _("opens a modern session: server/discover is answered")
+        expected = _("a result with supportedVersions naming {version}, and capabilities", version=M)
+        where = (spec(M, "server/discover"), _("Lab 06 §2 (server/discover)"))
         versions = session.opening.result.get("supportedVersions") if session.opening.ok else None
         missing = [k for k in ("supportedVersions", "capabilities") if session.opening.ok
                    and k not in session.opening.result]
@@ -100,11 +101,12 @@ def opening(session: Session) -> Line:
     if not session.opening.ok:
         return failed(check, title, expected, quote(session.opening.said() + _last_words(session)), *where)
     if missing:
-        return failed(check, title, expected, f"a result without {', '.join(missing)}: "
-                                              f"{quote(session.opening.raw)}", *where)
+        return failed(check, title, expected, _("a result without {missing}: {raw}", missing=", ".join(missing),
+                                                raw=quote(session.opening.raw)), *where)
     if not session.opened:
-        return failed(check, title, expected, f"protocolVersion {excerpt(session.opening.result.get('protocolVersion'))}, "
-                                              f"which is no legacy revision", *where)
+        return failed(check, title, expected, _("protocolVersion {version}, which is no legacy revision",
+                                                version=excerpt(session.opening.result.get('protocolVersion'))),
+                      *where)
     return passed(check, title, session.version)
 
 
@@ -113,18 +115,19 @@ def _last_words(session: Session) -> str:
     if session.opening.kind != "gone":
         return ""
     tail = [f.raw for f in session.trace.frames if f.channel == "stderr" and f.raw.strip()][-1:]
-    return f"; its stderr ends: {tail[0]}" if tail else ""
+    return _("; its stderr ends: {line}", line=tail[0]) if tail else ""
 
 
 def stdout(sessions: list[Session]) -> Line:
-    title = "writes nothing but JSON-RPC messages on stdout"
+    title = _("writes nothing but JSON-RPC messages on stdout")
     for session in sessions:
         for frame in session.trace.frames:
             if frame.direction == "s2c" and frame.channel == "stdio" and isinstance(frame.message, JSONRPCError):
-                return failed("stdout", title, "one JSON-RPC message per line; logs go to stderr",
-                              f"{session.era} session, line {frame.seq}: {quote(frame.raw, 120)}",
+                return failed("stdout", title, _("one JSON-RPC message per line; logs go to stderr"),
+                              _("{era} session, line {seq}: {raw}", era=session.era, seq=frame.seq,
+                                raw=quote(frame.raw, 120)),
                               spec(M, "basic/transports/stdio"), spec(L, "basic/transports#stdio"),
-                              f"{LAB} §7 (run(): print() lands on stderr)")
+                              _("{lab} §7 (run(): print() lands on stderr)", lab=_(LAB)))
     return passed("stdout", title)
 
 
@@ -132,25 +135,26 @@ def stdout(sessions: list[Session]) -> Line:
 
 def _first_failure(calls: list[tuple[Session, Call, str]]) -> str:
     session, call, why = calls[0]
-    more = f"; {len(calls) - 1} more failed" if len(calls) > 1 else ""
+    more = _("; {count} more failed", count=len(calls) - 1) if len(calls) > 1 else ""
     return f"{session.era}: {why}{more}"
 
 
 def tools(sessions: list[Session]) -> Line:
-    check, title = "tools", "calls each tool with arguments its inputSchema admits, and gets a result (both eras)"
-    expected = "a CallToolResult (content, and isError when the tool failed) for every call"
+    check, title = "tools", _("calls each tool with arguments its inputSchema admits, and gets a result (both eras)")
+    expected = _("a CallToolResult (content, and isError when the tool failed) for every call")
     with_tools = [s for s in _open(sessions) if s.tools is not None]
     bad = [(s, r) for s in with_tools for m, r in s.listing_errors if m == "tools/list"]
     if bad:
-        return failed(check, title, "tools/list answered with a list of tools", f"{bad[0][0].era}: "
+        return failed(check, title, _("tools/list answered with a list of tools"), f"{bad[0][0].era}: "
                       f"{quote(bad[0][1].said())}", *WHERE_TOOLS)
     if not any(s.tools for s in with_tools):
-        return skipped(check, title, "no tools listed")
+        return skipped(check, title, _("no tools listed"))
     wrong = []
     for s in with_tools:
         for call in s.calls:
             if call.unbuildable:
-                wrong.append((s, call, f"no arguments could be made for {call.name}: {call.unbuildable}"))
+                wrong.append((s, call, _("no arguments could be made for {name}: {why}", name=call.name,
+                                         why=call.unbuildable)))
             elif not call.reply.ok or not isinstance(call.reply.result.get("content"), list):
                 wrong.append((s, call, f"tools/call {call.name} {excerpt(call.arguments)} → "
                                        f"{quote(call.reply.said(), 160)}"))
@@ -161,15 +165,15 @@ def tools(sessions: list[Session]) -> Line:
 
 
 def resources(sessions: list[Session]) -> Line:
-    check, title = "resources", "reads each resource (and one URI per template) and gets its contents (both eras)"
-    where = (f"{LAB} §4 (resources)", spec(L, "server/resources"))
+    check, title = "resources", _("reads each resource (and one URI per template) and gets its contents (both eras)")
+    where = (_("{lab} §4 (resources)", lab=_(LAB)), spec(L, "server/resources"))
     with_res = [s for s in _open(sessions) if s.resources is not None]
     bad = [(s, m, r) for s in with_res for m, r in s.listing_errors if m.startswith("resources/")]
     if bad:
-        return failed(check, title, f"{bad[0][1]} answered with a list", f"{bad[0][0].era}: "
+        return failed(check, title, _("{method} answered with a list", method=bad[0][1]), f"{bad[0][0].era}: "
                       f"{quote(bad[0][2].said())}", *where)
     if not any(s.reads for s in with_res):
-        return skipped(check, title, "no resources or templates listed")
+        return skipped(check, title, _("no resources or templates listed"))
     wrong = []
     for s in with_res:
         missing = RESOURCE_NOT_FOUND if s.era == "legacy" else INVALID_PARAMS  # the revision's not-found code
@@ -180,27 +184,28 @@ def resources(sessions: list[Session]) -> Line:
             if not fine:
                 wrong.append((s, read, f"resources/read {read.name} → {quote(read.reply.said(), 160)}"))
     if wrong:
-        return failed(check, title, "a ReadResourceResult with contents (for a template's made-up URI, "
-                      "contents or the revision's resource-not-found error)", _first_failure(wrong), *where)
+        return failed(check, title, _("a ReadResourceResult with contents (for a template's made-up URI, "
+                                      "contents or the revision's resource-not-found error)"),
+                      _first_failure(wrong), *where)
     return passed(check, title, ", ".join(sorted({r.name for s in with_res for r in s.reads})))
 
 
 def prompts(sessions: list[Session]) -> Line:
-    check, title = "prompts", "gets each prompt with arguments it admits (both eras)"
-    where = (f"{LAB} §5 (prompts)", spec(L, "server/prompts"))
+    check, title = "prompts", _("gets each prompt with arguments it admits (both eras)")
+    where = (_("{lab} §5 (prompts)", lab=_(LAB)), spec(L, "server/prompts"))
     with_prompts = [s for s in _open(sessions) if s.prompts is not None]
     bad = [(s, r) for s in with_prompts for m, r in s.listing_errors if m == "prompts/list"]
     if bad:
-        return failed(check, title, "prompts/list answered with a list", f"{bad[0][0].era}: "
+        return failed(check, title, _("prompts/list answered with a list"), f"{bad[0][0].era}: "
                       f"{quote(bad[0][1].said())}", *where)
     if not any(s.gets for s in with_prompts):
-        return skipped(check, title, "no prompts listed")
+        return skipped(check, title, _("no prompts listed"))
     wrong = [(s, g, f"prompts/get {g.name} {excerpt(g.arguments)} → {quote(g.reply.said(), 160)}")
              for s in with_prompts for g in s.gets
              if not (g.reply.ok and isinstance(g.reply.result.get("messages"), list))]
     if wrong:
-        return failed(check, title, "a GetPromptResult with messages (argument values come from "
-                      "completion/complete when the server offers it, else \"example\")",
+        return failed(check, title, _("a GetPromptResult with messages (argument values come from "
+                                      "completion/complete when the server offers it, else \"example\")"),
                       _first_failure(wrong), *where)
     return passed(check, title, ", ".join(sorted({g.name for s in with_prompts for g in s.gets})))
 
@@ -208,56 +213,59 @@ def prompts(sessions: list[Session]) -> Line:
 # --- errors and the end ------------------------------------------------------------------------------
 
 def malformed(sessions: list[Session]) -> Line:
-    check, title = "malformed-line", "answers a line that is not JSON with -32700 and keeps serving (both eras)"
-    expected = ('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,...}} (or with no "id"), then an answer '
-                'to the next request')
-    where = (JSONRPC_ERRORS, spec(M, "basic/index#error-codes"), "Lab 01 §8 (every way to be refused)")
+    check, title = "malformed-line", _("answers a line that is not JSON with -32700 and keeps serving (both eras)")
+    expected = _('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,...}} (or with no "id"), then an answer '
+                 'to the next request')
+    where = (JSONRPC_ERRORS, spec(M, "basic/index#error-codes"), _("Lab 01 §8 (every way to be refused)"))
     tried = [s for s in sessions if s.malformed.kind != "skipped"]
     if not tried:
-        return skipped(check, title, "the server answered nothing, so the line was not sent")
+        return skipped(check, title, _("the server answered nothing, so the line was not sent"))
     for s in tried:
         reply = s.malformed
         if reply.kind != "error" or reply.code != PARSE_ERROR:
             return failed(check, title, expected, f"{s.era}: {quote(reply.said())}", *where)
         if '"id":null' not in reply.raw.replace(" ", "") and '"id"' in reply.raw:
-            return failed(check, title, expected, f"{s.era}: an id that names no request: {quote(reply.raw)}", *where)
+            return failed(check, title, expected, _("{era}: an id that names no request: {raw}", era=s.era,
+                                                    raw=quote(reply.raw)), *where)
         if s.alive.kind not in ("result", "error"):  # any answer shows it still serves
-            return failed(check, title, expected, f"{s.era}: after the -32700, "
-                          f"{'ping' if s.era == 'legacy' else 'server/discover'} → {quote(s.alive.said())}", *where)
+            return failed(check, title, expected, _("{era}: after the -32700, {method} → {said}", era=s.era,
+                          method='ping' if s.era == 'legacy' else 'server/discover', said=quote(s.alive.said())),
+                          *where)
     return passed(check, title)
 
 
 def unknown_tool(sessions: list[Session]) -> Line:
-    check, title = "unknown-tool", f"answers a call to an unknown tool with the protocol error -32602 (both eras)"
+    check, title = "unknown-tool", _("answers a call to an unknown tool with the protocol error -32602 (both eras)")
     with_tools = [s for s in _open(sessions) if s.tools is not None]
     if not with_tools:
-        return skipped(check, title, "the server declares no tools")
+        return skipped(check, title, _("the server declares no tools"))
     for s in with_tools:
         reply = s.unknown_tool
         if not (reply.kind == "error" and reply.code == INVALID_PARAMS):
-            hint = (" (isError is for a tool that ran and failed; a tool that does not exist is a protocol error)"
+            hint = (_(" (isError is for a tool that ran and failed; a tool that does not exist is a protocol error)")
                     if reply.ok and reply.result.get("isError") else "")
-            return failed(check, title, f"error -32602 for tools/call {UNKNOWN_TOOL!r}",
+            return failed(check, title, _("error -32602 for tools/call {tool!r}", tool=UNKNOWN_TOOL),
                           f"{s.era}: {quote(reply.said(), 160)}{hint}", spec(L, "server/tools#error-handling"),
-                          spec(M, "server/tools#error-handling"), "Lab 03 §2 (isError against a protocol error)")
+                          spec(M, "server/tools#error-handling"), _("Lab 03 §2 (isError against a protocol error)"))
     return passed(check, title)
 
 
 def eof(sessions: list[Session]) -> Line:
-    check, title = "eof", "exits by itself, with status 0, when its stdin closes (both eras)"
+    check, title = "eof", _("exits by itself, with status 0, when its stdin closes (both eras)")
     running = [s for s in sessions if s.ending is not None and not s.ending.already_exited]
     if not running:
-        return skipped(check, title, "the server had exited before its stdin was closed")
+        return skipped(check, title, _("the server had exited before its stdin was closed"))
     for s in running:
         end = s.ending
         if not end.by_itself or end.returncode != 0:
-            got = (f"still running after stdin closed: it was stopped with {end.signal}" if not end.by_itself
-                   else f"exited with status {end.returncode}")
+            got = (_("still running after stdin closed: it was stopped with {signal}", signal=end.signal)
+                   if not end.by_itself else _("exited with status {code}", code=end.returncode))
             tail = [f.raw for f in s.trace.frames if f.channel == "stderr"][-1:]
-            return failed(check, title, "exit status 0 within a few seconds of end-of-file on stdin",
-                          f"{s.era}: {got}" + (f"; its last stderr line: {quote(tail[0], 160)}" if tail else ""),
+            return failed(check, title, _("exit status 0 within a few seconds of end-of-file on stdin"),
+                          f"{s.era}: {got}" + (_("; its last stderr line: {line}", line=quote(tail[0], 160))
+                                               if tail else ""),
                           spec(L, "basic/lifecycle#shutdown"), spec(M, "basic/transports/stdio#shutdown"),
-                          f"{LAB} §7 (run() returns at end-of-file)")
+                          _("{lab} §7 (run() returns at end-of-file)", lab=_(LAB)))
     return passed(check, title)
 
 
@@ -274,40 +282,41 @@ def brief(sessions: list[Session]) -> list[Line]:
     caps = first.capabilities if first else {}
     tools_ = first.tools if first else None
     lines = []
-    title = "brief: two tools or more, each argument with a type"
+    title = _("brief: two tools or more, each argument with a type")
     if tools_ is None:
-        got = NOT_OPEN if first is None else 'no tools: the server declares no "tools" capability'
+        got = _(NOT_OPEN) if first is None else _('no tools: the server declares no "tools" capability')
     else:
         typed = [t for t in tools_ if _typed(t)]
         got = "" if len(typed) >= 2 else ", ".join(
-            f"{t.get('name')} ({'typed' if _typed(t) else 'an argument without a type, or no arguments'})"
-            for t in tools_) or "an empty tools/list"
-    lines.append(passed("brief-tools", title, f"{len(tools_ or [])} tools") if tools_ is not None and not got
-                 else failed("brief-tools", title, "at least two tools whose inputSchema gives each argument a "
-                             "JSON Schema type (Python type hints do it)", got, f"{LAB} §2 (tools)",
+            f"{t.get('name')} ({_('typed') if _typed(t) else _('an argument without a type, or no arguments')})"
+            for t in tools_) or _("an empty tools/list")
+    lines.append(passed("brief-tools", title, _("{count} tools", count=len(tools_ or [])))
+                 if tools_ is not None and not got
+                 else failed("brief-tools", title, _("at least two tools whose inputSchema gives each argument a "
+                             "JSON Schema type (Python type hints do it)"), got, _("{lab} §2 (tools)", lab=_(LAB)),
                              spec(L, "server/tools#listing-tools")))
     count = len(first.resources or []) + len(first.templates or []) if first else 0
-    title = "brief: a resource or a resource template"
+    title = _("brief: a resource or a resource template")
     lines.append(passed("brief-resource", title) if count else failed(
-        "brief-resource", title, "resources/list or resources/templates/list naming at least one",
-        NOT_OPEN if first is None else 'no resources: the server declares no "resources" capability'
+        "brief-resource", title, _("resources/list or resources/templates/list naming at least one"),
+        _(NOT_OPEN) if first is None else _('no resources: the server declares no "resources" capability')
         if "resources" not in caps
-        else "both lists are empty", f"{LAB} §4 (resources)", spec(L, "server/resources")))
-    title = "brief: a prompt"
+        else _("both lists are empty"), _("{lab} §4 (resources)", lab=_(LAB)), spec(L, "server/resources")))
+    title = _("brief: a prompt")
     lines.append(passed("brief-prompt", title) if first and first.prompts else failed(
-        "brief-prompt", title, "prompts/list naming at least one prompt",
-        NOT_OPEN if first is None else 'no prompts: the server declares no "prompts" capability'
-        if "prompts" not in caps else "an empty list",
-        f"{LAB} §5 (prompts)", spec(L, "server/prompts")))
-    title = "brief: a tool reports a failure as a result with isError: true"
+        "brief-prompt", title, _("prompts/list naming at least one prompt"),
+        _(NOT_OPEN) if first is None else _('no prompts: the server declares no "prompts" capability')
+        if "prompts" not in caps else _("an empty list"),
+        _("{lab} §5 (prompts)", lab=_(LAB)), spec(L, "server/prompts")))
+    title = _("brief: a tool reports a failure as a result with isError: true")
     calls = [c for s in opened for c in s.calls if c.reply.ok]
     erring = [c for c in calls if c.reply.result.get("isError") is True]
     lines.append(passed("brief-tool-error", title, f"{erring[0].name} {excerpt(erring[0].arguments)}") if erring
                  else failed("brief-tool-error", title,
-                             "a tools/call answered with isError: true and a text saying what went wrong (raise "
-                             "ToolError for a request the tool cannot serve: a name or an id it does not know)",
-                             f"{len(calls)} calls, none with isError (each tool was called with typical and with "
-                             f"unlikely arguments)" if calls else NOT_OPEN if first is None else "no tool was called",
-                             f"{LAB} §3 (return values "
-                             "and errors)", spec(L, "server/tools#error-handling")))
+                             _("a tools/call answered with isError: true and a text saying what went wrong (raise "
+                               "ToolError for a request the tool cannot serve: a name or an id it does not know)"),
+                             _("{count} calls, none with isError (each tool was called with typical and with "
+                               "unlikely arguments)", count=len(calls)) if calls else _(NOT_OPEN) if first is None
+                             else _("no tool was called"),
+                             _("{lab} §3 (return values and errors)", lab=_(LAB)), spec(L, "server/tools#error-handling")))
     return lines

@@ -18,9 +18,10 @@ import re
 from typing import Any, Awaitable, Callable, Literal, Sequence
 from urllib.parse import quote
 
-from mcplab.trace import views as trace_views
-from mcplab.wire.errors import MCPLabError
-from mcplab.notebook.schema_check import PRE
+from mcplab import trace_views
+from mcplab.errors import MCPLabError
+from mcplab.i18n import N_, _, ngettext
+from mcplab.schema_check import PRE
 
 # --- the playground -------------------------------------------------------------------------------
 #
@@ -31,6 +32,7 @@ from mcplab.notebook.schema_check import PRE
 
 BUNDLED = ("weather", "files")
 KINDS = ("tools", "resources", "prompts")
+SINGULAR = {"tools": N_("tool"), "resources": N_("resource"), "prompts": N_("prompt")}  # shown through _()
 TEMPLATE_VARIABLE = re.compile(r"\{(\+?)([A-Za-z0-9_]+)\}")  # RFC 6570 level 1 and {+reserved}
 
 
@@ -89,7 +91,8 @@ def arguments_from(form: dict[str, Any], schema: dict) -> dict[str, Any]:
             else:
                 arguments[name] = value
         except ValueError:
-            raise ValueError(f"{name}: {value!r} is not a valid {kind or 'JSON value'}") from None
+            raise ValueError(_("{name}: {value!r} is not a valid {kind}", name=name, value=value,
+                               kind=kind or _("JSON value"))) from None
     return arguments
 
 
@@ -115,8 +118,8 @@ class Playground:
         self.last_result: Any = None
         command = server if isinstance(server, str) else " ".join(server)
         self._argv = None if isinstance(server, str) else list(server)
-        self.server_box = widgets.Combobox(value=command, options=list(BUNDLED), description="server",
-                                           placeholder="weather, files, a command or a URL",
+        self.server_box = widgets.Combobox(value=command, options=list(BUNDLED), description=_("server"),
+                                           placeholder=_("weather, files, a command or a URL"),
                                            layout={"width": "360px"})
         if command.startswith(("http://", "https://")):
             transport = "http"
@@ -124,14 +127,14 @@ class Playground:
                                                        style={"button_width": "60px"})
         self.era_buttons = widgets.ToggleButtons(options=["legacy", "modern", "auto"], value=era,
                                                  style={"button_width": "70px"})
-        self.connect_button = widgets.Button(description="Connect", button_style="primary")
-        self.close_button = widgets.Button(description="Disconnect")
-        self.status = widgets.HTML("not connected")
+        self.connect_button = widgets.Button(description=_("Connect"), button_style="primary")
+        self.close_button = widgets.Button(description=_("Disconnect"))
+        self.status = widgets.HTML(html.escape(_("not connected")))
         self.kind_buttons = widgets.ToggleButtons(options=list(KINDS), style={"button_width": "90px"})
         self.items = widgets.Select(options=[], rows=6, layout={"width": "320px"})
         self.about = widgets.HTML()
         self.form_box = widgets.VBox()
-        self.send_button = widgets.Button(description="Send", button_style="success", disabled=True)
+        self.send_button = widgets.Button(description=_("Send"), button_style="success", disabled=True)
         self.result = widgets.HTML()
         self.trace_count = widgets.HTML()
         self.trace_html = widgets.HTML()
@@ -184,13 +187,13 @@ class Playground:
         from mcplab.client import Client
 
         await self.close()
-        self._status("connecting …")
+        self._status(_("connecting …"))
         try:
             transport = await self._transport()
             client = Client(transport, era=self.era_buttons.value, version=self.version, timeout=self.timeout)
         except (ValueError, MCPLabError, ImportError) as exc:
             await self._stop_server()
-            self._status(f"cannot connect: {exc}", error=True)
+            self._status(_("cannot connect: {exc}", exc=exc), error=True)
             raise
         try:
             await client.connect()
@@ -209,16 +212,17 @@ class Playground:
             self.client = client  # so that the trace shows how far it got, and close() reaps it
             self._show_trace()
             await self.close()
-            self._status(f"connection failed: {type(exc).__name__}: {exc}", error=True)
+            self._status(_("connection failed: {error}: {exc}", error=type(exc).__name__, exc=exc), error=True)
             raise
         self.client, self.catalogue = client, catalogue
         info = client.server_info
-        from mcplab.wire.versions import capabilities_text  # marks Roots, Sampling, Logging: deprecated in 2026-07-28
+        from mcplab.versions import capabilities_text  # marks Roots, Sampling, Logging: deprecated in 2026-07-28
 
-        self._status(f"connected to {info.get('name', '?')} {info.get('version', '')} over "
-                     f"{getattr(transport, 'channel', self.transport_buttons.value)}, "
-                     f"protocol {client.protocol_version}: {self._counts()}; "
-                     f"capabilities: {capabilities_text(client.server_capabilities)}")
+        self._status(_("connected to {name} {version} over {channel}, protocol {protocol}: {counts}; capabilities: "
+                       "{capabilities}", name=info.get('name', '?'), version=info.get('version', ''),
+                       channel=getattr(transport, 'channel', self.transport_buttons.value),
+                       protocol=client.protocol_version, counts=self._counts(),
+                       capabilities=capabilities_text(client.server_capabilities)))
         self.kind_buttons.value = next((k for k in KINDS if catalogue[k]), "tools")
         self._list_items()
         self._show_trace()
@@ -241,7 +245,7 @@ class Playground:
             return stdio(argv)
         import anyio
 
-        from mcplab.server.streamable_http import launch
+        from mcplab.server.http import launch
         from mcplab.transports.http import http
         # launch() waits for the child to print its URL, sleeping between looks; in a worker
         # thread, so that the kernel's loop (and every widget on the page) stays responsive.
@@ -253,7 +257,7 @@ class Playground:
         client, self.client = self.client, None
         if client is not None:
             await client.aclose()
-            self._status("disconnected")
+            self._status(_("disconnected"))
             self._show_trace(client)
         await self._stop_server()
         self._refresh_buttons()
@@ -277,8 +281,9 @@ class Playground:
     def _choose(self, kind: str, name: str) -> dict[str, Any]:
         """Select one item (as a click would) and return its form: ``{argument: widget}``."""
         if name not in self.catalogue[kind]:
-            known = ", ".join(self.catalogue[kind]) or "none (connect first)"
-            raise ValueError(f"no {kind[:-1]} {name!r}; this server has: {known}")
+            known = ", ".join(self.catalogue[kind]) or _("none (connect first)")
+            raise ValueError(_("no {kind} {name!r}; this server has: {known}", kind=_(SINGULAR[kind]), name=name,
+                               known=known))
         self.kind_buttons.value = kind
         self.items.value = name
         return self.form
@@ -318,10 +323,10 @@ class Playground:
     async def send(self) -> Any:
         """Send the selected item with the form's values; return (and show) the typed result."""
         if self.client is None:
-            raise MCPLabError("not connected: await pg.connect() (or click Connect) first")
+            raise MCPLabError(_("not connected: await pg.connect() (or click Connect) first"))
         kind, name = self.kind_buttons.value, self.items.value
         if name is None:
-            raise ValueError(f"this server lists no {kind}")
+            raise ValueError(_("this server lists no {kind}", kind=kind))
         try:
             arguments = self.arguments()
             if kind == "tools":
@@ -350,10 +355,10 @@ class Playground:
     def _show_trace(self, client: Any = None) -> None:
         client = client or self.client
         if client is not None:
-            from mcplab.notebook.viewer import show  # the viewer loads jsonschema: only when shown
+            from mcplab.notebook import show  # the viewer imports this module: resolved on use
 
             view = show(client.trace)
-            self.trace_count.value = f"<b>trace</b>: {trace_views.summary(list(view.frames))}"
+            self.trace_count.value = f"<b>{html.escape(_('trace'))}</b>: {html.escape(trace_views.summary(list(view.frames)))}"
             self.trace_html.value = view._repr_html_()
 
     def _status(self, text: str, error: bool = False) -> None:
@@ -365,16 +370,20 @@ class Playground:
                              f'{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</pre>')
 
     def __repr__(self) -> str:
-        where = f"{self.server_box.value} over {self.transport_buttons.value}, era {self.era_buttons.value}"
+        where = _("{server} over {transport}, era {era}", server=self.server_box.value,
+                  transport=self.transport_buttons.value, era=self.era_buttons.value)
         if self.client is None:
-            return f"Playground ({where}): not connected"
-        selected = f"; selected {self.kind_buttons.value[:-1]} {self.items.value}" if self.items.value else ""
-        return f"Playground ({where}): connected, {self._counts()}{selected}"
+            return _("Playground ({where}): not connected", where=where)
+        selected = (_("; selected {kind} {name}", kind=_(SINGULAR[self.kind_buttons.value]), name=self.items.value)
+                    if self.items.value else "")
+        return _("Playground ({where}): connected, {counts}{selected}", where=where, counts=self._counts(),
+                 selected=selected)
 
     def _counts(self) -> str:
         """``2 tools, 2 resources, 1 prompt``"""
-        return ", ".join(f"{len(items)} {kind if len(items) != 1 else kind[:-1]}"
-                         for kind, items in self.catalogue.items())
+        forms = {"tools": (N_("{n} tool"), N_("{n} tools")), "resources": (N_("{n} resource"), N_("{n} resources")),
+                 "prompts": (N_("{n} prompt"), N_("{n} prompts"))}
+        return _(", ").join(ngettext(*forms[kind], len(items)) for kind, items in self.catalogue.items())
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         # The widget's own text/plain names its model id; ours is the same on every run (nbval).

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import html
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -38,9 +39,10 @@ import anyio
 
 from mcplab.client import Client
 from mcplab.course import servers_dir
-from mcplab.wire.errors import HTTPStatusError, MCPLabError, RemoteError, error_name
-from mcplab.client.eras import EraCache, error_in
-from mcplab.wire.jsonrpc import ErrorResponse, Request, Response
+from mcplab.errors import HTTPStatusError, MCPLabError, RemoteError, error_name
+from mcplab.eras import EraCache, error_in
+from mcplab.i18n import N_, _
+from mcplab.jsonrpc import ErrorResponse, Request, Response
 from mcplab.trace import Trace
 
 __all__ = ["Row", "Outcome", "Matrix", "SPEC_ROWS", "CLIENT_ERA", "SERVER_ERA", "WEATHER", "run_row",
@@ -64,16 +66,18 @@ class Row:
     http_status: int | None = None  # the HTTP status the spec names for a failure over HTTP, if it names one
 
 
-SPEC_ROWS: tuple[Row, ...] = (
-    Row("modern", "modern", "works", "server/discover optional; a version mismatch gets -32022 and a retry"),
-    Row("modern", "legacy", "fails", "the legacy server rejects the probe (or stays silent): show an actionable error"),
-    Row("dual-era", "modern", "works", "the probe returns a DiscoverResult (or -32022): stay modern"),
-    Row("dual-era", "legacy", "works", "the probe gets a non-modern error or no reply: fall back to initialize"),
-    Row("legacy", "modern", "fails", "initialize is rejected (stdio: a JSON-RPC error, its code the server's "
-                                     "choice; HTTP: 400, the modern headers are missing)", http_status=400),
-    Row("legacy", "dual-era", "works", "the server answers initialize and serves the legacy revision"),
-    Row("legacy", "legacy", "works", "the legacy revision, as before 2026-07-28"),
+SPEC_ROWS: tuple[Row, ...] = (  # `says` is shown through _()
+    Row("modern", "modern", "works", N_("server/discover optional; a version mismatch gets -32022 and a retry")),
+    Row("modern", "legacy", "fails",
+        N_("the legacy server rejects the probe (or stays silent): show an actionable error")),
+    Row("dual-era", "modern", "works", N_("the probe returns a DiscoverResult (or -32022): stay modern")),
+    Row("dual-era", "legacy", "works", N_("the probe gets a non-modern error or no reply: fall back to initialize")),
+    Row("legacy", "modern", "fails", N_("initialize is rejected (stdio: a JSON-RPC error, its code the server's "
+                                        "choice; HTTP: 400, the modern headers are missing)"), http_status=400),
+    Row("legacy", "dual-era", "works", N_("the server answers initialize and serves the legacy revision")),
+    Row("legacy", "legacy", "works", N_("the legacy revision, as before 2026-07-28")),
 )
+N_("works"), N_("fails")  # a row's `spec`, shown through _()
 """The seven rows of the spec's compatibility matrix, in the spec's order."""
 
 
@@ -103,10 +107,15 @@ class Outcome:
     def result(self) -> str:
         """``works: modern 2026-07-28`` or ``fails: -32601 Method not found``."""
         if self.ok:
-            return f"works: {self.era} {self.version}"
+            return _("works: {era} {version}", era=self.era, version=self.version)
         status = f"HTTP {self.status}, " if self.status else ""
-        code = f"{self.code} {error_name(self.code)}" if self.code is not None else "no error code"
-        return f"fails: {status}{code}"
+        code = f"{self.code} {error_name(self.code)}" if self.code is not None else _("no error code")
+        return _("fails: {reason}", reason=status + code)
+
+
+def _columns(text: str) -> int:
+    """Terminal columns ``text`` takes: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _reply(message: Any, frame: Any) -> str:
@@ -137,7 +146,7 @@ def wire_summary(trace: Trace) -> str:
             answers.setdefault(message.id, _reply(message, frame))
         elif frame.direction == "s2c" and frame.http and order and order[-1] not in answers:
             answers[order[-1]] = _reply(message, frame)  # an HTTP refusal without the id answers the last POST
-    return " · ".join(f"{asked[i]} → {answers.get(i, 'no answer')}" for i in order)
+    return " · ".join(f"{asked[i]} → {answers.get(i) or _('no answer')}" for i in order)
 
 
 def _error_of(exc: BaseException) -> tuple[int | None, int | None, str]:
@@ -217,9 +226,9 @@ def launch_servers(eras: Sequence[str] = ("modern", "dual-era", "legacy"), serve
                    ) -> dict[str, Any]:
     """One HTTP server per server era, started together: {"modern": ServerProcess, …}.
 
-    Stop them with ``mcplab.ecosystem.proxy.stop_all(servers.values())``.
+    Stop them with ``mcplab.proxy.stop_all(servers.values())``.
     """
-    from mcplab.ecosystem.proxy import launch_all
+    from mcplab.proxy import launch_all
 
     argv = list(server or ["python", str(WEATHER)])
     return dict(zip(eras, launch_all([[*argv, "--era", SERVER_ERA[era]] for era in eras])))
@@ -232,7 +241,8 @@ class Matrix:
     transport: str = "stdio"
 
     def headings(self) -> tuple[str, ...]:
-        return ("client", "server", "the spec says", f"live ({self.transport})", "on the wire", "")
+        return (_("client"), _("server"), _("the spec says"), _("live ({transport})", transport=self.transport),
+                _("on the wire"), "")
 
     @property
     def all_match(self) -> bool:
@@ -240,20 +250,22 @@ class Matrix:
 
     def cells(self, outcome: Outcome) -> tuple[str, ...]:
         row = outcome.row
-        spec = f"{row.spec}: HTTP {row.http_status}" if self.transport == "http" and row.http_status else row.spec
+        spec = f"{_(row.spec)}: HTTP {row.http_status}" if self.transport == "http" and row.http_status else _(row.spec)
         return (row.client, row.server, spec, outcome.result, outcome.wire,
-                "✓" if outcome.matches_spec else "✗ differs from the spec")
+                "✓" if outcome.matches_spec else "✗ " + _("differs from the spec"))
 
     def summary(self) -> str:
         agree = sum(o.matches_spec for o in self.outcomes)
-        return (f"{len(self.outcomes)} rows over {self.transport}: {agree} as the spec says"
-                + ("" if self.all_match else f", {len(self.outcomes) - agree} not"))
+        return (_("{rows} rows over {transport}: {agree} as the spec says", rows=len(self.outcomes),
+                  transport=self.transport, agree=agree)
+                + ("" if self.all_match else _(", {count} not", count=len(self.outcomes) - agree)))
 
     def __repr__(self) -> str:
         head = self.headings()
         rows = [head, *(self.cells(o) for o in self.outcomes)]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(head) - 1)]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)) + "  " + r[-1] for r in rows]
+        widths = [max(_columns(r[i]) for r in rows) for i in range(len(head) - 1)]
+        lines = ["  ".join(cell + " " * (w - _columns(cell)) for cell, w in zip(r, widths)) + "  " + r[-1]
+                 for r in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join([*(line.rstrip() for line in lines), "", self.summary()])
 
@@ -267,7 +279,7 @@ class Matrix:
             for index, value in enumerate(values):
                 style = cell + (f";background:{tint}" if index == 3 else "")
                 style += ";font:11px monospace" if index == 4 else ""
-                tip = {2: outcome.row.says, 3: outcome.reason}.get(index)  # the spec's reason, the client's
+                tip = {2: _(outcome.row.says), 3: outcome.reason}.get(index)  # the spec's reason, the client's
                 title = f' title="{html.escape(tip)}"' if tip else ""
                 tds.append(f'<td style="{style}"{title}>{html.escape(value)}</td>')
             rows.append(f"<tr>{''.join(tds)}</tr>")

@@ -25,14 +25,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
-from mcplab.wire import jsonrpc
-from mcplab.trace import views as trace_views
-from mcplab.wire.errors import JSONRPCError
-from mcplab.schemas import SPEC_DIR_ENV, spec_dir  # noqa: F401 - the notebook package hands both on
+from mcplab import jsonrpc, trace_views
+from mcplab.errors import JSONRPCError
+from mcplab.i18n import _
+from mcplab.schemas import SPEC_DIR_ENV, spec_dir  # noqa: F401 - notebook.py re-exports both
 from mcplab.server.schema import load_jsonschema
 from mcplab.trace import Frame
-from mcplab.trace.views import Badge, View
-from mcplab.wire.versions import ALL_VERSIONS, HEADER_PROTOCOL_VERSION, META_PROTOCOL_VERSION
+from mcplab.trace_views import Badge, View
+from mcplab.versions import ALL_VERSIONS, HEADER_PROTOCOL_VERSION, META_PROTOCOL_VERSION
 
 VALID, INVALID, UNCHECKED = "valid", "invalid", "unchecked"
 BADGE_LOOK = {VALID: ("✓", "#2e7d32"), INVALID: ("✗", trace_views.ERROR_COLOUR), UNCHECKED: ("–", "#9e9e9e")}
@@ -59,8 +59,9 @@ class Check:
 
     def badge(self) -> Badge:
         symbol, colour = BADGE_LOOK[self.status]
-        head = f"schema {self.version}, {self.definition}" if self.definition else "schema"
-        return Badge(f"{symbol} {self.version or 'version?'}", colour, f"{head}: {self.detail or self.status}")
+        head = (_("schema {version}, {definition}", version=self.version, definition=self.definition)
+                if self.definition else _("schema"))
+        return Badge(f"{symbol} {self.version or _('version?')}", colour, f"{head}: {self.detail or _(self.status)}")
 
 
 class Schemas:
@@ -89,19 +90,19 @@ class Schemas:
     def check(self, version: str | None, kind: str, message: Any, method: str | None) -> Check:
         """Validate one decoded JSON message; ``method`` is the request's, for a response."""
         if version is None:
-            return Check(UNCHECKED, None, None, "the protocol version is unknown; pass show(trace, version=...)")
+            return Check(UNCHECKED, None, None, _("the protocol version is unknown; pass show(trace, version=...)"))
         root = self.root(version)
         if root is None:
-            return Check(UNCHECKED, version, None, f"no official schema for {version} here")
+            return Check(UNCHECKED, version, None, _("no official schema for {versions} here", versions=version))
         names = self._definitions(root, self._methods[version], kind, method)
         if isinstance(names, str):
             return Check(INVALID, version, None, names)
         error = _jsonschema().exceptions.best_match(self._validator(version, root, names).iter_errors(message))
         shown = names[-1].removeprefix(RESULT)
         if error is None:
-            return Check(VALID, version, shown, "valid")
-        where = "/".join(map(str, error.absolute_path)) or "the message"
-        return Check(INVALID, version, shown, f"{_cut(error.message, 200)} (at {where})")
+            return Check(VALID, version, shown, _("valid"))
+        where = "/".join(map(str, error.absolute_path)) or _("the message")
+        return Check(INVALID, version, shown, _("{why} (at {where})", why=_cut(error.message, 200), where=where))
 
     @staticmethod
     def _definitions(root: dict, methods: dict[str, str], kind: str, method: str | None) -> list[str] | str:
@@ -112,7 +113,7 @@ class Schemas:
             return [first("JSONRPCErrorResponse", "JSONRPCError")]
         if kind in ("request", "notification"):
             if method not in methods or not methods[method].endswith(kind.title()):
-                return f"this revision defines no {kind} {method!r}"
+                return _("this revision defines no {kind} {method!r}", kind=kind, method=method)
             return ["JSONRPCRequest" if kind == "request" else "JSONRPCNotification", methods[method]]
         envelope = first("JSONRPCResultResponse", "JSONRPCResponse")
         request = methods.get(method)
@@ -210,7 +211,7 @@ def check_frames(frames: Sequence[Frame], version: str | None = None,
             continue  # an authorization exchange is OAuth, not MCP: no MCP schema applies
         if view.kind in ("refused", "raw", "batch"):
             checks[seq] = Check(INVALID if view.kind != "batch" else UNCHECKED, versions[seq], None,
-                                "not a single JSON-RPC message" if view.kind != "batch" else "a batch")
+                                _("not a single JSON-RPC message") if view.kind != "batch" else _("a batch"))
             continue
         method = methods.get(view.answers) if view.answers is not None else methods[seq]
         checks[seq] = book.check(versions[seq], view.kind, _message_json(view.frame), method)

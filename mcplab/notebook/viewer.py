@@ -1,9 +1,10 @@
-"""In the notebook: a trace viewer that checks every frame against the spec, and a diff of two traces.
+"""In the notebook: a trace viewer that checks every frame against the spec, a diff of two traces,
+and the playground, an Inspector inside the notebook.
 
 Theory of operation
 -------------------
 :func:`show` wraps a trace (or a client) in a :class:`TraceView`. Its HTML is the sequence diagram
-of :mod:`mcplab.trace.views` with a badge on every frame: ✓ when the message validates against the
+of :mod:`mcplab.trace_views` with a badge on every frame: ✓ when the message validates against the
 official JSON Schema of its protocol revision, ✗ and the first complaint when it does not, – when
 nothing could be checked. Whether the schemas are on this machine must not change a stored
 output: the text view never mentions badges, and in the HTML (which nbval compares too) everything
@@ -26,7 +27,9 @@ The schemas are not part of mcplab: ``mcplab schemas`` downloads them into the u
 with :mod:`difflib`, and for each step both traces took lists which JSON members only one side
 has, or has with another value: legacy against modern in a few lines.
 
-The badges come from ``mcplab/notebook/schema_check.py``; jsonschema is imported on first use.
+:func:`playground` (``mcplab/playground.py``) is the Inspector; the badges come from
+``mcplab/schema_check.py``. jsonschema and ipywidgets are imported on first use, so
+``import mcplab.notebook`` stays fast.
 """
 
 from __future__ import annotations
@@ -38,14 +41,19 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any, Sequence
 
-from mcplab.notebook.schema_check import (
-    BADGE_LOOK, INVALID, PRE, SPEC_DIR_ENV, Check, _cut, _message_json, check_frames, schemas,
-)
+from mcplab import trace_views
+from mcplab.i18n import _
 from mcplab.trace import Frame
-from mcplab.trace import views as trace_views
-from mcplab.trace.views import ARROWS, View
+from mcplab.trace_views import ARROWS, View
+from mcplab.playground import Playground, arguments_from, form_for, playground  # noqa: F401
+from mcplab.schema_check import (  # noqa: F401
+    BADGE_LOOK, INVALID, PRE, SPEC_DIR_ENV, Check, Schemas, _cut,
+    _message_json, check_frames, schemas, spec_dir,
+)
 
-__all__ = ["show", "diff", "TraceView", "TraceDiff", "align"]
+
+__all__ = ["show", "diff", "playground", "TraceView", "TraceDiff", "Playground", "Check", "Schemas",
+           "schemas", "spec_dir", "check_frames", "align", "form_for", "arguments_from", "SPEC_DIR_ENV"]
 
 
 # --- the viewer -----------------------------------------------------------------------------------
@@ -100,14 +108,17 @@ def _note(checks: dict[int, Check], found: bool) -> str:
 def _note_text(checks: dict[int, Check], found: bool) -> str:
     style = "font:11px sans-serif;color:#666;margin:2px 0 4px"
     if not found:
-        return (f'<div style="{style}">schemas not available: badges off (run <code>mcplab schemas</code> '
-                f'once online, or put the official &lt;version&gt;/schema.json files in ${SPEC_DIR_ENV})</div>')
+        text = html.escape(_("schemas not available: badges off (run {command} once online, or put the official "
+                             "<version>/schema.json files in ${env})"))  # escaped first: the fields are markup
+        return f'<div style="{style}">{text.format(command="<code>mcplab schemas</code>", env=SPEC_DIR_ENV)}</div>'
     used = sorted({c.version for c in checks.values() if c.version})
     count = {status: sum(c.status == status for c in checks.values()) for status in BADGE_LOOK}
-    against = f"the official schema of {', '.join(used)}" if used else "the official schemas"
+    against = (_("the official schema of {versions}", versions=", ".join(used)) if used
+               else _("the official schemas"))
     tally = ", ".join(f"{n} {BADGE_LOOK[status][0]}" for status, n in count.items() if n)
-    return (f'<div style="{style}">each frame checked against {html.escape(against)}: '
-            f'{tally or "nothing to check"} (open a frame to read why)</div>')
+    text = _("each frame checked against {against}: {tally} (open a frame to read why)", against=against,
+             tally=tally or _("nothing to check"))
+    return f'<div style="{style}">{html.escape(text)}</div>'
 
 
 def show(trace: Any, version: str | None = None) -> TraceView:
@@ -166,7 +177,7 @@ def _changes(a: Any, b: Any, path: str = "") -> list[str]:
     if a == b:
         return []
     dump = lambda v: _cut(json.dumps(v, ensure_ascii=False), 40)  # noqa: E731
-    return [f"~ {path or 'the message'}: {dump(a)} → {dump(b)}"]
+    return [f"~ {path or _('the message')}: {dump(a)} → {dump(b)}"]
 
 
 def _compare(a: View, b: View) -> list[str]:
@@ -214,8 +225,10 @@ class TraceDiff:
     def summary(self) -> str:
         n, (a, b) = self.counts(), self.labels
         both = n["same"] + n["differs"]
-        return (f"{a}: {self.sizes[0]} frames, {b}: {self.sizes[1]} frames; {both} steps in both "
-                f"({n['differs']} differ), {n['replaced']} replaced, {n['a']} only in {a}, {n['b']} only in {b}")
+        return _("{a}: {size_a} frames, {b}: {size_b} frames; {both} steps in both ({differs} differ), {replaced} "
+                 "replaced, {only_a} only in {a}, {only_b} only in {b}", a=a, b=b, size_a=self.sizes[0],
+                 size_b=self.sizes[1], both=both, differs=n['differs'], replaced=n['replaced'], only_a=n['a'],
+                 only_b=n['b'])
 
     def __repr__(self) -> str:
         width = 48
@@ -240,8 +253,9 @@ class TraceDiff:
                      if changes else "")
             rows.append(f'<tr style="{tint[1:]}"><td style="{cell};color:#555">{MARKS[step.kind]}</td>'
                         f'<td style="{cell}">{sides[0]}</td><td style="{cell}">{sides[1]}{extra}</td></tr>')
-        legend = ('<div style="font:11px sans-serif;color:#666;margin:2px 0 4px">= same · ~ same step, '
-                  'different members (listed) · ≠ different messages · ◀ ▶ only on one side</div>')
+        legend = ('<div style="font:11px sans-serif;color:#666;margin:2px 0 4px">'
+                  + html.escape(_("= same · ~ same step, different members (listed) · ≠ different messages · "
+                                  "◀ ▶ only on one side")) + '</div>')
         return (f'{legend}<div style="font:12px sans-serif;color:#333">{html.escape(self.summary())}</div>'
                 f'<table style="border-collapse:collapse;width:100%;font:12px/1.4 sans-serif">'
                 f'<tr>{head}</tr>{"".join(rows)}</table>')
@@ -249,7 +263,7 @@ class TraceDiff:
 
 def _shown_changes(changes: tuple[str, ...]) -> list[str]:
     more = len(changes) - MAX_CHANGES
-    return list(changes[:MAX_CHANGES]) + ([f"… and {more} more"] if more > 0 else [])
+    return list(changes[:MAX_CHANGES]) + ([_("… and {count} more", count=more)] if more > 0 else [])
 
 
 def _diff_cell(view: View | None, checks: dict[int, Check]) -> str:

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from mcplab.wire import jsonrpc
-from mcplab.wire.errors import JSONRPCError, error_name
+from mcplab import jsonrpc
+from mcplab.errors import JSONRPCError, error_name
+from mcplab.i18n import N_, _, ngettext
 
 if TYPE_CHECKING:
     from mcplab.trace import Frame
@@ -48,13 +49,16 @@ REFUSED_COLOUR, REFUSED_TINT = "#e65100", "#fff3e0"
 BADGE_START, BADGE_END = "<!--badge-->", "<!--/badge-->"
 MAX_PRETTY = 20_000  # characters of one frame's raw JSON shown in the HTML before it is cut
 
-# kind → how the one-line summary counts it (singular, plural).
-KINDS = {"request": ("request", "requests"), "notification": ("notification", "notifications"),
-         "response": ("response", "responses"), "error": ("error response", "error responses"),
-         "batch": ("batch", "batches"), "refused": ("refused frame", "refused frames"),
-         "stderr": ("stderr line", "stderr lines"), "note": ("note", "notes"),
-         "oauth": ("authorization exchange", "authorization exchanges"),
-         "raw": ("other frame", "other frames")}
+# kind → how the one-line summary counts it (singular, plural; shown through ngettext).
+KINDS = {"request": (N_("{n} request"), N_("{n} requests")),
+         "notification": (N_("{n} notification"), N_("{n} notifications")),
+         "response": (N_("{n} response"), N_("{n} responses")),
+         "error": (N_("{n} error response"), N_("{n} error responses")),
+         "batch": (N_("{n} batch"), N_("{n} batches")),
+         "refused": (N_("{n} refused frame"), N_("{n} refused frames")),
+         "stderr": (N_("{n} stderr line"), N_("{n} stderr lines")), "note": (N_("{n} note"), N_("{n} notes")),
+         "oauth": (N_("{n} authorization exchange"), N_("{n} authorization exchanges")),
+         "raw": (N_("{n} other frame"), N_("{n} other frames"))}
 
 
 @dataclass(frozen=True)
@@ -87,28 +91,33 @@ def describe(frames: Iterable[Frame]) -> list[View]:
         elif frame.http and frame.http.get("oauth"):  # a step of the authorization flow (mcplab/auth/client.py)
             views.append(View(frame, "oauth", str(frame.http["oauth"])))
         elif isinstance(message, JSONRPCError):
-            views.append(View(frame, "refused", f"refused: {message.code} {error_name(message.code)}"))
+            views.append(View(frame, "refused", _("refused: {code} {name}", code=message.code,
+                                                  name=error_name(message.code))))
         elif isinstance(message, jsonrpc.Request):
             waiting[(frame.direction, message.id)] = (frame.seq, pairs, message.method)
-            views.append(View(frame, "request", f"{message.method}{_subject(message.params)} "
-                                                f"(id {json.dumps(message.id, ensure_ascii=False)})", pairs))
+            views.append(View(frame, "request", _("{method}{subject} (id {id})", method=message.method,
+                                                  subject=_subject(message.params),
+                                                  id=json.dumps(message.id, ensure_ascii=False)), pairs))
             pairs += 1
         elif isinstance(message, jsonrpc.Notification):
-            views.append(View(frame, "notification", f"{message.method} (no id)"))
+            views.append(View(frame, "notification", _("{method} (no id)", method=message.method)))
         elif isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
             seq, pair, method = waiting.pop((OTHER_SIDE[frame.direction], message.id), (None, None, None))
             rid = json.dumps(message.id, ensure_ascii=False)
             if isinstance(message, jsonrpc.Response):
-                of = f" of {method}" if method else ""
-                views.append(View(frame, "response", f"result{of} (id {rid})", pair, seq))
+                label = (_("result of {method} (id {id})", method=method, id=rid) if method
+                         else _("result (id {id})", id=rid))
+                views.append(View(frame, "response", label, pair, seq))
             else:
-                to = f" for {method}" if method else ""
-                views.append(View(frame, "error", f"error{to}: {message.code} {message.message} (id {rid})",
-                                  pair, seq))
+                label = (_("error for {method}: {code} {message} (id {id})", method=method, code=message.code,
+                           message=message.message, id=rid) if method
+                         else _("error: {code} {message} (id {id})", code=message.code, message=message.message,
+                                id=rid))
+                views.append(View(frame, "error", label, pair, seq))
         elif isinstance(message, list):
-            views.append(View(frame, "batch", f"batch of {len(message)}"))
+            views.append(View(frame, "batch", _("batch of {count}", count=len(message))))
         else:
-            views.append(View(frame, "raw", "(empty body)" if not frame.raw.strip() else "(not JSON-RPC)"))
+            views.append(View(frame, "raw", _("(empty body)") if not frame.raw.strip() else _("(not JSON-RPC)")))
     return views
 
 
@@ -136,17 +145,19 @@ def summary(frames: list[Frame], dropped: int = 0) -> str:
     counts = {kind: 0 for kind in KINDS}
     for view in describe(frames):
         counts[view.kind] += 1
-    parts = [f"{n} {KINDS[kind][n != 1]}" for kind, n in counts.items() if n]
-    head = f"{len(frames)} frame{'s' if len(frames) != 1 else ''}"
+    parts = [ngettext(*KINDS[kind], n) for kind, n in counts.items() if n]
+    head = ngettext("{n} frame", "{n} frames", len(frames))
     if dropped:
-        head += f" (and {dropped} earlier, dropped)"
-    return f"{head}: {', '.join(parts)}" if parts else head
+        head += ngettext(" (and {n} earlier, dropped)", " (and {n} earlier, dropped)", dropped)
+    return _("{frames}: {kinds}", frames=head, kinds=_(", ").join(parts)) if parts else head
 
 
 def dropped_line(dropped: int) -> str:
     """The marker every view puts first when a trace let its oldest frames go."""
-    return (f"… {dropped} earlier frame{'s' if dropped != 1 else ''} dropped: a trace keeps the latest ones only "
-            f"(Trace(max_frames=None, max_chars=None) keeps all)")
+    return ngettext("… {n} earlier frame dropped: a trace keeps the latest ones only "
+                    "(Trace(max_frames=None, max_chars=None) keeps all)",
+                    "… {n} earlier frames dropped: a trace keeps the latest ones only "
+                    "(Trace(max_frames=None, max_chars=None) keeps all)", dropped)
 
 
 # --- text ----------------------------------------------------------------------------------------
@@ -163,7 +174,7 @@ def _channel(frame: Frame) -> str:
 def render_text(frames: list[Frame], width: int = 100, *, dropped: int = 0) -> str:
     """One line per frame: seq, arrow, channel, raw text cut to ``width`` characters."""
     if not frames:
-        return dropped_line(dropped) if dropped else "(empty trace)"
+        return dropped_line(dropped) if dropped else _("(empty trace)")
     channels = [_channel(f) for f in frames]
     pad = max(map(len, channels))
     lines = []
@@ -212,7 +223,7 @@ def pretty(frame: Frame) -> str:
     except ValueError:
         text = frame.raw
     if len(text) > MAX_PRETTY:
-        text = text[:MAX_PRETTY] + f"\n… ({len(text) - MAX_PRETTY} more characters)"
+        text = text[:MAX_PRETTY] + "\n" + _("… ({count} more characters)", count=len(text) - MAX_PRETTY)
     if frame.http:
         head = [" ".join(str(frame.http[k]) for k in ("method", "status") if frame.http.get(k))]
         head += [f"{name}: {value}" for name, value in (frame.http.get("headers") or {}).items()]
@@ -261,9 +272,9 @@ def render_html(frames: list[Frame], badges: Mapping[int, Badge] | None = None, 
     """
     marker = f'<tr><td colspan="3" style="{_NOTE}">{_text(dropped_line(dropped))}</td></tr>' if dropped else ""
     if not frames and not dropped:
-        return '<div style="color:#777"><em>empty trace</em></div>'
-    head = (f'<tr><th style="{_HEAD}"></th><th style="{_HEAD}"><span style="float:left">client</span>'
-            f'<span style="float:right">server</span></th>'
+        return f'<div style="color:#777"><em>{_text(_("empty trace"))}</em></div>'
+    head = (f'<tr><th style="{_HEAD}"></th><th style="{_HEAD}"><span style="float:left">{_text(_("client"))}</span>'
+            f'<span style="float:right">{_text(_("server"))}</span></th>'
             f'<th style="{_HEAD};text-align:left;width:28%">stderr</th></tr>')
     badges = badges or {}
     rows = "".join(_row(view, badges.get(view.frame.seq)) for view in describe(frames))

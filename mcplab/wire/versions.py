@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcplab.i18n import Text, _  # what people read (capabilities_text, DEPRECATED) follows the language
+
 Era = Literal["legacy", "modern"]
 ServerEra = Literal["legacy", "modern", "dual"]
 ClientEra = Literal["legacy", "modern", "auto"]
@@ -82,11 +84,11 @@ class Deprecation:
 
 DEPRECATED: dict[str, Deprecation] = {
     "roots": Deprecation("Roots", "2026-07-28", "SEP-2577",
-                         "pass directories or files as tool arguments, resource URIs or server configuration"),
-    "sampling": Deprecation("Sampling", "2026-07-28", "SEP-2577", "call the model provider's API directly"),
+                         Text("pass directories or files as tool arguments, resource URIs or server configuration")),
+    "sampling": Deprecation("Sampling", "2026-07-28", "SEP-2577", Text("call the model provider's API directly")),
     "logging": Deprecation("Logging", "2026-07-28", "SEP-2577",
-                           "log to stderr (stdio) or use OpenTelemetry"),
-}
+                           Text("log to stderr (stdio) or use OpenTelemetry")),
+}  # `instead` prints in the current language (mcplab.i18n.Text)
 """Capability name → its deprecation (2026-07-28 "deprecated.mdx", the registry of deprecated features).
 They work as before in every revision; the earliest removal is the first revision on or after 2027-07-28."""
 
@@ -99,7 +101,7 @@ def capabilities_text(capabilities: dict[str, Any]) -> str:
     """
     parts = []
     for name, value in sorted(capabilities.items()):
-        notes = [f"deprecated in {DEPRECATED[name].since}"] if name in DEPRECATED else []
+        notes = [_("deprecated in {version}", version=DEPRECATED[name].since)] if name in DEPRECATED else []
         flags = [key for key, on in value.items() if on is True] if isinstance(value, dict) else []
         if notes and flags:
             notes = [f"{notes[0]}; {', '.join(flags)}"]

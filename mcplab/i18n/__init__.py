@@ -1,0 +1,174 @@
+"""Languages: the course in English (the source) and in Simplified Chinese, chosen once.
+
+Theory of operation
+-------------------
+Every sentence mcplab shows a student (exercise feedback and hints, grader report cards, the trace
+viewer's and the playground's labels, the economics plots, the terminal tour) is written in English
+in the code and wrapped where it is written::
+
+    _("expected a dict, got {kind}", kind=type(answer).__name__)     # looked up, then filled
+    ngettext("{n} frame", "{n} frames", len(frames))                 # plural-aware (Chinese has one form)
+    HINT = N_("tools are model-controlled ...")                      # marked here, looked up at use: _(HINT)
+    SCENARIOS = Texts({"a": "the model decides ...", ...})           # a mapping whose values are looked up
+    CHOICES = (Text("the GET stream"), ...)                           # a str that prints in the language
+
+``_`` looks the English up in the catalog of the current language and fills the named fields
+afterwards, so a translation may move them; a message without fields is returned as it is (its
+braces are literal). The language is the environment variable ``MCPLAB_LANG`` ("en" or "zh"):
+:func:`set_language` sets it, ``mcplab lab --lang zh`` and ``mcplab demo --lang zh`` set it for
+everything they start, and each lookup reads it, so no module holds the choice and every process a
+notebook starts inherits it.
+
+The catalogs are gettext's: ``locale/zh_CN/LC_MESSAGES/mcplab.po`` beside this file is what a
+translator edits, ``mcplab.mo`` beside it what the standard library's :mod:`gettext` reads (compiled
+by ``mcplab i18n``; a test checks it matches the ``.po``). Both ship in the wheel as package data.
+Nothing here is imported by ``import mcplab``; the catalog is read on the first lookup in Chinese.
+
+The labs' prose is not in this catalog: the English notebooks are the source, and their Chinese
+lives in one catalog per notebook (:mod:`mcplab.i18n.notebooks`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import gettext
+
+__all__ = ["LANGUAGES", "ENV", "language", "set_language", "_", "N_", "ngettext", "Texts", "Text", "work_in"]
+
+ENV = "MCPLAB_LANG"
+START_ENV = "MCPLAB_NOTEBOOK_DIR"  # where a notebook's kernel started (work_in)
+DOMAIN = "mcplab"
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+
+# language → (gettext locale, folder of the built labs, name in its own words)
+LANGUAGES = {"en": ("en", "", "English"), "zh": ("zh_CN", "zh-CN", "简体中文")}
+ALIASES = {"zh-cn": "zh", "zh_cn": "zh", "zh-hans": "zh", "cn": "zh", "chinese": "zh", "en-us": "en",
+           "en_us": "en", "english": "en"}
+
+
+def normalize(code: str) -> str:
+    """``"zh-CN"``, ``"zh_CN"``, ``"zh-Hans"`` → ``"zh"``; an unknown code is refused by name."""
+    key = str(code).strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in LANGUAGES:
+        raise ValueError(f"unknown language {code!r}; expected one of {', '.join(LANGUAGES)} "
+                         f"(zh-CN and zh_CN are zh)")
+    return key
+
+
+def language() -> str:
+    """The current language, ``"en"`` unless ``MCPLAB_LANG`` says otherwise (an unknown value is English)."""
+    try:
+        return normalize(os.environ.get(ENV) or "en")
+    except ValueError:
+        return "en"
+
+
+def set_language(code: str) -> None:
+    """Show feedback, labels and plots in ``code`` from now on, here and in every process started after.
+
+    >>> import mcplab; mcplab.set_language("zh")      # doctest: +SKIP
+    """
+    os.environ[ENV] = normalize(code)
+    if language() == "zh":
+        import sys
+
+        if "matplotlib" in sys.modules:  # else the plots configure it when they import it
+            from mcplab.i18n.fonts import use_cjk_font
+
+            use_cjk_font()
+
+
+@cache
+def _catalog(code: str) -> gettext.NullTranslations:
+    """The compiled catalog of a language (English has none: its messages are the source)."""
+    import gettext  # the standard library's; here so that importing this module costs nothing
+
+    locale = LANGUAGES[code][0]
+    return gettext.translation(DOMAIN, LOCALE_DIR, languages=[locale], fallback=True)
+
+
+def _(message: str, /, **fields: Any) -> str:
+    """``message`` in the current language, with ``fields`` filled in (``str.format``) when given."""
+    code = language()
+    text = message if code == "en" else _catalog(code).gettext(message)
+    return text.format(**fields) if fields else text
+
+
+def N_(message: str) -> str:
+    """Mark a message for the catalog where it is defined; look it up with ``_`` where it is shown."""
+    return message
+
+
+def ngettext(singular: str, plural: str, n: int, /, **fields: Any) -> str:
+    """The form of a counted message for ``n`` (Chinese has one), filled with ``n`` and ``fields``."""
+    code = language()
+    if code == "en":
+        text = singular if n == 1 else plural
+    else:
+        catalog = _catalog(code)
+        text = catalog.ngettext(singular, plural, n)
+        if text in (singular, plural):  # a pair marked with N_ elsewhere: two plain entries
+            text = catalog.gettext(singular if n == 1 else plural)
+    return text.format(n=n, **fields)
+
+
+class Texts(Mapping[str, str]):
+    """A read-only mapping of keys to English texts whose values come back in the current language.
+
+    The exercises' scenarios and rules are such tables: the keys are the answers a student types
+    (``"a"``, ``"jsonrpc"``), so they stay; the texts are read.
+    """
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self._texts = dict(texts)
+
+    def __getitem__(self, key: str) -> str:
+        return _(self._texts[key])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def english(self) -> dict[str, str]:
+        """The source texts, whatever the language."""
+        return dict(self._texts)
+
+
+class Text(str):
+    """A constant whose value (what code compares) is its English, and which prints in the current language.
+
+    ``print(text)``, ``repr(text)`` and ``f"{text}"`` show the translation; ``text == "the English"``
+    still holds, so an answer a student picks from a tuple of these is checked as before.
+    """
+
+    def __str__(self) -> str:
+        return _(str(self[:]))
+
+    def __repr__(self) -> str:
+        return repr(self.__str__())
+
+    def __format__(self, spec: str) -> str:
+        return format(self.__str__(), spec)
+
+
+def work_in(folder: str) -> None:
+    """Run this notebook's code in ``folder``, a path from the notebook's own folder.
+
+    A translated lab lives in ``labs/zh-CN/`` but runs its code where the English one runs, so the
+    same cells reach ``../servers/`` and ``build/``. The kernel's first folder is remembered, so the
+    cell can run again (or the notebook be run twice) without wandering off.
+    """
+    start = Path(os.environ.setdefault(START_ENV, os.getcwd()))
+    os.chdir(start / folder)
