@@ -44,9 +44,11 @@ class Layer:
 
 #: bottom first; a row names only rows above it in this list
 LAYERS: tuple[Layer, ...] = (
-    Layer("wire", ("mcplab.wire",), (), "messages, framing, versions, errors, SSE, headers: sans-IO"),
+    Layer("languages", ("mcplab.i18n", "mcplab.i18n.fonts"), (),
+          "the language switch and the message lookup (_): every layer's text goes through it"),
+    Layer("wire", ("mcplab.wire",), ("languages",), "messages, framing, versions, errors, SSE, headers: sans-IO"),
     Layer("platform", ("mcplab.portable",), (), "POSIX and Windows differences for a child process"),
-    Layer("oauth wire", ("mcplab.auth", "mcplab.auth.wire", "mcplab.auth.discovery", "mcplab.auth.story"), (),
+    Layer("oauth wire", ("mcplab.auth", "mcplab.auth.wire", "mcplab.auth.discovery", "mcplab.auth.story"), ("languages",),
           "challenges, masks, the well-known URLs, the flow told from a trace: OAuth's sans-IO parts"),
     Layer("files", ("mcplab.course", "mcplab.schemas"), ("wire",),
           "where the course and the official schemas are"),
@@ -64,14 +66,17 @@ LAYERS: tuple[Layer, ...] = (
     Layer("bundled servers", ("servers",), ("server", "oauth resource server"),
           "servers/*.py: built on the toolkit alone"),
     Layer("ecosystem", ("mcplab.ecosystem",), ("server", "trace"), "host configs, wiretap, proxy, balancer"),
-    Layer("economics", ("mcplab.economics",), (), "the N×M model and its plots: knows nothing of the wire"),
+    Layer("economics", ("mcplab.economics",), ("languages",), "the N×M model and its plots: knows nothing of the wire"),
     Layer("notebook", ("mcplab.notebook",), ("client", "ecosystem", "files"),
           "viewer, schema check, inspector, matrix"),
     Layer("grade", ("mcplab.grade",), ("notebook",), "the build labs' graders (their schema line is the notebook's)"),
     Layer("demo", ("mcplab.demo",), ("client", "server", "economics", "files"), "the terminal tour"),
     Layer("exercises", ("mcplab.exercises",), ("client", "ecosystem", "economics", "files"),
           "each lab's checks, and the careless variants Lab 11's attacks succeed against"),
-    Layer("command line", ("mcplab.cli", "mcplab.install", "mcplab.__main__"), ("demo", "grade"),
+    Layer("translation tool", ("mcplab.i18n.catalogs", "mcplab.i18n.documents", "mcplab.i18n.messages",
+                               "mcplab.i18n.notebooks", "mcplab.i18n.tool"), ("languages", "files"),
+          "mcplab i18n: catalogs kept in step with the English, the Chinese edition built"),
+    Layer("command line", ("mcplab.cli", "mcplab.install", "mcplab.__main__"), ("demo", "grade", "translation tool"),
           "the mcplab command and its set-up; nothing imports it"),
 )
 

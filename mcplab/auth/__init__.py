@@ -20,7 +20,7 @@ The authorization server itself is ``servers/auth.py`` (Authlib on Starlette), o
 Nothing here loads at ``import mcplab``: Authlib and joserfc load when a flow or a check first runs.
 
 Layer: the package spans three, as the roles do. ``wire.py``, ``discovery.py`` and ``story.py`` are
-sans-IO and import nothing of mcplab (the transports use them to mask tokens); ``resource.py`` and
+sans-IO and import nothing of mcplab but ``i18n`` (the transports use them to mask tokens); ``resource.py`` and
 ``middleware.py`` sit below the server side, which wraps its app in them; ``client.py`` and
 ``browser.py`` sit above both sides, since the user agent listens for the redirect with the
 server side's ``bind``. The client side never imports them: a transport is handed an OAuth object.

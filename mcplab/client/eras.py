@@ -36,13 +36,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Hashable
 
-from mcplab.errors import (
+from mcplab.wire.errors import (
     HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
     HTTPStatusError, error_name,
 )
 from mcplab.i18n import _
-from mcplab.jsonrpc import ErrorResponse, Response
-from mcplab.versions import ALL_VERSIONS, LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, MODERN_VERSIONS, era_of
+from mcplab.wire.jsonrpc import ErrorResponse, Response
+from mcplab.wire.versions import ALL_VERSIONS, LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, MODERN_VERSIONS, era_of
 
 __all__ = ["Verdict", "DISCOVER", "INITIALIZE", "USE", "FAIL", "MODERN_ERRORS", "first_step",
            "judge_discover", "judge_initialize_refusal", "error_in", "EraCache", "server_key"]
@@ -129,7 +129,7 @@ def judge_discover(answer: Any, asked: str, *, status: int | None = None,
                    speaks: tuple[str, ...] = ALL_VERSIONS, attempt: int = 1) -> Verdict:
     """What an answer to ``server/discover`` (sent with version ``asked``) says about the server.
 
-    ``answer`` is the Response or ErrorResponse, an :class:`~mcplab.errors.HTTPStatusError` (a
+    ``answer`` is the Response or ErrorResponse, an :class:`~mcplab.wire.errors.HTTPStatusError` (a
     refusal with no JSON-RPC error tied to the request), or None (no answer in time). ``status``
     is the HTTP status the answer came with, if it came over HTTP.
     """

@@ -27,7 +27,7 @@ The catalogue keeps each tool's own name unless two servers offer the same one; 
 become ``server__tool`` (names stay within ``[A-Za-z0-9_-]{1,64}``, which both model APIs
 require), and :meth:`Host.catalogue_table` shows the mapping.
 
-:class:`~mcplab.agent.ScriptedModel` stands in for an LLM, offline and deterministic (agent.py).
+:class:`~mcplab.client.agent.ScriptedModel` stands in for an LLM, offline and deterministic (agent.py).
 :meth:`Host.run` drives the loop user → model → host → MCP server → model → user and returns
 every step.
 
@@ -38,14 +38,14 @@ Considerations"). A server's words reach the model, so the host stands between t
   offered to the model unless its text is flagged; a flagged one, or one whose definition changed
   since it was pinned (a ``list_changed`` "rug pull"), is *withheld* until the user says yes.
   :meth:`Host.review` shows the user every description in full, with its flags.
-* a call the *model* asks for in :meth:`Host.run` runs only if :func:`~mcplab.trust.consent_reason`
+* a call the *model* asks for in :meth:`Host.run` runs only if :func:`~mcplab.client.trust.consent_reason`
   finds no reason to ask, or the user says yes; a refusal goes back to the model as a tool result
   saying so. ``host.call(...)`` is the application's own call (its user asked), so it is not asked about.
 * a result whose text is flagged reaches the model quoted as data, with the host's warning.
 * ``ask``: the user, a function ``Question -> bool`` (or awaitable). Without one, nobody can say
   yes: whatever needs a question is refused. ``trust``: the servers whose annotations the user
   believes; :meth:`Host.allow` allows one tool for the rest of a connection. One
-  :class:`~mcplab.trust.Permission` per connection.
+  :class:`~mcplab.client.trust.Permission` per connection.
 * a server that crashed is started again (:meth:`Host.reconnect`) when the next run begins, up to
   ``max_restarts`` times; a call that was under way when it crashed is reported, never repeated
   (it may have done half its work).
@@ -58,18 +58,18 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
 
-from mcplab import trust
-from mcplab.agent import (  # noqa: F401  (merge_catalogue re-exported: tests and labs import it from here)
+from mcplab.client import trust
+from mcplab.client.agent import (  # noqa: F401  (merge_catalogue re-exported: tests and labs import it from here)
     AgentRun, CatalogueEntry, Rule, ScriptedModel, count, function_call_parts, merge_catalogue, model_text, short,
 )
 from mcplab.client import Client
-from mcplab.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
+from mcplab.wire.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
 from mcplab.i18n import N_, _
-from mcplab.results import Tool, ToolResult
+from mcplab.client.results import Tool, ToolResult
 from mcplab.trace import Trace
 from mcplab.transports.base import Transport
 from mcplab.transports.stdio import stdio
-from mcplab.trust import Permission, Question
+from mcplab.client.trust import Permission, Question
 
 __all__ = ["Host", "CatalogueEntry", "ServerFailed", "ScriptedModel", "Rule", "AgentRun", "model_text",
            "function_call_parts", "Ask", "Pin"]

@@ -18,10 +18,10 @@ import re
 from typing import Any, Awaitable, Callable, Literal, Sequence
 from urllib.parse import quote
 
-from mcplab import trace_views
-from mcplab.errors import MCPLabError
+from mcplab.trace import views as trace_views
+from mcplab.wire.errors import MCPLabError
 from mcplab.i18n import N_, _, ngettext
-from mcplab.schema_check import PRE
+from mcplab.notebook.schema_check import PRE
 
 # --- the playground -------------------------------------------------------------------------------
 #
@@ -216,7 +216,7 @@ class Playground:
             raise
         self.client, self.catalogue = client, catalogue
         info = client.server_info
-        from mcplab.versions import capabilities_text  # marks Roots, Sampling, Logging: deprecated in 2026-07-28
+        from mcplab.wire.versions import capabilities_text  # marks Roots, Sampling, Logging: deprecated in 2026-07-28
 
         self._status(_("connected to {name} {version} over {channel}, protocol {protocol}: {counts}; capabilities: "
                        "{capabilities}", name=info.get('name', '?'), version=info.get('version', ''),
@@ -245,7 +245,7 @@ class Playground:
             return stdio(argv)
         import anyio
 
-        from mcplab.server.http import launch
+        from mcplab.server.streamable_http import launch
         from mcplab.transports.http import http
         # launch() waits for the child to print its URL, sleeping between looks; in a worker
         # thread, so that the kernel's loop (and every widget on the page) stays responsive.
@@ -355,7 +355,7 @@ class Playground:
     def _show_trace(self, client: Any = None) -> None:
         client = client or self.client
         if client is not None:
-            from mcplab.notebook import show  # the viewer imports this module: resolved on use
+            from mcplab.notebook.viewer import show  # the viewer loads jsonschema: only when shown
 
             view = show(client.trace)
             self.trace_count.value = f"<b>{html.escape(_('trace'))}</b>: {html.escape(trace_views.summary(list(view.frames)))}"

@@ -39,10 +39,10 @@ import anyio
 
 from mcplab.client import Client
 from mcplab.course import servers_dir
-from mcplab.errors import HTTPStatusError, MCPLabError, RemoteError, error_name
-from mcplab.eras import EraCache, error_in
+from mcplab.wire.errors import HTTPStatusError, MCPLabError, RemoteError, error_name
+from mcplab.client.eras import EraCache, error_in
 from mcplab.i18n import N_, _
-from mcplab.jsonrpc import ErrorResponse, Request, Response
+from mcplab.wire.jsonrpc import ErrorResponse, Request, Response
 from mcplab.trace import Trace
 
 __all__ = ["Row", "Outcome", "Matrix", "SPEC_ROWS", "CLIENT_ERA", "SERVER_ERA", "WEATHER", "run_row",
@@ -226,9 +226,9 @@ def launch_servers(eras: Sequence[str] = ("modern", "dual-era", "legacy"), serve
                    ) -> dict[str, Any]:
     """One HTTP server per server era, started together: {"modern": ServerProcess, …}.
 
-    Stop them with ``mcplab.proxy.stop_all(servers.values())``.
+    Stop them with ``mcplab.ecosystem.proxy.stop_all(servers.values())``.
     """
-    from mcplab.proxy import launch_all
+    from mcplab.ecosystem.proxy import launch_all
 
     argv = list(server or ["python", str(WEATHER)])
     return dict(zip(eras, launch_all([[*argv, "--era", SERVER_ERA[era]] for era in eras])))

@@ -25,14 +25,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
-from mcplab import jsonrpc, trace_views
-from mcplab.errors import JSONRPCError
+from mcplab.wire import jsonrpc
+from mcplab.trace import views as trace_views
+from mcplab.wire.errors import JSONRPCError
 from mcplab.i18n import _
-from mcplab.schemas import SPEC_DIR_ENV, spec_dir  # noqa: F401 - notebook.py re-exports both
+from mcplab.schemas import SPEC_DIR_ENV, spec_dir  # noqa: F401 - the notebook package hands both on
 from mcplab.server.schema import load_jsonschema
 from mcplab.trace import Frame
-from mcplab.trace_views import Badge, View
-from mcplab.versions import ALL_VERSIONS, HEADER_PROTOCOL_VERSION, META_PROTOCOL_VERSION
+from mcplab.trace.views import Badge, View
+from mcplab.wire.versions import ALL_VERSIONS, HEADER_PROTOCOL_VERSION, META_PROTOCOL_VERSION
 
 VALID, INVALID, UNCHECKED = "valid", "invalid", "unchecked"
 BADGE_LOOK = {VALID: ("✓", "#2e7d32"), INVALID: ("✗", trace_views.ERROR_COLOUR), UNCHECKED: ("–", "#9e9e9e")}

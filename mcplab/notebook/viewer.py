@@ -1,10 +1,9 @@
-"""In the notebook: a trace viewer that checks every frame against the spec, a diff of two traces,
-and the playground, an Inspector inside the notebook.
+"""In the notebook: a trace viewer that checks every frame against the spec, and a diff of two traces.
 
 Theory of operation
 -------------------
 :func:`show` wraps a trace (or a client) in a :class:`TraceView`. Its HTML is the sequence diagram
-of :mod:`mcplab.trace_views` with a badge on every frame: ✓ when the message validates against the
+of :mod:`mcplab.trace.views` with a badge on every frame: ✓ when the message validates against the
 official JSON Schema of its protocol revision, ✗ and the first complaint when it does not, – when
 nothing could be checked. Whether the schemas are on this machine must not change a stored
 output: the text view never mentions badges, and in the HTML (which nbval compares too) everything
@@ -27,9 +26,7 @@ The schemas are not part of mcplab: ``mcplab schemas`` downloads them into the u
 with :mod:`difflib`, and for each step both traces took lists which JSON members only one side
 has, or has with another value: legacy against modern in a few lines.
 
-:func:`playground` (``mcplab/playground.py``) is the Inspector; the badges come from
-``mcplab/schema_check.py``. jsonschema and ipywidgets are imported on first use, so
-``import mcplab.notebook`` stays fast.
+The badges come from ``mcplab/notebook/schema_check.py``; jsonschema is imported on first use.
 """
 
 from __future__ import annotations
@@ -41,19 +38,15 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any, Sequence
 
-from mcplab import trace_views
 from mcplab.i18n import _
-from mcplab.trace import Frame
-from mcplab.trace_views import ARROWS, View
-from mcplab.playground import Playground, arguments_from, form_for, playground  # noqa: F401
-from mcplab.schema_check import (  # noqa: F401
-    BADGE_LOOK, INVALID, PRE, SPEC_DIR_ENV, Check, Schemas, _cut,
-    _message_json, check_frames, schemas, spec_dir,
+from mcplab.notebook.schema_check import (
+    BADGE_LOOK, INVALID, PRE, SPEC_DIR_ENV, Check, _cut, _message_json, check_frames, schemas,
 )
+from mcplab.trace import Frame
+from mcplab.trace import views as trace_views
+from mcplab.trace.views import ARROWS, View
 
-
-__all__ = ["show", "diff", "playground", "TraceView", "TraceDiff", "Playground", "Check", "Schemas",
-           "schemas", "spec_dir", "check_frames", "align", "form_for", "arguments_from", "SPEC_DIR_ENV"]
+__all__ = ["show", "diff", "TraceView", "TraceDiff", "align"]
 
 
 # --- the viewer -----------------------------------------------------------------------------------

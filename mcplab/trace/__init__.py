@@ -6,7 +6,7 @@ The views sit beside the recorder because a trace shows itself (``repr``, ``_rep
 terminal as much as in a notebook; the notebook's viewer (``mcplab.notebook``) adds schema badges
 and diffs on top.
 
-Layer: just above ``wire``, the only part of mcplab it imports; ``transports`` record into it, so
+Layer: just above ``wire``, the only part of mcplab it imports (with ``i18n`` for its labels); ``transports`` record into it, so
 it sits below them, and everything from the client up reads it.
 """
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from mcplab import jsonrpc
-from mcplab.errors import JSONRPCError, error_name
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import JSONRPCError, error_name
 from mcplab.i18n import N_, _, ngettext
 
 if TYPE_CHECKING:
