@@ -88,11 +88,14 @@ def test_import_mcplab_loads_no_translation_machinery():
 def test_work_in_moves_once_however_often_the_cell_runs(tmp_path, monkeypatch):
     (tmp_path / "labs" / "zh-CN").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "labs" / "zh-CN")
-    monkeypatch.delenv(i18n.START_ENV, raising=False)
+    # setenv first, so that monkeypatch puts the variable back as it found it (absent or not) when the
+    # test ends: work_in sets it behind monkeypatch's back, and a stale value would send every notebook
+    # kernel started later in this session (nbval's) to this test's temporary folder.
+    monkeypatch.setenv(i18n.START_ENV, "")
+    monkeypatch.delenv(i18n.START_ENV)
     i18n.work_in("..")
     i18n.work_in("..")  # the setup cell run a second time
     assert Path.cwd() == tmp_path / "labs"
-    monkeypatch.delenv(i18n.START_ENV)
 
 
 # --- feedback, report cards, views, the terminal -----------------------------------------------------------
