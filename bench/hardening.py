@@ -104,7 +104,7 @@ class Bench:
         return Stdio(self.server(name, *flags), self.env)
 
     def launch(self, name: str, *flags: str) -> Any:
-        from mcplab.server.http import launch
+        from mcplab.server.streamable_http import launch
 
         return launch(self.server(name, *flags), env={"PYTHONPATH": str(self.repo)})
 
@@ -226,7 +226,7 @@ def m_glob(b: Bench) -> dict:
 FLOOD_CLIENT = """
 import asyncio, json, time
 from mcplab import Client
-from mcplab.server.http import launch
+from mcplab.server.streamable_http import launch
 from mcplab.transports.http import http
 from mcplab.transports.stdio import stdio
 async def main():
@@ -256,7 +256,7 @@ def m_flood(b: Bench) -> dict:
 
 SSE_PARSE = """
 import json, time
-from mcplab.sse import SSEParser
+from mcplab.wire.sse import SSEParser
 body = b"data: " + b"y" * ({mib} << 20) + b"\\n\\n"
 parser = SSEParser()
 started = time.perf_counter()

@@ -1,8 +1,10 @@
 """mcplab: a teaching lab for the Model Context Protocol, with every message on the wire.
 
-The package is layered (see the README's map): ``jsonrpc`` and ``versions`` are the wire,
-``lifecycle`` the handshake and request stamping, ``server`` the toolkit the bundled servers
-are built on, ``transports`` and ``client`` the other side, ``trace`` what crossed the wire.
+The package is layered, and its folders say how (see the README's module map): ``wire`` is what
+a message is (JSON-RPC, framing, versions, errors; sans-IO), ``lifecycle`` the handshake and
+request stamping, ``transports`` how bytes reach a server, ``client`` and ``server`` the two sides,
+``trace`` what crossed the wire; above them the notebook views, the economics, the graders and the
+exercises, and at the top the ``mcplab`` command.
 
 ``import mcplab`` loads nothing heavy: the names below are resolved on first use, so a
 notebook or a server process starts fast.
@@ -17,11 +19,11 @@ __version__ = "0.1.0"  # the one place the version is written: pyproject.toml re
 
 # name → (module, attribute): resolved lazily by __getattr__ (PEP 562).
 _LAZY = {
-    "Client": ("mcplab.client", "Client"),
-    "Host": ("mcplab.host", "Host"),
+    "Client": ("mcplab.client.client", "Client"),
+    "Host": ("mcplab.client.host", "Host"),
     "stdio": ("mcplab.transports.stdio", "stdio"),
     "http": ("mcplab.transports.http", "http"),
-    "Trace": ("mcplab.trace", "Trace"),
+    "Trace": ("mcplab.trace.recorder", "Trace"),
     "Server": ("mcplab.server.toolkit", "Server"),
     "set_language": ("mcplab.i18n", "set_language"),
 }

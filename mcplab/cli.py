@@ -154,7 +154,7 @@ async def _inspect_server(client: Any) -> int:
     if client.discovery is not None:
         print(f"discovery     may be cached {client.discovery.get('ttlMs', '?')} ms, "
               f"{client.discovery.get('cacheScope', 'scope not said')}")
-    from mcplab.versions import capabilities_text
+    from mcplab.wire.versions import capabilities_text
 
     print(f"capabilities  {capabilities_text(client.server_capabilities)}")
     if client.instructions:
@@ -228,8 +228,8 @@ async def _call_method(client: Any, method: str, params: dict | None) -> int:
 
 async def _session(args: argparse.Namespace, work: Any) -> int:
     from mcplab.client import Client
-    from mcplab.eras import EraCache
-    from mcplab.errors import MCPLabError
+    from mcplab.client.eras import EraCache
+    from mcplab.wire.errors import MCPLabError
 
     transport = _transport(args)
     status = 1
@@ -275,7 +275,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from mcplab import hostconfig
+    from mcplab.ecosystem import hostconfig
 
     env = dict(item.partition("=")[::2] for item in args.env)
     try:
@@ -385,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--writable", action="store_true", help="let the files server write")
     config.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="add to each env block")
     config.add_argument("--write", metavar="FILE", help="merge into FILE (atomically) instead of printing")
-    config.add_argument("--tap", metavar="DIR", help="record each stdio server's traffic in DIR/NAME.jsonl (mcplab.wiretap)")
+    config.add_argument("--tap", metavar="DIR", help="record each stdio server's traffic in DIR/NAME.jsonl (mcplab.ecosystem.wiretap)")
     config.set_defaults(run=_config)
 
     fetch = sub.add_parser("schemas", help="download the official MCP schemas (for the trace viewer's badges) "

@@ -42,18 +42,19 @@ from typing import Awaitable, Callable, Iterable, TextIO
 
 import anyio
 
-from mcplab import jsonrpc, trace_views
+from mcplab.wire import jsonrpc
+from mcplab.trace import views as trace_views
 from mcplab.course import server_command
 from mcplab.client import Client
 from mcplab.economics import ILLUSTRATIVE_COSTS, SEED_EXAMPLES, compare, summarize
-from mcplab.errors import MCPLabError
+from mcplab.wire.errors import MCPLabError
 from mcplab.i18n import N_, _, ngettext
-from mcplab.server.http import launch
+from mcplab.server.streamable_http import launch
 from mcplab.trace import Frame
 from mcplab.transports.base import Transport
 from mcplab.transports.http import http, render_http
 from mcplab.transports.stdio import stdio
-from mcplab.versions import capabilities_text
+from mcplab.wire.versions import capabilities_text
 
 __all__ = ["STEPS", "Terminal", "run", "use_color", "differences"]
 

@@ -17,7 +17,7 @@ the client asks it for the messages to send (:meth:`~LegacyLifecycle.initialize_
 :meth:`~LegacyLifecycle.initialized_notification`), hands it the server's answer
 (:meth:`~LegacyLifecycle.accept_initialize`), and asks it to :meth:`~LegacyLifecycle.prepare`
 every later request. Every legal move is one row of :data:`TRANSITIONS`; any other move raises
-:class:`~mcplab.errors.LocalProtocolError` naming the role, the state and the event. The server's
+:class:`~mcplab.wire.errors.LocalProtocolError` naming the role, the state and the event. The server's
 answer is checked: its version must be one this client speaks (else :class:`UnsupportedVersion`,
 and the spec says to disconnect), and a request for a capability it never declared fails here,
 before anything is sent (:func:`required_capability`).
@@ -36,7 +36,7 @@ no session. What ``initialize`` used to agree once now rides in every request's 
 ``_meta`` keys to every request, refuses the methods 2026-07-28 removed (``ping``,
 ``logging/setLevel``, ``resources/subscribe`` …) and, once ``server/discover`` has answered,
 checks capabilities the same way. A modern client never answers a server request (servers ask
-through MRTR, ``mrtr.py``). Which era a server speaks is decided in ``eras.py``.
+through MRTR, ``client/mrtr.py``). Which era a server speaks is decided in ``client/eras.py``.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcplab import __version__
-from mcplab.errors import LocalProtocolError, RemoteError, RemoteProtocolError
-from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
-from mcplab.versions import (
+from mcplab.wire.errors import LocalProtocolError, RemoteError, RemoteProtocolError
+from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
+from mcplab.wire.versions import (
     LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
     META_PROTOCOL_VERSION, META_SERVER_INFO, MODERN_VERSIONS, at_least, era_of,
 )

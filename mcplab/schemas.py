@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-The schema badges of the trace viewer (``schema_check.py``) and the test suite's oracle read each
+The schema badges of the trace viewer (``notebook/schema_check.py``) and the test suite's oracle read each
 revision's ``<version>/schema.json`` from the first of these folders that is there:
 
 1. ``$MCPLAB_SPEC_DIR`` when it is set (a teacher's own copy; an empty folder turns the badges off);
@@ -31,7 +31,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from mcplab.versions import ALL_VERSIONS
+from mcplab.wire.versions import ALL_VERSIONS
 
 if TYPE_CHECKING:
     import httpx

@@ -559,7 +559,7 @@ def create_app(authority: Authority) -> Starlette:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mcplab.server.http_runner import bind, serve_app
+    from mcplab.server.streamable_http.process import bind, serve_app
 
     parser = argparse.ArgumentParser(description="A local OAuth 2.1 authorization server for the MCP lab.")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on (default 127.0.0.1)")

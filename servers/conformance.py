@@ -41,7 +41,7 @@ from mcplab.server import (
     Context, Server, ToolError, audio, elicitation, embedded, image, roots, run, sampling, text, user,
 )
 from mcplab.server.diagnostics import add_to as add_diagnostics
-from mcplab.versions import at_least
+from mcplab.wire.versions import at_least
 
 
 def png_pixel(red: int, green: int, blue: int) -> bytes:

@@ -41,7 +41,7 @@ from typing import Callable, Literal
 from urllib.parse import quote
 
 from mcplab.auth.resource import ScopePolicy
-from mcplab.errors import InvalidParams
+from mcplab.wire.errors import InvalidParams
 from mcplab.server import Contents, Context, Server, ToolError, arguments, embedded, image, run, user
 from mcplab.server.confine import Entry, Folder, NotFound
 

@@ -29,7 +29,7 @@ import json
 from typing import Literal, NamedTuple
 
 from mcplab.auth.resource import ScopePolicy
-from mcplab.errors import InvalidParams
+from mcplab.wire.errors import InvalidParams
 from mcplab.server import Context, Server, ToolError, embedded, run, user
 
 

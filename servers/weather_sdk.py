@@ -21,7 +21,7 @@ traces up. What the SDK does for the author here, and our toolkit spells out:
   the session's revision as well as the client's capabilities before it asks.
 
 Nothing here imports mcplab: this file runs wherever the SDK is installed (``pip install mcp``).
-Over HTTP it follows the bundled servers' conventions so ``mcplab.server.http.launch`` can start
+Over HTTP it follows the bundled servers' conventions so ``mcplab.server.streamable_http.launch`` can start
 it: it binds 127.0.0.1 (``--port 0`` picks a free port), prints ``mcplab: serving weather-sdk at
 URL`` on stderr once it accepts connections, and exits when a piped stdin reaches end of file.
 """

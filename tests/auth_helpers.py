@@ -48,7 +48,7 @@ def serve_document(argv: list[str]) -> None:
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from mcplab.server.http_runner import bind, serve_app
+    from mcplab.server.streamable_http.process import bind, serve_app
 
     parser = argparse.ArgumentParser()
     parser.add_argument("document")

@@ -33,7 +33,7 @@ import signal
 import sys
 from pathlib import Path
 
-from mcplab import jsonrpc
+from mcplab.wire import jsonrpc
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve()

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from mcplab import schemas
-from mcplab.versions import ALL_VERSIONS
+from mcplab.wire.versions import ALL_VERSIONS
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # anyio's backport on 3.10

@@ -16,10 +16,10 @@ import sys
 from dataclasses import dataclass
 
 from conftest import ROOT
-from mcplab import jsonrpc
+from mcplab.wire import jsonrpc
 from mcplab.exercises import lab01, lab02, lab04, lab05, lab06
-from mcplab.host import Rule
-from mcplab.results import ResourceRead, ToolResult
+from mcplab.client.host import Rule
+from mcplab.client.results import ResourceRead, ToolResult
 from mcplab.trace import Trace
 
 WEATHER = ["python", str(ROOT / "servers" / "weather.py")]

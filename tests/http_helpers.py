@@ -3,7 +3,7 @@ right headers (a legacy session's, or a 2026-07-28 request's envelope and routin
 HTTP server for client tests, and servers from elsewhere to talk to.
 
 Run as a script to start the official SDK's server over Streamable HTTP (the way
-``mcplab.server.http.launch`` expects: ``--http --host H --port 0``, the URL on stderr)::
+``mcplab.server.streamable_http.launch`` expects: ``--http --host H --port 0``, the URL on stderr)::
 
     python tests/http_helpers.py sdk --http --host 127.0.0.1 --port 0
 """
@@ -66,8 +66,8 @@ def modern_request(method: str, request_id: int | str, params: dict | None = Non
 
 
 def modern_headers(body: dict, **extra: str) -> dict[str, str]:
-    """The headers a 2026-07-28 POST of ``body`` carries (mcplab.headers mirrors them), plus ``extra``."""
-    from mcplab.headers import request_headers
+    """The headers a 2026-07-28 POST of ``body`` carries (mcplab.wire.headers mirrors them), plus ``extra``."""
+    from mcplab.wire.headers import request_headers
 
     params = body.get("params") or {}
     version = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion", MODERN)
@@ -81,7 +81,7 @@ async def served(app: Any) -> AsyncIterator[str]:
     """Serve an ASGI app with uvicorn on 127.0.0.1:<free port> on this event loop; yield its /mcp URL."""
     import uvicorn
 
-    from mcplab.server.http import bind, endpoint_url
+    from mcplab.server.streamable_http.process import bind, endpoint_url
 
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
@@ -237,7 +237,7 @@ def run_sdk_server(argv: list[str]) -> None:
     from client_helpers import sdk_app
 
     sys.path.insert(0, str(ROOT))
-    from mcplab.server.http import BANNER, bind, endpoint_url
+    from mcplab.server.streamable_http.process import BANNER, bind, endpoint_url
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", action="store_true")

@@ -252,7 +252,7 @@ def http_server(endpoint: Any) -> None:
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    from mcplab.server.http import BANNER, bind, endpoint_url
+    from mcplab.server.streamable_http.process import BANNER, bind, endpoint_url
 
     app = Starlette(routes=[Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"])])
     sock = bind("127.0.0.1", 0)
@@ -356,7 +356,7 @@ def impatient(argv: list[str]) -> None:
     import runpy
 
     try:
-        from mcplab.server import http_deadlines
+        from mcplab.server.streamable_http import deadlines as http_deadlines
     except ImportError:  # a checkout from before the deadlines existed: measured as it is
         pass
     else:

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import jsonschema
 
 from conftest import need_schema
-from mcplab.versions import at_least
+from mcplab.wire.versions import at_least
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "servers"
@@ -245,8 +245,8 @@ class RawServer:
         self.process.stdin.flush()
 
     def _record(self, direction: str, line: bytes) -> None:
-        from mcplab import jsonrpc
-        from mcplab.errors import JSONRPCError
+        from mcplab.wire import jsonrpc
+        from mcplab.wire.errors import JSONRPCError
 
         try:  # a test may send what MCP forbids (a null id); the server must not
             parsed: Any = jsonrpc.decode(line, mcp=direction == "s2c", allow_batch=True)
@@ -360,7 +360,7 @@ class MemorySession:
     official schema of the negotiated version (once there is one)."""
 
     def __init__(self, server: Any, answers: dict[str, Any] | None = None) -> None:
-        from mcplab.jsonrpc import to_dict
+        from mcplab.wire.jsonrpc import to_dict
 
         self._to_dict = to_dict
         self.server = server
@@ -385,7 +385,7 @@ class MemorySession:
         return [self._check(m, None) for m in self.peer.posted]
 
     async def request(self, method: str, params: Any = None) -> dict:
-        from mcplab.jsonrpc import Request
+        from mcplab.wire.jsonrpc import Request
 
         self.next_id += 1
         reply = await self.server.handle(Request(self.next_id, method, params), self.connection)
@@ -403,7 +403,7 @@ class MemorySession:
         return reply["error"]
 
     async def notify(self, method: str, params: Any = None) -> None:
-        from mcplab.jsonrpc import Notification
+        from mcplab.wire.jsonrpc import Notification
 
         assert await self.server.handle(Notification(method, params), self.connection) is None
 
@@ -420,7 +420,7 @@ class ModernSession:
 
     def __init__(self, server: Any, *, era: str = "dual", capabilities: dict | None = None,
                  peer: Any = None) -> None:
-        from mcplab.jsonrpc import to_dict
+        from mcplab.wire.jsonrpc import to_dict
 
         self._to_dict = to_dict
         self.server = server
@@ -438,7 +438,7 @@ class ModernSession:
 
     async def send(self, method: str, params: Any) -> dict:
         """Send ``params`` exactly as given (no envelope added); the checked reply."""
-        from mcplab.jsonrpc import Request
+        from mcplab.wire.jsonrpc import Request
 
         self.next_id += 1
         reply = await self.server.handle(Request(self.next_id, method, params), self.connection)

@@ -27,7 +27,7 @@ from joserfc.jwk import ECKey
 from auth_helpers import REDIRECT
 from http_helpers import modern_headers, modern_request
 from mcplab.auth.wire import bearer_challenge
-from mcplab.server.http import launch
+from mcplab.server.streamable_http import launch
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "servers"

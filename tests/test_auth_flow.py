@@ -22,9 +22,9 @@ from mcplab import Client
 from mcplab.auth.browser import headless, read_forms, system_browser
 from mcplab.auth.client import OAuth
 from mcplab.auth.wire import MASK
-from mcplab.errors import AuthorizationError, TransportError
-from mcplab.server.http import launch
-from mcplab.trace_http import render_http
+from mcplab.wire.errors import AuthorizationError, TransportError
+from mcplab.server.streamable_http import launch
+from mcplab.trace.http_text import render_http
 from mcplab.transports.http import http
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,7 +25,7 @@ import pytest
 
 from http_helpers import NODE_BIN, ROOT
 from mcplab.auth.browser import read_forms
-from mcplab.server.http import launch
+from mcplab.server.streamable_http import launch
 from test_conformance import read_checks, suite_environment
 
 pytestmark = [pytest.mark.conformance, pytest.mark.http, pytest.mark.subprocess]

@@ -210,9 +210,9 @@ def test_the_protected_resource_metadata_document():
 # --- the flow in a trace -----------------------------------------------------------------------------------
 
 def test_an_authorization_exchange_reads_as_such_in_every_view():
-    from mcplab.schema_check import check_frames
+    from mcplab.notebook.schema_check import check_frames
     from mcplab.trace import Trace
-    from mcplab.trace_http import render_http
+    from mcplab.trace.http_text import render_http
 
     trace = Trace()
     url = "http://127.0.0.1:9000/.well-known/oauth-authorization-server"

@@ -1,6 +1,6 @@
-"""mcplab.balancer and deploy/nginx/: three bundled servers behind a real nginx, started unprivileged
+"""mcplab.ecosystem.balancer and deploy/nginx/: three bundled servers behind a real nginx, started unprivileged
 on 127.0.0.1 with the template the project ships. A legacy session breaks on the second backend and
-modern requests all succeed, exactly as behind mcplab/proxy.py (tests/test_proxy.py); every reply
+modern requests all succeed, exactly as behind mcplab/ecosystem/proxy.py (tests/test_proxy.py); every reply
 names its backend in X-Upstream; event streams are not held back; nginx goes when its parent goes.
 Without nginx the helper falls back to mcplab's proxy and says how to get nginx."""
 
@@ -20,7 +20,7 @@ import pytest
 
 from conftest import need
 from http_helpers import served
-from mcplab import balancer, proxy
+from mcplab.ecosystem import balancer, proxy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.http]
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,9 +111,9 @@ def test_backends_must_be_three_loopback_mcp_endpoints(urls: list[str], words: s
 @pytest.mark.subprocess
 async def test_behind_nginx_a_legacy_session_breaks_and_modern_calls_all_succeed() -> None:
     from mcplab import Client
-    from mcplab.errors import HTTPStatusError
-    from mcplab.eras import EraCache
-    from mcplab.matrix import WEATHER
+    from mcplab.wire.errors import HTTPStatusError
+    from mcplab.client.eras import EraCache
+    from mcplab.notebook.matrix import WEATHER
     from mcplab.transports.http import http
 
     need_nginx()
@@ -201,7 +201,7 @@ def test_nginx_goes_when_the_process_that_started_it_is_killed() -> None:
     socks, dead = dead_ports()
     parent_code = ("import sys, time\n"
                    f"sys.path.insert(0, {str(ROOT)!r})\n"
-                   "from mcplab import balancer\n"
+                   "from mcplab.ecosystem import balancer\n"
                    f"lb = balancer.start({dead!r})\n"
                    "print(lb.process.process.pid, flush=True)\n"
                    "time.sleep(60)\n")
@@ -235,7 +235,7 @@ async def test_without_nginx_the_helper_uses_mcplabs_proxy_and_says_how_to_get_n
             await anyio.to_thread.run_sync(lb.stop)
         with pytest.raises(FileNotFoundError, match="apt-get install nginx"):
             balancer.start([a, b, c], use="nginx")
-    assert lb.kind == "mcplab.proxy" and lb.header == "x-backend"
+    assert lb.kind == "mcplab.ecosystem.proxy" and lb.header == "x-backend"
     assert "apt-get install nginx" in lb.note and len(lb.note.splitlines()) == 1
     assert [r.headers["x-backend"] for r in replies] == ["1", "2", "3", "1"]
 

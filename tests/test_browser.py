@@ -35,7 +35,7 @@ RUN_TIMEOUT = 120_000  # ms for one notebook's Run All
 CHANGE_TIMEOUT = 20_000  # ms for a widget to react
 KEEP_OPEN = {"00_start_here.ipynb", "07_economics.ipynb", "zh-CN/07_economics.ipynb"}  # later tests use these pages
 
-TRACE = "th:text-is('stderr')"  # the header of every trace diagram (mcplab.trace_views)
+TRACE = "th:text-is('stderr')"  # the header of every trace diagram (mcplab.trace.views)
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +165,8 @@ def test_sending_from_the_playground_grows_its_trace(page, kept):
 FONT_PROBE = """
 import json, matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from mcplab import economics, economics_plots as plots, i18n
+from mcplab import economics, i18n
+from mcplab.economics import plots
 from mcplab.i18n import fonts
 figures = [plots.plot_graphs(3, 4), plots.plot_costs(4), plots.plot_break_even(),
            plots._explorer_figure(economics.summarize(3, 4), economics.SEED_COSTS)]

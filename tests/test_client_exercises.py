@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from mcplab import exercises, jsonrpc
+from mcplab import exercises
+from mcplab.wire import jsonrpc
 from mcplab.exercises import lab02, lab03, lab04
 from mcplab.exercises._feedback import NOT_ANSWERED
-from mcplab.host import Rule
-from mcplab.results import ResourceRead, ToolResult
+from mcplab.client.host import Rule
+from mcplab.client.results import ResourceRead, ToolResult
 from mcplab.trace import Trace
 
 SEED_INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",

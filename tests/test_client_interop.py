@@ -14,7 +14,7 @@ import pytest
 from client_helpers import command, node_bin, validate_frames
 from conftest import need
 from mcplab.client import Client
-from mcplab.errors import INVALID_PARAMS, RemoteError
+from mcplab.wire.errors import INVALID_PARAMS, RemoteError
 from mcplab.transports.stdio import stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.interop]

@@ -8,13 +8,13 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcplab import jsonrpc
+from mcplab.wire import jsonrpc
 from mcplab.client import Client
-from mcplab.errors import (
+from mcplab.wire.errors import (
     LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout, ServerExited, TransportError,
 )
 from mcplab.lifecycle import UnsupportedVersion
-from mcplab.results import ToolResult
+from mcplab.client.results import ToolResult
 from mcplab.transports.memory import MemoryTransport
 
 from client_helpers import FakeServer

@@ -11,13 +11,13 @@ import anyio
 import pytest
 
 from client_helpers import FakeModernServer, FakeServer, probe_and_rest, validate_frames
-from mcplab import jsonrpc
+from mcplab.wire import jsonrpc
 from mcplab.client import Client
-from mcplab.eras import EraCache
-from mcplab.errors import LocalProtocolError, RemoteProtocolError
-from mcplab.mrtr import InputRequest, TooManyRounds
-from mcplab.opening import EraError
-from mcplab.results import UnrecognizedResultType
+from mcplab.client.eras import EraCache
+from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError
+from mcplab.client.mrtr import InputRequest, TooManyRounds
+from mcplab.client.opening import EraError
+from mcplab.client.results import UnrecognizedResultType
 
 pytestmark = pytest.mark.anyio
 MODERN = "2026-07-28"
@@ -311,7 +311,7 @@ async def test_a_parallel_call_carries_nothing_of_another_calls_rounds():
 # --- the pure parts --------------------------------------------------------------------------------------
 
 def test_a_listing_over_several_pages_keeps_the_shortest_ttl_and_the_narrower_scope():
-    from mcplab.results import Listing
+    from mcplab.client.results import Listing
 
     listing = Listing()
     listing.add_page(["a"], {"ttlMs": 600000, "cacheScope": "public"}, first=True)
@@ -330,14 +330,14 @@ def test_a_listing_over_several_pages_keeps_the_shortest_ttl_and_the_narrower_sc
     ({"resultType": "complete"}, "input_required"),
 ])
 def test_a_malformed_input_required_result_is_a_remote_protocol_error(result, complaint):
-    from mcplab.mrtr import input_required
+    from mcplab.client.mrtr import input_required
 
     with pytest.raises(RemoteProtocolError, match=complaint):
         input_required(result)
 
 
 def test_a_retry_keeps_the_original_params_and_replaces_the_last_rounds_answers():
-    from mcplab.mrtr import retry_params
+    from mcplab.client.mrtr import retry_params
 
     original = {"name": "deploy", "arguments": {"env": "prod"}, "_meta": {"progressToken": 1}}
     again = retry_params({**original, "inputResponses": {"old": {}}, "requestState": "old"}, {"ok": {}}, None)

@@ -12,11 +12,11 @@ import logging
 import pytest
 
 from client_helpers import FakeModernServer, FakeServer, validate_frames
-from mcplab import jsonrpc
+from mcplab.wire import jsonrpc
 from mcplab.client import Client
-from mcplab.eras import EraCache
-from mcplab.errors import LocalProtocolError
-from mcplab.headers import (
+from mcplab.client.eras import EraCache
+from mcplab.wire.errors import LocalProtocolError
+from mcplab.wire.headers import (
     InvalidHeaderAnnotation, decode_value, encode_value, header_annotations, param_headers, request_headers,
 )
 

@@ -15,9 +15,9 @@ import pytest
 from client_helpers import command, node_bin, probe_and_rest, validate_frames
 from conftest import need
 from mcplab.client import Client
-from mcplab.eras import EraCache
-from mcplab.errors import INVALID_PARAMS, RemoteError
-from mcplab.opening import EraError
+from mcplab.client.eras import EraCache
+from mcplab.wire.errors import INVALID_PARAMS, RemoteError
+from mcplab.client.opening import EraError
 from mcplab.transports.stdio import stdio
 
 # Seconds to wait for the probe's answer where the answer is what a test checks: on stdio the probe

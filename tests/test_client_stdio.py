@@ -17,9 +17,9 @@ import anyio
 import pytest
 
 from client_helpers import command, process_alive
-from mcplab import jsonrpc
+from mcplab.wire import jsonrpc
 from mcplab.client import Client
-from mcplab.errors import RemoteProtocolError, RequestTimeout, ServerExited, TransportError
+from mcplab.wire.errors import RemoteProtocolError, RequestTimeout, ServerExited, TransportError
 from mcplab.transports.stdio import SHUTDOWN_BUDGET, StdioTransport, stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]

@@ -37,7 +37,7 @@ import pytest
 
 from conftest import need
 from http_helpers import LOOPBACK_PRELOAD, NODE_BIN, ROOT
-from mcplab.server.http import launch
+from mcplab.server.streamable_http import launch
 
 pytestmark = [pytest.mark.conformance, pytest.mark.http, pytest.mark.subprocess]
 

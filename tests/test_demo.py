@@ -163,7 +163,7 @@ def test_a_step_out_of_range_is_refused(capsys):
 
 
 def test_differences_name_what_the_modern_era_changed_on_the_wire():
-    from mcplab.jsonrpc import Notification, Request, Response
+    from mcplab.wire.jsonrpc import Notification, Request, Response
     from mcplab.trace import Trace
 
     legacy, modern = Trace(), Trace()

@@ -205,7 +205,7 @@ def test_importing_the_model_does_not_import_matplotlib_or_ipywidgets():
 
 
 def test_plotting_functions_are_re_exported_lazily():
-    from mcplab import economics_plots
+    from mcplab.economics import plots as economics_plots
 
     assert economics.plot_graphs is economics_plots.plot_graphs
     assert economics.explore is economics_plots.explore

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcplab import exercises, jsonrpc
-from mcplab.errors import InvalidRequest
+from mcplab import exercises
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import InvalidRequest
 from mcplab.exercises import lab01
 from mcplab.exercises._feedback import NOT_ANSWERED
 

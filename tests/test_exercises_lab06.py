@@ -138,7 +138,7 @@ def test_the_forecast_schema_is_the_weather_servers_own():
 
 
 def test_the_matrix_rows_are_the_spec_rows_of_mcplab_matrix():
-    from mcplab.matrix import SPEC_ROWS
+    from mcplab.notebook.matrix import SPEC_ROWS
 
     assert [(r.client, r.server) for r in SPEC_ROWS] == [lab06.MATRIX_ROWS[n] for n in range(1, 8)]
     failing = {n for n, row in enumerate(SPEC_ROWS, 1) if row.spec == "fails"}

@@ -11,7 +11,7 @@ import pytest
 from mcplab import exercises
 from mcplab.exercises import lab11
 from mcplab.exercises._feedback import NOT_ANSWERED, Feedback
-from mcplab.trust import Permission, consent_reason
+from mcplab.client.trust import Permission, consent_reason
 
 
 def canonical_pin(definition):

@@ -1,4 +1,4 @@
-"""mcplab.jsonrpc.LineFramer: bytes in any chunks → the same messages, errors typed and recoverable."""
+"""mcplab.wire.jsonrpc.LineFramer: bytes in any chunks → the same messages, errors typed and recoverable."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcplab import jsonrpc
-from mcplab.errors import InvalidRequest, JSONRPCError, ParseError
-from mcplab.jsonrpc import LineFramer, Notification, Request, Response
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import InvalidRequest, JSONRPCError, ParseError
+from mcplab.wire.jsonrpc import LineFramer, Notification, Request, Response
 
 REQUEST = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/tmp/test.txt"}}}'
 REPLY = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"文件内容..."}]}}'.encode()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SCHEMAS_MISSING, need_all_schemas
-from mcplab.versions import ALL_VERSIONS
+from mcplab.wire.versions import ALL_VERSIONS
 from schema_helpers import mirror, serving
 
 pytestmark = pytest.mark.subprocess

@@ -11,12 +11,12 @@ import anyio
 import pytest
 
 from client_helpers import FakeModernServer, FakeServer
-from mcplab import jsonrpc
-from mcplab.errors import LocalProtocolError
-from mcplab.host import (
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import LocalProtocolError
+from mcplab.client.host import (
     CatalogueEntry, Host, Rule, ScriptedModel, ServerFailed, function_call_parts, merge_catalogue, model_text,
 )
-from mcplab.results import Tool, ToolResult
+from mcplab.client.results import Tool, ToolResult
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parent.parent

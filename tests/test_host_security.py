@@ -1,5 +1,5 @@
 """The Host's defences end to end, over real processes: servers/hostile.py against servers/files.py, first
-through mcplab.careless.CarelessHost (each attack succeeds) and then through the real Host (each is stopped):
+through mcplab.exercises.careless.CarelessHost (each attack succeeds) and then through the real Host (each is stopped):
 tool poisoning in a description and in a result, a rug pull after list_changed, consent before calls with
 side effects (annotations as hints only), and crash recovery. Plus what careless.py's server flags remove."""
 
@@ -16,11 +16,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcplab import Client, trust
-from mcplab.agent import Rule, ScriptedModel
-from mcplab.careless import CarelessHost, GullibleModel
-from mcplab.host import Host
-from mcplab.proxy import launch_all, stop_all
+from mcplab import Client
+from mcplab.client import trust
+from mcplab.client.agent import Rule, ScriptedModel
+from mcplab.exercises.careless import CarelessHost, GullibleModel
+from mcplab.client.host import Host
+from mcplab.ecosystem.proxy import launch_all, stop_all
 from mcplab.transports.http import http
 from mcplab.transports.stdio import stdio
 
@@ -252,13 +253,13 @@ def test_no_module_of_the_package_imports_the_careless_variants():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, (ast.Import, ast.ImportFrom)) else []
             module = node.module if isinstance(node, ast.ImportFrom) else ""
-            if "mcplab.careless" in names or module == "mcplab.careless" or (module == "mcplab" and "careless" in names):
+            if "mcplab.exercises.careless" in names or module == "mcplab.exercises.careless" or (module == "mcplab.exercises" and "careless" in names):
                 importers.append(path.name)
     assert importers == []
 
 
 def test_importing_mcplab_loads_no_careless_variant():
-    code = "import sys, mcplab, mcplab.host, mcplab.exercises; print('mcplab.careless' in sys.modules)"
+    code = "import sys, mcplab, mcplab.client.host, mcplab.exercises; print('mcplab.exercises.careless' in sys.modules)"
     import subprocess
 
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
@@ -267,14 +268,14 @@ def test_importing_mcplab_loads_no_careless_variant():
 @pytest.mark.http
 async def test_each_careless_flag_removes_exactly_its_defence(notes, tmp_path):
     (tmp_path / "outside.txt").write_text("outside the root")
-    unconfined = [sys.executable, "-m", "mcplab.careless", "--root", str(notes), "--unconfined"]
+    unconfined = [sys.executable, "-m", "mcplab.exercises.careless", "--root", str(notes), "--unconfined"]
     async with Client(stdio(unconfined)) as careless, Client(stdio(servers(notes)["files"])) as real:
         for path in ("../outside.txt", str(tmp_path / "outside.txt")):
             assert (await careless.call_tool("read_file", {"path": path})).text == "outside the root"
             refused = await real.call_tool("read_file", {"path": path})
             assert refused.is_error and refused.text.startswith("refused")
-    any_host, plain = launch_all([[sys.executable, "-m", "mcplab.careless", "--root", str(notes), "--any-host"],
-                                  [sys.executable, "-m", "mcplab.careless", "--root", str(notes)]])
+    any_host, plain = launch_all([[sys.executable, "-m", "mcplab.exercises.careless", "--root", str(notes), "--any-host"],
+                                  [sys.executable, "-m", "mcplab.exercises.careless", "--root", str(notes)]])
     try:
         for server, status in ((any_host, 200), (plain, 403)):
             port = server.url.rsplit(":", 1)[1].split("/")[0]
@@ -292,13 +293,13 @@ async def test_each_careless_flag_removes_exactly_its_defence(notes, tmp_path):
 @pytest.mark.http
 async def test_any_audience_accepts_a_token_minted_for_another_server_and_the_real_check_refuses_it(notes):
     from mcplab.auth.client import OAuth
-    from mcplab.server.http import launch
+    from mcplab.server.streamable_http import launch
 
     with launch([sys.executable, str(SERVERS / "auth.py"), "--auto-approve"]) as auth:
         first, real, careless = launch_all([
             [sys.executable, str(SERVERS / "files.py"), "--root", str(notes), "--auth", auth.url],
             [sys.executable, str(SERVERS / "files.py"), "--root", str(notes), "--auth", auth.url],
-            [sys.executable, "-m", "mcplab.careless", "--root", str(notes), "--auth", auth.url, "--any-audience"]])
+            [sys.executable, "-m", "mcplab.exercises.careless", "--root", str(notes), "--auth", auth.url, "--any-audience"]])
         try:
             transport = http(first.url, auth=OAuth(client_name="passthrough test"))
             async with Client(transport) as client:

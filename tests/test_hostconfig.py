@@ -1,4 +1,4 @@
-"""mcplab.hostconfig and ``mcplab config``: each host's block validates against that host's documented
+"""mcplab.ecosystem.hostconfig and ``mcplab config``: each host's block validates against that host's documented
 shape; each configured command, started exactly as a host starts it (same argv, its cwd, a minimal
 environment plus the env block, no shell), completes a handshake; --write merges atomically and
 keeps the user's own entries; wrong configurations fail the shapes and bad requests fail with a
@@ -32,9 +32,9 @@ import anyio
 import jsonschema
 import pytest
 
-from mcplab import hostconfig
+from mcplab.ecosystem import hostconfig
 from mcplab.cli import main
-from mcplab.hostconfig import HostConfigError
+from mcplab.ecosystem.hostconfig import HostConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -212,7 +212,7 @@ def test_targets_name_bundled_servers_files_and_urls() -> None:
 
 async def handshake(argv: list[str], cwd: str | None, env: dict[str, str]) -> tuple[dict, list[str]]:
     from mcplab import Client
-    from mcplab.eras import EraCache
+    from mcplab.client.eras import EraCache
     from mcplab.transports.stdio import stdio
 
     async with Client(stdio(argv, env=env, cwd=cwd, inherit_env=False), era="auto", era_cache=EraCache()) as client:
@@ -256,8 +256,8 @@ def test_each_configured_server_starts_as_the_host_starts_it_and_shakes_hands(ho
 @pytest.mark.parametrize("host", ["vscode", "generic"])
 def test_an_http_server_in_the_config_answers_at_its_url(host: str, tmp_path: Path) -> None:
     from mcplab import Client
-    from mcplab.eras import EraCache
-    from mcplab.server.http import launch
+    from mcplab.client.eras import EraCache
+    from mcplab.server.streamable_http import launch
     from mcplab.transports.http import http
 
     server = launch(["python", str(ROOT / "servers" / "weather.py")])
@@ -391,7 +391,7 @@ def test_a_tapped_entry_records_what_the_host_sends(tmp_path: Path) -> None:
     outcome = hostconfig.run("vscode", ["weather"], tap=str(taps))
     assert problems("vscode", outcome.config) == []
     argv, cwd, env = hostconfig.launch_spec("vscode", outcome.config, "weather")
-    assert argv[1:4] == ["-m", "mcplab.wiretap", str(taps.resolve() / "weather.jsonl")]
+    assert argv[1:4] == ["-m", "mcplab.ecosystem.wiretap", str(taps.resolve() / "weather.jsonl")]
     info, tools = anyio.run(handshake, argv, cwd, env)
     assert info["name"] == "weather" and "get_weather" in tools
     sent = [f.message.method for f in Trace.load(taps / "weather.jsonl") if f.direction == "c2s"]

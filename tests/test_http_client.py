@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from http_helpers import Scripted, served
 from mcplab import Client
-from mcplab.errors import HTTPStatusError, RemoteError, SessionExpired, TransportError
+from mcplab.wire.errors import HTTPStatusError, RemoteError, SessionExpired, TransportError
 from mcplab.transports.http import HTTPTransport, SSEEvent, SSEParser, http
 
 # --- the SSE parser (sans-IO) --------------------------------------------------------------------------
@@ -272,7 +272,7 @@ async def test_a_server_request_on_the_get_stream_is_answered():
 @pytest.mark.anyio
 @pytest.mark.http
 async def test_nothing_listening_is_a_transport_error():
-    from mcplab.server.http import bind
+    from mcplab.server.streamable_http.process import bind
 
     sock = bind("127.0.0.1", 0)
     port = sock.getsockname()[1]
@@ -353,7 +353,7 @@ def test_event_streams_and_server_requests_work_on_asyncio_and_trio(backend):
     import sys
 
     from http_helpers import ROOT
-    from mcplab.server.http import launch
+    from mcplab.server.streamable_http import launch
 
     async def main(url: str) -> tuple[str, str, list]:
         steps: list = []
@@ -380,7 +380,7 @@ def test_every_lab05_name_is_exported_from_the_exercises_package():
 @pytest.mark.anyio
 async def test_a_proxy_in_the_environment_is_not_used_for_a_server_on_this_machine(monkeypatch):
     from mcplab import Client
-    from mcplab.server.http import launch
+    from mcplab.server.streamable_http import launch
     from mcplab.transports.http import http as http_transport
 
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
@@ -397,7 +397,7 @@ def _launch(script: str, *flags: str):
     import sys
 
     from http_helpers import ROOT
-    from mcplab.server.http import launch
+    from mcplab.server.streamable_http import launch
 
     return launch([sys.executable, str(ROOT / "servers" / f"{script}.py"), *flags])
 

@@ -20,8 +20,8 @@ from client_helpers import validate_frames
 from conftest import need
 from http_helpers import HERE, NODE_BIN, ROOT, server_everything_http
 from mcplab import Client
-from mcplab.errors import INVALID_PARAMS, RemoteError
-from mcplab.server.http import launch
+from mcplab.wire.errors import INVALID_PARAMS, RemoteError
+from mcplab.server.streamable_http import launch
 from mcplab.transports.http import http
 from server_helpers import fill_form
 

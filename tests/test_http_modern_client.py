@@ -20,10 +20,10 @@ from starlette.responses import JSONResponse, Response
 from client_helpers import validate_frames
 from http_helpers import MODERN, Scripted, served
 from mcplab import Client
-from mcplab.eras import EraCache
-from mcplab.errors import METHOD_NOT_FOUND, RemoteError, RequestTimeout
+from mcplab.client.eras import EraCache
+from mcplab.wire.errors import METHOD_NOT_FOUND, RemoteError, RequestTimeout
 from mcplab.server import Context, Server
-from mcplab.server.http import create_app
+from mcplab.server.streamable_http import create_app
 from mcplab.transports.http import http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.http]
@@ -316,8 +316,8 @@ async def test_a_broken_response_stream_is_reissued_as_a_new_request_with_a_new_
 
 
 async def test_a_stream_that_keeps_breaking_is_reissued_a_bounded_number_of_times():
-    from mcplab.client import MAX_REISSUES
-    from mcplab.errors import TransportError
+    from mcplab.client.client import MAX_REISSUES
+    from mcplab.wire.errors import TransportError
 
     attempts: list[dict] = []
 

@@ -1,4 +1,4 @@
-"""The routing headers of a 2026-07-28 POST checked against its body (mcplab/server/header_checks.py).
+"""The routing headers of a 2026-07-28 POST checked against its body (mcplab/server/streamable_http/header_checks.py).
 
 Sans-IO: a table of (headers as sent, request) → accepted, or -32020 HeaderMismatch. The header values use the
 spec's own test vectors for the ``=?base64?…?=`` sentinel ("basic/transports", "Value Encoding").
@@ -11,11 +11,11 @@ from typing import Annotated
 
 import pytest
 
-from mcplab.errors import HEADER_MISMATCH, HeaderMismatch
-from mcplab.headers import decode_value, encode_value
-from mcplab.jsonrpc import Request
+from mcplab.wire.errors import HEADER_MISMATCH, HeaderMismatch
+from mcplab.wire.headers import decode_value, encode_value
+from mcplab.wire.jsonrpc import Request
 from mcplab.server import Server
-from mcplab.server.header_checks import check_headers
+from mcplab.server.streamable_http.header_checks import check_headers
 
 MODERN = "2026-07-28"
 
@@ -135,12 +135,12 @@ def test_the_sentinel_codec_follows_the_spec_vectors_both_ways(text, wire):
 
 
 def test_the_header_checks_and_the_event_stream_parser_do_no_io():
-    """Like jsonrpc.py and the toolkit: pure functions, so importing them starts no web stack."""
+    """Like wire/jsonrpc.py and the toolkit: pure functions, so importing them starts no web stack."""
     import subprocess
     import sys
 
     io = ("anyio", "asyncio", "httpx", "subprocess", "socket", "starlette", "uvicorn", "trio")
-    code = ("import sys, mcplab.server.header_checks, mcplab.sse, mcplab.trace_http; "
+    code = ("import sys, mcplab.server.streamable_http.header_checks, mcplab.wire.sse, mcplab.trace.http_text; "
             f"print(sorted(m for m in {io!r} if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             cwd=Path(__file__).resolve().parent.parent).stdout

@@ -26,8 +26,8 @@ from conftest import need
 from http_helpers import HERE, ROOT, server_everything_http
 from sdk_driver import MODERN, callbacks, exercise_everything
 from mcplab import Client
-from mcplab.eras import EraCache
-from mcplab.server.http import launch
+from mcplab.client.eras import EraCache
+from mcplab.server.streamable_http import launch
 from mcplab.transports.http import http
 
 try:

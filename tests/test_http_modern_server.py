@@ -1,4 +1,4 @@
-"""The 2026-07-28 wire of the Streamable HTTP runner (mcplab/server/http.py, http_modern.py): one POST per
+"""The 2026-07-28 wire of the Streamable HTTP runner (mcplab/server/streamable_http/app.py, exchange.py): one POST per
 request, no session, routing headers checked against the body, each error with its HTTP status, and a
 dual-era endpoint that still serves legacy sessions on the same URL.
 
@@ -23,14 +23,14 @@ from http_helpers import (
     sse_messages,
 )
 from mcplab import Client
-from mcplab.errors import (
+from mcplab.wire.errors import (
     HEADER_MISMATCH, RemoteError, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcplab.eras import EraCache
-from mcplab.headers import encode_value
+from mcplab.client.eras import EraCache
+from mcplab.wire.headers import encode_value
 from mcplab.server import Context, Server
-from mcplab.server.http import create_app, launch
+from mcplab.server.streamable_http import create_app, launch
 from mcplab.transports.http import http
 from server_helpers import check_modern_message
 
@@ -361,7 +361,7 @@ async def test_each_bundled_server_serves_http_in_each_era(script, era, lands):
 
 
 async def test_a_quiet_stream_sends_keep_alive_comments(monkeypatch):
-    from mcplab.server import http_modern
+    from mcplab.server.streamable_http import exchange as http_modern
 
     monkeypatch.setattr(http_modern, "KEEPALIVE_SECONDS", 0.1)
     async with served(create_app(toy_server())) as url, httpx.AsyncClient(timeout=10) as client:

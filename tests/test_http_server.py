@@ -1,4 +1,4 @@
-"""The Streamable HTTP runner (mcplab/server/http.py): sessions, JSON or SSE replies, and every refusal.
+"""The Streamable HTTP runner (mcplab/server/streamable_http/app.py): sessions, JSON or SSE replies, and every refusal.
 
 Most tests serve a small toolkit server in this process (uvicorn on 127.0.0.1:0) and talk raw HTTP to
 it with httpx, so each header and status is visible; the last ones start the bundled servers as child
@@ -21,9 +21,10 @@ from http_helpers import (
     ACCEPT_BOTH, ROOT, Session, initialize, is_sse, modern_headers, modern_request, request, served, sse_messages,
 )
 from mcplab import Client
-from mcplab.errors import INVALID_REQUEST, PARSE_ERROR
+from mcplab.wire.errors import INVALID_REQUEST, PARSE_ERROR
 from mcplab.server import Context, Server
-from mcplab.server.http import MAX_BODY, create_app, hostname, launch
+from mcplab.server.streamable_http.app import MAX_BODY, hostname
+from mcplab.server.streamable_http import create_app, launch
 from mcplab.transports.http import http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.http]
@@ -396,7 +397,7 @@ def test_a_server_dies_with_the_process_that_launched_it_even_by_sigkill():
     parent = subprocess.Popen([sys.executable, "-c", (
         "import sys, time\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from mcplab.server.http import launch\n"
+        "from mcplab.server.streamable_http import launch\n"
         f"server = launch([sys.executable, {str(ROOT / 'servers' / 'weather.py')!r}])\n"
         "print(server.process.pid, flush=True)\n"
         "time.sleep(60)\n")], stdout=subprocess.PIPE, text=True)

@@ -152,7 +152,7 @@ def test_a_report_card_reads_in_chinese(zh):
 
 
 def test_the_trace_viewer_labels_frames_in_chinese(zh):
-    from mcplab import jsonrpc
+    from mcplab.wire import jsonrpc
     from mcplab.notebook import show
     from mcplab.trace import Trace
 
@@ -376,7 +376,8 @@ def test_every_chinese_plot_resolves_a_cjk_font_and_misses_no_glyph(zh):
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from mcplab import economics, economics_plots as plots
+    from mcplab import economics
+    from mcplab.economics import plots
 
     with matplotlib.rc_context(), warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font(s)" is a warning: make it fail

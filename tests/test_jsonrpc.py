@@ -1,4 +1,4 @@
-"""mcplab.jsonrpc: messages, encode/decode, the JSON-RPC 2.0 spec's own examples, batches,
+"""mcplab.wire.jsonrpc: messages, encode/decode, the JSON-RPC 2.0 spec's own examples, batches,
 correlation, and properties over arbitrary input (hypothesis)."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcplab import jsonrpc, versions
-from mcplab.errors import (
+from mcplab.wire import jsonrpc, versions
+from mcplab.wire.errors import (
     InvalidRequest, JSONRPCError, LocalProtocolError, MethodNotFound, ParseError, RemoteProtocolError,
 )
-from mcplab.jsonrpc import ErrorResponse, Notification, Request, Response
+from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, Response
 
 # The seeds' messages, verbatim.
 SEED_REQUEST = ('{"jsonrpc":"2.0","id":1,"method":"tools/call",'

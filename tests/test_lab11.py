@@ -18,7 +18,7 @@ from auth_helpers import REDIRECT
 from mcplab import Client
 from mcplab.auth.wire import bearer_challenge
 from mcplab.exercises import lab11
-from mcplab.server.http import launch
+from mcplab.server.streamable_http import launch
 from mcplab.transports.stdio import stdio
 
 ROOT = Path(__file__).resolve().parent.parent

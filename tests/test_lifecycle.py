@@ -7,10 +7,11 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from mcplab import jsonrpc, lifecycle
-from mcplab.errors import LocalProtocolError, RemoteError, RemoteProtocolError
+from mcplab.wire import jsonrpc
+from mcplab import lifecycle
+from mcplab.wire.errors import LocalProtocolError, RemoteError, RemoteProtocolError
 from mcplab.lifecycle import LegacyLifecycle, UnsupportedVersion
-from mcplab.versions import LEGACY_VERSIONS, at_least
+from mcplab.wire.versions import LEGACY_VERSIONS, at_least
 
 
 def answer(version="2025-11-25", capabilities=None, request_id=1, **extra):
@@ -168,8 +169,8 @@ def test_client_capabilities_declare_only_what_has_a_handler():
 
 # --- the modern era: stamping ---------------------------------------------------------------------
 
-from mcplab import eras  # noqa: E402
-from mcplab.errors import HTTPStatusError  # noqa: E402
+from mcplab.client import eras  # noqa: E402
+from mcplab.wire.errors import HTTPStatusError  # noqa: E402
 from mcplab.lifecycle import ModernLifecycle  # noqa: E402
 
 MODERN = "2026-07-28"
@@ -386,8 +387,8 @@ def test_the_cache_remembers_per_server_and_steers_the_next_first_step():
     assert len(cache) == 1
 
 
-@pytest.mark.parametrize("module", ["mcplab.lifecycle", "mcplab.eras", "mcplab.headers", "mcplab.mrtr",
-                                    "mcplab.results"])
+@pytest.mark.parametrize("module", ["mcplab.lifecycle", "mcplab.client.eras", "mcplab.wire.headers", "mcplab.client.mrtr",
+                                    "mcplab.client.results"])
 def test_the_decision_modules_import_no_io_library(module):
     import json as json_module
     import subprocess

@@ -1,4 +1,4 @@
-"""mcplab.matrix: the spec's seven rows, run live against servers/weather.py in each --era, end the
+"""mcplab.notebook.matrix: the spec's seven rows, run live against servers/weather.py in each --era, end the
 way the spec says; the table reads the same on every run; the wire summary pairs each request with
 its answer."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcplab import matrix
-from mcplab.jsonrpc import ErrorResponse, Request, Response
+from mcplab.notebook import matrix
+from mcplab.wire.jsonrpc import ErrorResponse, Request, Response
 from mcplab.trace import Trace
 
 SPEC = {  # (client, server) → works?   the spec's table, "basic/versioning"

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from conftest import ROOT, need, need_all_schemas
-from mcplab import jsonrpc, notebook
+from mcplab.wire import jsonrpc
+from mcplab import notebook
 from mcplab.trace import Trace
 
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")

@@ -8,8 +8,8 @@ import asyncio
 import pytest
 
 from mcplab import notebook
-from mcplab.playground import _expand
-from mcplab.errors import MCPLabError
+from mcplab.notebook.inspector import _expand
+from mcplab.wire.errors import MCPLabError
 
 SCHEMA = {
     "type": "object",

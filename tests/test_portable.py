@@ -178,7 +178,7 @@ def test_the_shim_really_hides_the_posix_modules():
 def test_an_http_server_is_launched_and_read_without_pread(monkeypatch):
     # Windows has no os.pread: the child's output goes to named files, read through handles of our own.
     monkeypatch.delattr(os, "pread")
-    from mcplab.server.http import launch
+    from mcplab.server.streamable_http import launch
 
     import httpx
 

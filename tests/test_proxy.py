@@ -1,4 +1,4 @@
-"""mcplab.proxy: requests go to the backends in turn with no stickiness, headers and bodies pass both
+"""mcplab.ecosystem.proxy: requests go to the backends in turn with no stickiness, headers and bodies pass both
 ways (hop-by-hop headers excepted), event streams are not held back, an unreachable backend is a 502,
 and the child-process proxy exits when its stdin closes. In front of three weather servers, a legacy
 session breaks and modern calls all succeed."""
@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from http_helpers import served
-from mcplab import proxy
+from mcplab.ecosystem import proxy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.http]
 
@@ -129,10 +129,10 @@ async def test_the_child_process_proxy_serves_and_exits_when_its_stdin_closes():
 @pytest.mark.subprocess
 async def test_behind_the_proxy_a_legacy_session_breaks_and_modern_calls_all_succeed():
     from mcplab import Client
-    from mcplab.errors import HTTPStatusError
-    from mcplab.eras import EraCache
-    from mcplab.matrix import WEATHER
-    from mcplab.server.http import launch
+    from mcplab.wire.errors import HTTPStatusError
+    from mcplab.client.eras import EraCache
+    from mcplab.notebook.matrix import WEATHER
+    from mcplab.server.streamable_http import launch
     from mcplab.transports.http import http
 
     backends = [await anyio.to_thread.run_sync(launch, ["python", str(WEATHER)]) for _ in range(3)]
@@ -155,9 +155,9 @@ async def test_behind_the_proxy_a_legacy_session_breaks_and_modern_calls_all_suc
 @pytest.mark.subprocess
 async def test_behind_the_proxy_an_mrtr_retry_survives_without_state_and_fails_with_another_processes_state():
     from mcplab import Client
-    from mcplab.errors import RemoteError
-    from mcplab.eras import EraCache
-    from mcplab.matrix import WEATHER
+    from mcplab.wire.errors import RemoteError
+    from mcplab.client.eras import EraCache
+    from mcplab.notebook.matrix import WEATHER
     from mcplab.transports.http import http
 
     fixtures = str(WEATHER.parent / "conformance.py")

@@ -14,8 +14,8 @@ import json
 
 import pytest
 
-from mcplab import sse
-from mcplab.sse import SSEEvent, SSEParser
+from mcplab.wire import sse
+from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
 
 from client_helpers import command
@@ -28,8 +28,8 @@ CEILING_MIB = 160  # a client's peak memory, whatever the server does (an idle c
 CHILD = """
 import json
 from mcplab import Client
-from mcplab.errors import MCPLabError
-from mcplab.server.http import launch
+from mcplab.wire.errors import MCPLabError
+from mcplab.server.streamable_http import launch
 from mcplab.trace import Trace
 from mcplab.transports.http import http
 from mcplab.transports.stdio import stdio
@@ -168,8 +168,8 @@ def test_an_event_over_the_limit_is_refused_however_it_arrives(chunk: int) -> No
 async def test_a_flood_the_client_does_not_take_waits_in_the_server_not_in_the_inbox() -> None:
     import anyio
 
-    from mcplab.jsonrpc import Request
-    from mcplab.server.http import launch
+    from mcplab.wire.jsonrpc import Request
+    from mcplab.server.streamable_http import launch
     from mcplab.transports.http import INBOX, http
 
     count = 5 * INBOX

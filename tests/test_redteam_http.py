@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from conftest import need
-from mcplab.server.http import launch
+from mcplab.server.streamable_http import launch
 
 from redteam_helpers import (
     RawHTTP, have_proc, open_session, rss_kib, script, session_headers, wait_for,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mcplab.server.http import launch
+from mcplab.server.streamable_http import launch
 
 from redteam_helpers import RawHTTP, open_session, session_headers
 from server_helpers import RawServer, SERVERS, server_argv

@@ -272,7 +272,7 @@ def test_a_slow_search_does_not_hold_up_another_client(tmp_path: Path) -> None:
 
     import httpx
 
-    from mcplab.server.http import launch
+    from mcplab.server.streamable_http import launch
 
     from redteam_helpers import open_session, session_headers
 

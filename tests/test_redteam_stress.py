@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from conftest import need
-from mcplab.server.http import launch
+from mcplab.server.streamable_http import launch
 
 from redteam_helpers import RawHTTP, have_proc, open_session, peak_rss_kib, session_headers
 from server_helpers import SERVERS, server_argv

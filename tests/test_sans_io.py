@@ -13,9 +13,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 IO_LIBRARIES = ("anyio", "asyncio", "httpx", "subprocess", "socket", "starlette", "uvicorn", "trio")
-SANS_IO = ["mcplab", "mcplab.jsonrpc", "mcplab.versions", "mcplab.errors", "mcplab.trace", "mcplab.trace_views",
-           "mcplab.lifecycle", "mcplab.eras", "mcplab.headers", "mcplab.results", "mcplab.server.toolkit",
-           "mcplab.sse", "mcplab.trace_http", "mcplab.server.header_checks"]
+SANS_IO = ["mcplab", "mcplab.wire.jsonrpc", "mcplab.wire.versions", "mcplab.wire.errors", "mcplab.trace", "mcplab.trace.views",
+           "mcplab.lifecycle", "mcplab.client.eras", "mcplab.wire.headers", "mcplab.client.results", "mcplab.server.toolkit",
+           "mcplab.wire.sse", "mcplab.trace.http_text", "mcplab.server.streamable_http.header_checks"]
 
 PROBE = """
 import importlib, json, sys

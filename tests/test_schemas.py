@@ -16,9 +16,10 @@ import pytest
 
 from conftest import ROOT, need_all_schemas
 from schema_helpers import mirror, serving
-from mcplab import jsonrpc, notebook, schemas
+from mcplab.wire import jsonrpc
+from mcplab import notebook, schemas
 from mcplab.trace import Trace
-from mcplab.versions import ALL_VERSIONS
+from mcplab.wire.versions import ALL_VERSIONS
 
 pytestmark = pytest.mark.http
 FAKE = {version: json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": version}).encode()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcplab.jsonrpc import Request
+from mcplab.wire.jsonrpc import Request
 from mcplab.server import Server, modern
 
 from server_helpers import RecordingPeer, envelope

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcplab.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
-from mcplab.jsonrpc import Notification, Request
+from mcplab.wire.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
+from mcplab.wire.jsonrpc import Notification, Request
 from mcplab.server import Context, Server, modern
 from mcplab.server.schema import header_parameters
-from mcplab.versions import LEGACY_VERSIONS
+from mcplab.wire.versions import LEGACY_VERSIONS
 
 from server_helpers import MemorySession, ModernSession, check_server_message, envelope, load_server_module
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from mcplab.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcplab.wire.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcplab.server import Context, Server, ToolError, elicitation, mrtr, roots, sampling
 
 from server_helpers import MemorySession, ModernSession, load_server_module

@@ -8,8 +8,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcplab.errors import INVALID_PARAMS, METHOD_NOT_FOUND
-from mcplab.jsonrpc import Request, to_dict
+from mcplab.wire.errors import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcplab.wire.jsonrpc import Request, to_dict
 
 from server_helpers import HoldingPeer, ModernSession, check_modern_message, load_server_module, modern_params
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from mcplab.versions import LEGACY_VERSIONS
+from mcplab.wire.versions import LEGACY_VERSIONS
 
 from server_helpers import ROOT, RawServer, fill_form, server_argv
 
@@ -78,7 +78,7 @@ def walk(server: RawServer, method: str, key: str) -> list:
 @pytest.mark.parametrize("version", LEGACY_VERSIONS)
 @pytest.mark.parametrize("name", ["weather", "files", "conformance"])
 def test_every_method_at_every_version(name: str, version: str) -> None:
-    from mcplab.versions import at_least
+    from mcplab.wire.versions import at_least
 
     with RawServer(server_argv(name), version=version, answers=ANSWERS) as server:
         assert server.result("ping") == {}  # allowed before initialize

@@ -10,10 +10,10 @@ from typing import Literal
 
 import pytest
 
-from mcplab.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
-from mcplab.jsonrpc import Request
+from mcplab.wire.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
+from mcplab.wire.jsonrpc import Request
 from mcplab.server import Context, Server, ToolError, ToolResult, audio, text
-from mcplab.versions import LATEST_LEGACY, LEGACY_VERSIONS
+from mcplab.wire.versions import LATEST_LEGACY, LEGACY_VERSIONS
 
 from server_helpers import MemorySession, load_server_module
 
@@ -506,7 +506,7 @@ async def test_a_handler_bug_outside_tools_is_an_internal_error() -> None:
 
 @pytest.mark.anyio
 async def test_responses_are_not_handle_s_business() -> None:
-    from mcplab.jsonrpc import Response
+    from mcplab.wire.jsonrpc import Response
 
     session = await ready()
     assert await session.server.handle(Response(1, {}), session.connection) is None
@@ -661,7 +661,7 @@ async def test_a_server_declares_logging_only_when_told_and_a_log_it_did_not_dec
 
 
 def test_the_deprecated_features_of_2026_07_28_are_named_with_their_sep_and_marked_where_shown() -> None:
-    from mcplab.versions import DEPRECATED, capabilities_text
+    from mcplab.wire.versions import DEPRECATED, capabilities_text
 
     assert set(DEPRECATED) == {"roots", "sampling", "logging"}
     assert all(feature.sep == "SEP-2577" and feature.since == "2026-07-28" and feature.instead
@@ -670,7 +670,7 @@ def test_the_deprecated_features_of_2026_07_28_are_named_with_their_sep_and_mark
         "logging (deprecated in 2026-07-28), tools (listChanged)"
     assert capabilities_text({"roots": {"listChanged": True}, "sampling": {}}) == \
         "roots (deprecated in 2026-07-28; listChanged), sampling (deprecated in 2026-07-28)"
-    import mcplab.client
+    import mcplab.client.client
     import mcplab.server.context
     for documented in (Server, mcplab.server.context.Context.log, mcplab.server.context.Context.sample,
                        mcplab.server.context.Context.list_roots, mcplab.client.Client,

@@ -1,12 +1,13 @@
-"""mcplab.trace and mcplab.trace_views: recording, JSONL, and the text and HTML views."""
+"""mcplab.trace and mcplab.trace.views: recording, JSONL, and the text and HTML views."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
-from mcplab import jsonrpc, trace_views
-from mcplab.errors import InvalidRequest, JSONRPCError
+from mcplab.wire import jsonrpc
+from mcplab.trace import views as trace_views
+from mcplab.wire.errors import InvalidRequest, JSONRPCError
 from mcplab.trace import Trace
 
 INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'

@@ -1,4 +1,4 @@
-"""mcplab.trust: the flags (a table of suspicious descriptions, each with the rule that must catch it, and a
+"""mcplab.client.trust: the flags (a table of suspicious descriptions, each with the rule that must catch it, and a
 table of innocent ones, the bundled servers' own among them, that must raise none), pins, the changes a
 user is shown, the consent rule, and the questions and data wrapping the Host uses."""
 
@@ -11,9 +11,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcplab import Client, trust
+from mcplab import Client
+from mcplab.client import trust
 from mcplab.transports.stdio import stdio
-from mcplab.trust import Permission, Question
+from mcplab.client.trust import Permission, Question
 
 ROOT = Path(__file__).resolve().parent.parent
 OTHERS = ("read_file", "write_file", "get_weather", "send_email")

@@ -23,7 +23,7 @@ import pytest
 from conftest import need
 from server_helpers import MODERN, RawServer, load_server_module, modern_params, server_argv
 
-from mcplab.versions import LEGACY_VERSIONS, at_least
+from mcplab.wire.versions import LEGACY_VERSIONS, at_least
 
 try:
     import mcp
@@ -227,7 +227,7 @@ async def test_mcplab_client_uses_either_server_and_every_frame_validates(name: 
     from client_helpers import validate_frames
 
     from mcplab import Client
-    from mcplab.eras import EraCache
+    from mcplab.client.eras import EraCache
     from mcplab.transports.stdio import stdio
 
     if name == "weather_sdk":
@@ -249,8 +249,8 @@ async def test_over_http_the_sdk_server_starts_like_ours_and_exits_when_its_stdi
     import anyio
 
     from mcplab import Client
-    from mcplab.eras import EraCache
-    from mcplab.server.http import launch
+    from mcplab.client.eras import EraCache
+    from mcplab.server.streamable_http import launch
     from mcplab.transports.http import http
 
     need_sdk()

@@ -49,7 +49,7 @@ def anyio_backend() -> str:
 @pytest.mark.anyio
 @pytest.mark.http
 async def test_the_error_paths_of_an_http_server() -> None:
-    from mcplab.server.http import create_app
+    from mcplab.server.streamable_http import create_app
     from server_helpers import load_server_module
 
     weather = load_server_module("weather").server
@@ -71,7 +71,7 @@ async def test_the_error_paths_of_an_http_server() -> None:
 
 def test_every_frame_the_suite_recorded_validates_against_its_revision() -> None:
     import wire_log
-    from mcplab.schema_check import Schemas
+    from mcplab.notebook.schema_check import Schemas
 
     need(all((SPEC_DIR / v / "schema.json").is_file() for v in ("2024-11-05", "2025-03-26", "2025-06-18",
                                                                   "2025-11-25", "2026-07-28")),

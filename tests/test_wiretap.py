@@ -1,4 +1,4 @@
-"""mcplab.wiretap: between any client and any server over stdio, it forwards every line unchanged
+"""mcplab.ecosystem.wiretap: between any client and any server over stdio, it forwards every line unchanged
 and records it; the file it writes is the trace the client itself saw, frame for frame."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def anyio_backend() -> str:
 
 
 def tapped(path: Path, server: list[str]) -> list[str]:
-    return [sys.executable, "-m", "mcplab.wiretap", str(path), "--", *server]
+    return [sys.executable, "-m", "mcplab.ecosystem.wiretap", str(path), "--", *server]
 
 
 def wire(trace: Trace) -> list[tuple[str, str]]:
@@ -39,7 +39,7 @@ def wire(trace: Trace) -> list[tuple[str, str]]:
 
 async def test_the_tap_records_exactly_what_the_client_saw(tmp_path: Path) -> None:
     from mcplab import Client
-    from mcplab.eras import EraCache
+    from mcplab.client.eras import EraCache
     from mcplab.transports.stdio import stdio
 
     path = tmp_path / "tap.jsonl"
@@ -91,6 +91,6 @@ def test_the_tap_exits_with_the_servers_code_and_records_its_stderr(tmp_path: Pa
 
 
 def test_the_tap_says_how_to_use_it() -> None:
-    done = subprocess.run([sys.executable, "-m", "mcplab.wiretap", "only-a-file"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "mcplab.ecosystem.wiretap", "only-a-file"], capture_output=True, text=True,
                           timeout=20)
-    assert done.returncode == 1 and "usage: python -m mcplab.wiretap TRACE.jsonl -- COMMAND" in done.stderr
+    assert done.returncode == 1 and "usage: python -m mcplab.ecosystem.wiretap TRACE.jsonl -- COMMAND" in done.stderr

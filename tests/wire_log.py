@@ -7,12 +7,12 @@ Three feeds, installed once per test session (``install``, from conftest.py):
   bundled server, ``mcplab serve``, a launched HTTP server of ours); frames a test wrote itself with
   ``send_raw`` are marked and left out: they are wrong on purpose;
 * ``server_helpers.RawServer`` (bare JSON lines to a real server process) records what the server said;
-* every Starlette app ``mcplab.server.http.create_app`` builds in this process is wrapped in a small
+* every Starlette app ``mcplab.server.streamable_http.create_app`` builds in this process is wrapped in a small
   ASGI recorder, so a server reached with raw httpx is checked too, error statuses and event streams
   included. Its frames are kept per HTTP session, because a session is what fixes a frame's revision.
 
 ``tests/test_wire_schemas.py`` walks them all at the end of the session (``walk``). A frame's revision is
-read the way a peer reads it (``mcplab.schema_check``): the ``_meta`` version of a modern request, the
+read the way a peer reads it (``mcplab.notebook.schema_check``): the ``_meta`` version of a modern request, the
 version ``initialize`` agreed, a response's request. Where nothing was agreed yet (a line the server
 could not read before any handshake) the frame must satisfy the newest revision the server might speak.
 """
@@ -92,8 +92,8 @@ def install() -> None:
     if ACTIVE:
         return
     ACTIVE.append(True)
-    from mcplab.server import http as server_http
-    from mcplab.server import http_runner
+    from mcplab.server import streamable_http as server_http
+    from mcplab.server.streamable_http import process as http_runner
     from mcplab.transports import http, memory, stdio
 
     def after_init(cls: Any, describe: Any) -> None:
@@ -176,8 +176,8 @@ class Recorder:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        from mcplab import jsonrpc
-        from mcplab.sse import SSEParser
+        from mcplab.wire import jsonrpc
+        from mcplab.wire.sse import SSEParser
         from mcplab.trace import Trace
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -294,7 +294,7 @@ def _batch_problems(frame: Any, version: str | None, book: Any) -> list[str]:
 
 def _envelope_problem(book: Any, version: str, kind: str, message: Any) -> str | None:
     """Only the JSON-RPC envelope of ``version`` (for a method the revision does not define)."""
-    from mcplab.schema_check import _jsonschema
+    from mcplab.notebook.schema_check import _jsonschema
 
     root = book.root(version)
     where = "definitions" if "definitions" in root else "$defs"
@@ -306,9 +306,9 @@ def _envelope_problem(book: Any, version: str, kind: str, message: Any) -> str |
 
 def walk(book: Any) -> tuple[int, list[Problem], dict[str, int]]:
     """Check every recorded frame that is ours; return (frames checked, problems, exemptions by reason)."""
-    from mcplab import trace_views
-    from mcplab.schema_check import INVALID, VALID, check_frames
-    from mcplab.versions import ALL_VERSIONS, LATEST_LEGACY, LATEST_MODERN
+    from mcplab.trace import views as trace_views
+    from mcplab.notebook.schema_check import INVALID, VALID, check_frames
+    from mcplab.wire.versions import ALL_VERSIONS, LATEST_LEGACY, LATEST_MODERN
 
     checked, problems = 0, []
     exempt = {"written wrong on purpose by a test": 0, "JSON-RPC null id": 0, "a method the caller made up": 0}

@@ -22,7 +22,7 @@ from html.parser import HTMLParser
 from typing import Any, Awaitable, Callable
 from urllib.parse import urljoin, urlsplit
 
-from mcplab.errors import AuthorizationError
+from mcplab.wire.errors import AuthorizationError
 
 __all__ = ["headless", "system_browser", "UserAgent", "read_forms"]
 
@@ -103,7 +103,7 @@ def system_browser(opener: Callable[[str], Any] | None = None, timeout: float = 
         from starlette.responses import HTMLResponse
         from starlette.routing import Route
 
-        from mcplab.server.http_runner import bind
+        from mcplab.server.streamable_http.process import bind
 
         target = urlsplit(redirect_uri)
         if target.scheme != "http" or target.hostname not in ("127.0.0.1", "localhost", "::1") or not target.port:

@@ -40,7 +40,7 @@ import httpx
 
 from mcplab.auth import discovery
 from mcplab.auth.wire import basic_credentials, bearer_challenge, mask_form, mask_headers, mask_json, mask_url
-from mcplab.errors import AuthorizationError
+from mcplab.wire.errors import AuthorizationError
 
 __all__ = ["OAuth", "OAuthFlow", "Tokens", "Registration", "exchange"]
 

@@ -9,6 +9,13 @@ notebooks can store it and nbval can compare it.
 One submodule per lab keeps each lab's checks next to each other; they are all
 re-exported here so a notebook writes ``from mcplab import exercises`` and
 ``exercises.check_initialize_request(...)``.
+
+``careless`` is lab material of another kind: the bundled parts each with one defence left out, for
+Lab 11's attacks to succeed against (``python -m mcplab.exercises.careless``). It is not loaded here.
+
+Layer: near the top. Checks may import the client and server sides, ``lifecycle``, ``wire``,
+``ecosystem``, ``economics`` and ``course``, to compare an answer with what the product does; only the
+labs import them.
 """
 
 from __future__ import annotations

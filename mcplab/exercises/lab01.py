@@ -1,7 +1,7 @@
 """Checks for lab 01 (JSON-RPC 2.0): write a request and a notification, spot the invalid
 message, name the error codes, and split a byte stream where it hurts.
 
-Every check reads the answer the way a peer would, with :mod:`mcplab.jsonrpc`, so the
+Every check reads the answer the way a peer would, with :mod:`mcplab.wire.jsonrpc`, so the
 feedback names the same rule the decoder enforces.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcplab import jsonrpc
-from mcplab.errors import JSONRPCError, error_name
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import JSONRPCError, error_name
 from mcplab.exercises._feedback import Feedback, check, failed, passed
 from mcplab.i18n import N_, Texts, _
 
@@ -203,7 +203,7 @@ SEED_REPLY_LINE = ('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text",
 @check(N_("a list of bytes objects"), (list, tuple))
 def check_awkward_split(chunks: Any) -> Feedback:
     """``chunks`` is a list of ``bytes`` that join to :data:`SEED_REPLY_LINE`, with at least one
-    boundary inside a multi-byte character; a :class:`~mcplab.jsonrpc.LineFramer` must still
+    boundary inside a multi-byte character; a :class:`~mcplab.wire.jsonrpc.LineFramer` must still
     read exactly the one message."""
     hint = _("slice SEED_REPLY_LINE, e.g. [line[:k], line[k:]], with k inside one of the 3-byte Chinese characters")
     if not (isinstance(chunks, (list, tuple)) and chunks and all(isinstance(c, bytes) for c in chunks)):

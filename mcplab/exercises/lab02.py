@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcplab import jsonrpc, lifecycle
-from mcplab.errors import JSONRPCError, error_name
+from mcplab.wire import jsonrpc
+from mcplab import lifecycle
+from mcplab.wire.errors import JSONRPCError, error_name
 from mcplab.exercises._feedback import Feedback, check, failed, passed
 from mcplab.i18n import N_, _
 from mcplab.trace import Trace
-from mcplab.versions import LEGACY_VERSIONS
+from mcplab.wire.versions import LEGACY_VERSIONS
 
 __all__ = [
     "check_initialize_request", "check_handshake_order", "check_negotiation", "check_allowed_calls",

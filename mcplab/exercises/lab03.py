@@ -12,7 +12,7 @@ from typing import Any
 
 from mcplab.exercises._feedback import Feedback, check, failed, passed
 from mcplab.i18n import N_, Texts, _
-from mcplab.results import ResourceRead, ToolResult
+from mcplab.client.results import ResourceRead, ToolResult
 
 __all__ = [
     "check_input_schema", "check_primitive_choice", "check_error_kinds", "check_forecast",

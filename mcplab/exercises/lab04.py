@@ -2,8 +2,8 @@
 model's function call back into ``tools/call``, write a rule for the scripted model, and place
 each step of an agent run in its layer.
 
-The shape checks compare with what :mod:`mcplab.host` produces; the rule check runs your rule
-through :class:`~mcplab.host.ScriptedModel` on questions you have not seen.
+The shape checks compare with what :mod:`mcplab.client.host` produces; the rule check runs your rule
+through :class:`~mcplab.client.host.ScriptedModel` on questions you have not seen.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 from mcplab.exercises._feedback import Feedback, check, failed, passed
 from mcplab.i18n import N_, Texts, _
-from mcplab.host import CatalogueEntry, Rule, ScriptedModel, function_call_parts
-from mcplab.results import Tool
+from mcplab.client.host import CatalogueEntry, Rule, ScriptedModel, function_call_parts
+from mcplab.client.results import Tool
 
 __all__ = [
     "check_openai_tool", "check_anthropic_tool", "check_tools_call_for", "check_rule", "check_layers",

@@ -3,7 +3,7 @@ answers in each situation, an event-stream reader of your own, which Host/Origin
 server must refuse, and how the old HTTP+SSE transport (2024-11-05) moved a message.
 
 The checks ask the real code: headers are compared with what :mod:`mcplab.transports.http` sends,
-verdicts on Host and Origin come from :mod:`mcplab.server.http`'s own check, and your reader is
+verdicts on Host and Origin come from :mod:`mcplab.server.streamable_http`'s own check, and your reader is
 run against :class:`~mcplab.transports.http.SSEParser` on streams you have not seen.
 """
 
@@ -160,7 +160,8 @@ HOST_ORIGIN_CASES = [  # a server bound to 127.0.0.1:8000 receives requests with
 @check(N_("a list of five \"allow\"/\"refuse\""), (list, tuple))
 def check_rebinding(answer: Any) -> Feedback:
     """For each of HOST_ORIGIN_CASES, "allow" or "refuse", for a server bound to 127.0.0.1."""
-    from mcplab.server.http import Refusal, allow_list, check_host_and_origin
+    from mcplab.server.streamable_http.replies import Refusal
+    from mcplab.server.streamable_http.app import allow_list, check_host_and_origin
 
     hint = _('a list of five "allow"/"refuse"; a request is refused when its Host is not a loopback name, '
              "or when a browser sent an Origin that is not this server's own (scheme, host and port)")

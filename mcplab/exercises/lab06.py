@@ -3,7 +3,7 @@ write the routing headers of a tools/call, read the compatibility matrix, say wh
 round-robin proxy, and say what a tampered ``requestState`` gets back.
 
 The checks ask the real code: your request goes through the server's own ``_meta`` reader
-(:mod:`mcplab.server.modern`), your headers are compared with what :mod:`mcplab.headers` makes the
+(:mod:`mcplab.server.modern`), your headers are compared with what :mod:`mcplab.wire.headers` makes the
 client send, and the tampering verdict comes from sealing and breaking a state with
 :mod:`mcplab.server.mrtr`.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from mcplab.exercises._feedback import Feedback, check, failed, passed
 from mcplab.i18n import N_, Text, Texts, _
-from mcplab.versions import LATEST_MODERN, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
+from mcplab.wire.versions import LATEST_MODERN, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
 
 __all__ = [
     "check_modern_request", "check_routing_headers", "check_matrix_failures", "check_behind_proxy",
@@ -57,8 +57,8 @@ def check_modern_request(answer: Any) -> Feedback:
         return failed(_("params is missing or not an object"), hint)
     if {k: v for k, v in params.items() if k != "_meta"} != _LEGACY["params"]:
         return failed(_("the name and arguments of the call must stay exactly as they were"), hint)
-    from mcplab.errors import JSONRPCError
-    from mcplab.jsonrpc import Request
+    from mcplab.wire.errors import JSONRPCError
+    from mcplab.wire.jsonrpc import Request
     from mcplab.server.modern import check_version, read_meta
 
     try:  # the server's own reader and version check
@@ -91,7 +91,7 @@ _TRANSPORT_HEADERS = {"accept", "content-type", "content-length", "host", "user-
 
 
 def _expected_headers() -> dict[str, str]:
-    from mcplab.headers import header_annotations, request_headers
+    from mcplab.wire.headers import header_annotations, request_headers
 
     params = FORECAST_CALL["params"]
     return request_headers("tools/call", params, LATEST_MODERN, header_annotations(FORECAST_SCHEMA))
@@ -122,7 +122,7 @@ def check_routing_headers(answer: Any) -> Feedback:
         if given[name] != value:
             if name == "mcp-param-city" and given[name] == "北京":
                 return failed(_("北京 is not plain ASCII, so the header carries its UTF-8 bytes in base64 between "
-                                "=?base64? and ?= (mcplab.headers.encode_value does it)"), hint)
+                                "=?base64? and ?= (mcplab.wire.headers.encode_value does it)"), hint)
             return failed(_("{header}: {value!r} does not match the body; a server answers 400 with "
                             "-32020 (HeaderMismatch)", header=shown, value=given[name]), hint)
     extra = sorted(set(given) - set(want) - _TRANSPORT_HEADERS)
@@ -236,7 +236,7 @@ NEXT_STEPS = (
 
 def _tampered_verdict() -> tuple[int, str]:
     """Seal a state with a key, change one character, and read what the server's check says."""
-    from mcplab.errors import JSONRPCError
+    from mcplab.wire.errors import JSONRPCError
     from mcplab.server import mrtr
 
     key = b"lab06-exercise-key-0123456789abc"

@@ -1,6 +1,6 @@
 """Checks for lab 11 (security and authorization): one exercise on the OAuth refusals, one per attack.
 
-The checks ask the real code where there is one: consent verdicts come from :mod:`mcplab.trust`'s
+The checks ask the real code where there is one: consent verdicts come from :mod:`mcplab.client.trust`'s
 ``consent_reason``, a rule you write is run against descriptions you have not seen, a pin or an
 audience check you write is run against tables of definitions and tokens. A hint appears only after
 a wrong attempt (the placeholder ``...`` gets none): try first.
@@ -249,7 +249,7 @@ allowed on that connection)"""
 @check(N_("a dict of case → \"run\" or \"ask\""), dict)
 def check_consent(answer: Any) -> Feedback:
     """For each of CONSENT_CASES, "ask" or "run": what the Host does when the model calls that tool."""
-    from mcplab.trust import Permission, consent_reason
+    from mcplab.client.trust import Permission, consent_reason
 
     hint = _("annotations are the server's word: believed only from a server the user trusts; a tool that says "
             "nothing may do anything; an \"always allow\" holds for its own connection only")

@@ -1,7 +1,7 @@
 """Checks for lab 12 (the ecosystem): a Claude Desktop entry written by hand, which operations change
 the world, the backends nginx picks, and a server.json for the registry.
 
-The host entry is started the way a host starts it (:func:`mcplab.hostconfig.launch_spec`: the argv,
+The host entry is started the way a host starts it (:func:`mcplab.ecosystem.hostconfig.launch_spec`: the argv,
 no shell, a minimal environment) and must answer ``initialize``; the backend order comes from
 round-robin over three backends; the server.json rules are the registry's documented ones.
 """
@@ -66,7 +66,7 @@ def check_desktop_entry(answer: Any) -> Feedback:
     if args[1:] != ["--era", "legacy"]:
         return failed(_("after the script come the server's flags; to speak only the handshake it needs "
                         "--era legacy, got {flags}", flags=args[1:]), hint)
-    from mcplab.hostconfig import host_environment
+    from mcplab.ecosystem.hostconfig import host_environment
 
     env = answer.get("env")
     if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str)

@@ -14,6 +14,10 @@ read line by line against a deadline), ``arguments`` (arguments a tool's inputSc
 against), ``client_runs`` (the client grader's four runs) and ``client_checks`` (its lines). Everything
 works offline and without Node; the schema line needs the official schemas and says so when they are
 missing.
+
+Layer: above the notebook views (the schema line is ``notebook.schema_check``), the server side
+(``server.schema`` makes arguments and loads jsonschema), ``trace`` and ``wire``; only the command
+line imports it.
 """
 
 from mcplab.grade.client_runs import client

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from mcplab import jsonrpc
+from mcplab.wire import jsonrpc
 from mcplab.grade import frames
 from mcplab.grade.recorder import FUTURE, NOTE_EOF, NOTE_HELD, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM, NOTE_WAITED
 from mcplab.grade.report import Line, failed, passed, quote, skipped, spec
 from mcplab.i18n import N_, _
 from mcplab.trace import Trace
-from mcplab.versions import LATEST_LEGACY as L, LATEST_MODERN as M, LEGACY_VERSIONS
+from mcplab.wire.versions import LATEST_LEGACY as L, LATEST_MODERN as M, LEGACY_VERSIONS
 
 LAB = N_("Lab 10")
 STDIO = spec(L, "basic/transports#stdio")

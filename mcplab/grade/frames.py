@@ -4,9 +4,9 @@ Theory of operation
 -------------------
 A run is a trace and the revision its frames belong to (the version a legacy session negotiated, or
 2026-07-28 for a modern one). Each stdio frame that is JSON is checked, in both directions, with
-:meth:`mcplab.schema_check.Schemas.check`: a request or notification against the definition whose
+:meth:`mcplab.notebook.schema_check.Schemas.check`: a request or notification against the definition whose
 ``method`` it names, a response against its request's result, an error against the error response.
-The schemas come from :func:`mcplab.schema_check.schemas`, the same lookup the trace viewer's badges
+The schemas come from :func:`mcplab.notebook.schema_check.schemas`, the same lookup the trace viewer's badges
 use; where they are not available the line is skipped and says so, and every other line still runs.
 
 Two kinds of frame are left to other lines: a line that is not JSON (the stdout line judges a
@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from mcplab import schema_check
+from mcplab.notebook import schema_check
 from mcplab.grade.report import Line, failed, passed, quote, skipped
 from mcplab.i18n import N_, _
 from mcplab.trace import Trace
-from mcplab.versions import ALL_VERSIONS, at_least
+from mcplab.wire.versions import ALL_VERSIONS, at_least
 
 CHECK, TITLE = "schema", N_("every frame matches the official schema of its revision")
 NO_SCHEMAS = N_("the official schemas are not available here: fetch them with `mcplab schemas`, or point "

@@ -11,7 +11,7 @@ line from either, or says that the deadline passed or that both pipes ended::
     child.send('{"jsonrpc":"2.0","id":1,"method":"ping"}')
     event = child.next(deadline=time.monotonic() + 5)   # Event("stdout", b'{"jsonrpc":...}')
 
-Lines are cut by :class:`mcplab.jsonrpc.LineFramer` (the one way bytes become lines), so a line longer
+Lines are cut by :class:`mcplab.wire.jsonrpc.LineFramer` (the one way bytes become lines), so a line longer
 than its limit is reported, not buffered without end. Every line in either direction is recorded in
 :attr:`Child.trace` first: stdout lines with the message decoded (or the error decoding it), stderr
 lines on their own channel, as the client's transports do.
@@ -32,8 +32,8 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from mcplab import jsonrpc
-from mcplab.errors import JSONRPCError
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import JSONRPCError
 from mcplab.trace import Trace
 
 CHUNK = 1 << 16

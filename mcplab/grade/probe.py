@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 from urllib.parse import quote
 
-from mcplab import jsonrpc
+from mcplab.wire import jsonrpc
 from mcplab.grade import arguments as made_up
 from mcplab.grade.pipes import Child, Ending
 from mcplab.i18n import _
 from mcplab.trace import Trace
-from mcplab.versions import (
+from mcplab.wire.versions import (
     LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
 )
 

@@ -42,8 +42,8 @@ import sys
 import time
 from typing import Any, BinaryIO, Sequence
 
-from mcplab import jsonrpc
-from mcplab.errors import JSONRPCError
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import JSONRPCError
 from mcplab.trace import Trace
 
 NOTE_EOF = "the client closed the server's stdin"

@@ -28,13 +28,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
-from mcplab.errors import INVALID_PARAMS, PARSE_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
+from mcplab.wire.errors import INVALID_PARAMS, PARSE_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
 from mcplab.grade import frames
 from mcplab.grade.probe import UNKNOWN_TOOL, Call, Session, excerpt, walk
 from mcplab.grade.report import JSONRPC_ERRORS, Line, Report, failed, passed, quote, skipped, spec
 from mcplab.i18n import N_, _
 from mcplab.server.schema import load_jsonschema
-from mcplab.versions import LATEST_LEGACY as L, LATEST_MODERN as M
+from mcplab.wire.versions import LATEST_LEGACY as L, LATEST_MODERN as M
 
 LAB = N_("Lab 09")
 WHERE_TOOLS = (N_("Lab 09 §2 (tools) and §3 (return values)"), spec(L, "server/tools"))  # shown through _()

@@ -26,6 +26,11 @@ Nothing here is imported by ``import mcplab``; the catalog is read on the first 
 
 The labs' prose is not in this catalog: the English notebooks are the source, and their Chinese
 lives in one catalog per notebook (:mod:`mcplab.i18n.notebooks`).
+
+Layer: this module (with ``fonts``) is the very bottom: it imports no other part of mcplab, and every
+layer, the wire included, may import it to look its sentences up. The authors' tool (``catalogs``,
+``documents``, ``messages``, ``notebooks``, ``tool``: ``mcplab i18n``) sits near the top, above
+``course``; only the command line imports it.
 """
 
 from __future__ import annotations

@@ -19,7 +19,13 @@ Modules, one idea each: ``schema`` (a function's signature → JSON Schema; argu
 function per request method), ``modern`` (the 2026-07-28 era: eras, ``_meta``, ``server/discover``),
 ``mrtr`` (asking the client as ``input_required`` results), ``subscriptions`` (``subscriptions/listen``),
 ``stdio`` (the stdio runner), ``runner`` (command-line flags → runner), ``confine`` (a folder served
-without escapes, even while links change: the file server's sandbox).
+without escapes, even while links change: the file server's sandbox); ``streamable_http/`` (the
+``/mcp`` endpoint and its process).
+
+Layer: one of the two sides, above ``wire`` and ``portable``; the runner may wrap an HTTP app in the
+resource-server checks of ``auth`` (``--auth``). It never imports the client side, the lifecycle
+or the transports: today its phases are its own. The bundled servers, ``ecosystem``, the notebook
+views, the graders and the command line build on it.
 """
 
 from mcplab.server.content import (

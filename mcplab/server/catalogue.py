@@ -31,10 +31,10 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal
 
-from mcplab.errors import InvalidParams
+from mcplab.wire.errors import InvalidParams
 from mcplab.server.content import for_version
 from mcplab.server.schema import without_header_annotations
-from mcplab.versions import at_least
+from mcplab.wire.versions import at_least
 
 Completer = Callable[[str], Iterable[str]] | Iterable[str]
 MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (MCP "completion")

@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcplab.versions import at_least
+from mcplab.wire.versions import at_least
 
 CONTENT_TYPES = ("text", "image", "audio", "resource", "resource_link")
 

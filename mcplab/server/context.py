@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 Three objects, from the outside in:
 
-* :class:`Peer` is what a runner (``stdio.py``, later ``http.py``) hands the toolkit: the way back to
+* :class:`Peer` is what a runner (``stdio.py``, ``streamable_http/``) hands the toolkit: the way back to
   the client. ``post`` queues a message (notification) to the client, ``request`` sends a
   server→client request and waits for its response, ``cancel`` stops work on a request the client
   cancelled. The toolkit never touches a pipe or a socket; only the runner does.
@@ -32,12 +32,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from mcplab.errors import LocalProtocolError, MissingRequiredClientCapability
-from mcplab.jsonrpc import Message, Notification, RequestId
+from mcplab.wire.errors import LocalProtocolError, MissingRequiredClientCapability
+from mcplab.wire.jsonrpc import Message, Notification, RequestId
 from mcplab.server import mrtr
 from mcplab.server.content import for_version
 from mcplab.server.mrtr import InputRequest, InputRequired, Rounds
-from mcplab.versions import Era, ServerEra, at_least
+from mcplab.wire.versions import Era, ServerEra, at_least
 
 log = logging.getLogger("mcplab.server")
 

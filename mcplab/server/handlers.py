@@ -25,12 +25,12 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
-from mcplab.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, RequestTimeout, ResourceNotFound
-from mcplab.jsonrpc import Request
+from mcplab.wire.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, RequestTimeout, ResourceNotFound
+from mcplab.wire.jsonrpc import Request
 from mcplab.server import catalogue, content, schema
 from mcplab.server.catalogue import Resource, ResourceTemplate
 from mcplab.server.context import LOG_LEVELS, Connection, Context
-from mcplab.versions import LATEST_LEGACY, LEGACY_VERSIONS, at_least
+from mcplab.wire.versions import LATEST_LEGACY, LEGACY_VERSIONS, at_least
 
 if TYPE_CHECKING:
     from mcplab.server.toolkit import Server

@@ -42,12 +42,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcplab.errors import InternalError, InvalidParams, InvalidRequest, MethodNotFound, UnsupportedProtocolVersion
-from mcplab.jsonrpc import Message, Request
+from mcplab.wire.errors import InternalError, InvalidParams, InvalidRequest, MethodNotFound, UnsupportedProtocolVersion
+from mcplab.wire.jsonrpc import Message, Request
 from mcplab.server import content, mrtr, subscriptions
 from mcplab.server.context import LOG_LEVELS, Connection
 from mcplab.server.handlers import REQUESTS
-from mcplab.versions import (
+from mcplab.wire.versions import (
     LEGACY_VERSIONS, MODERN_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
     META_PROTOCOL_VERSION, META_SERVER_INFO, Era, ServerEra,
 )

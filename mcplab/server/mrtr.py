@@ -39,7 +39,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from mcplab.errors import InvalidParams
+from mcplab.wire.errors import InvalidParams
 
 MRTR_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 """The only requests a server may answer with ``input_required`` (spec "MRTR", supported requests)."""

@@ -10,7 +10,7 @@ Two of its duties do not depend on the transport, and live here:
   with that id, which the runner hands to ``self.pending`` when it arrives. A client may never
   answer, so the wait is bounded: after ``server.ask_timeout`` seconds the request is cancelled
   (``notifications/cancelled`` goes to the client, spec "basic/utilities/cancellation") and the
-  tool hears a :class:`~mcplab.errors.RequestTimeout`; and a session leaves at most
+  tool hears a :class:`~mcplab.wire.errors.RequestTimeout`; and a session leaves at most
   ``server.max_asking`` questions open at once: one more is refused before it is sent;
 * :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``).
 
@@ -23,9 +23,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from mcplab import jsonrpc
-from mcplab.errors import LocalProtocolError, RemoteError, RequestTimeout
-from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import LocalProtocolError, RemoteError, RequestTimeout
+from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId
 
 if TYPE_CHECKING:
     from mcplab.server.toolkit import Server

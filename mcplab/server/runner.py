@@ -17,7 +17,7 @@ Before serving stdio, :func:`run` moves file descriptor 1: MCP messages keep a p
 the real stdout, and fd 1 itself is pointed at stderr. A stray ``print()`` in a tool, or a child
 process writing to its stdout, then lands in the log instead of corrupting the message stream.
 
-``--http`` hands over to ``server/http.py``, imported only then (Starlette and uvicorn cost start-up
+``--http`` hands over to ``server/streamable_http/``, imported only then (Starlette and uvicorn cost start-up
 time a stdio server should not pay); it calls the same ``Server.handle``.
 
 ``--era``: ``legacy`` answers only the ``initialize`` handshake (2024-11-05 … 2025-11-25), ``modern``
@@ -82,7 +82,7 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, 
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format=f"{server.info['name']}: %(levelname)s %(name)s: %(message)s")
     if args.http:
-        from mcplab.server.http import serve_http  # URL on stderr; exits when a piped stdin closes
+        from mcplab.server.streamable_http import serve_http  # URL on stderr; exits when a piped stdin closes
 
         wrap = None
         if getattr(args, "auth", None):

@@ -11,7 +11,7 @@ write anything to stdout that is not an MCP message. This module only moves byte
                                                       │ a response ──▶ wakes the tool that asked the client
                                                       └ a framing/decoding error ──▶ its error reply
                                                         (-32700 for a line that is not JSON: no "id" from
-                                                        2025-11-25 on, "id": null before; jsonrpc.py)
+                                                        2025-11-25 on, "id": null before; wire/jsonrpc.py)
 
 * Order: notifications and ``initialize`` are handled inline, in arrival order: they change the
   connection's state, and everything after them must see that change. Every other request runs as
@@ -41,12 +41,13 @@ import os
 import threading
 from typing import Any
 
-from mcplab import jsonrpc, portable
-from mcplab.errors import JSONRPCError, ParseError, RemoteProtocolError, TransportError
-from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
+from mcplab.wire import jsonrpc
+from mcplab import portable
+from mcplab.wire.errors import JSONRPCError, ParseError, RemoteProtocolError, TransportError
+from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import Server
-from mcplab.versions import ServerEra, allows_batches
+from mcplab.wire.versions import ServerEra, allows_batches
 
 log = logging.getLogger("mcplab.server.stdio")
 

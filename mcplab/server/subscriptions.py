@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcplab.errors import InvalidParams, JSONRPCError
-from mcplab.jsonrpc import Notification, Request, RequestId
+from mcplab.wire.errors import InvalidParams, JSONRPCError
+from mcplab.wire.jsonrpc import Notification, Request, RequestId
 
 if TYPE_CHECKING:
     from mcplab.server.context import Connection, Peer

@@ -6,7 +6,7 @@ A :class:`Server` is a catalogue plus one pure-ish function, :meth:`Server.handl
 
     reply = await server.handle(decoded_message, connection)   # a Response, an ErrorResponse, or None
 
-``handle`` never reads or writes bytes. A runner (``stdio.py``, ``http.py``) decodes a frame,
+``handle`` never reads or writes bytes. A runner (``stdio.py``, ``streamable_http/``) decodes a frame,
 calls ``handle``, encodes the reply; the :class:`~mcplab.server.context.Connection` it passes in holds
 the era, the negotiated version and the way back to the client. ``handle`` is ``async`` only because
 tools may be: a tool that reports progress or asks the client something awaits the runner.
@@ -40,15 +40,15 @@ import logging
 import weakref
 from typing import Any, Callable, Iterable
 
-from mcplab.errors import InternalError, InvalidParams, InvalidRequest, JSONRPCError, MethodNotFound
-from mcplab import jsonrpc
-from mcplab.jsonrpc import ErrorResponse, Message, Notification, Request, Response, is_request_id
+from mcplab.wire.errors import InternalError, InvalidParams, InvalidRequest, JSONRPCError, MethodNotFound
+from mcplab.wire import jsonrpc
+from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response, is_request_id
 from mcplab.server import catalogue, modern, subscriptions
 from mcplab.server.catalogue import Completer, Prompt, Resource, ResourceTemplate, Tool
 from mcplab.server.context import Connection, Context, Peer
 from mcplab.server.handlers import REQUESTS
 from mcplab.server.schema import check_output_schema, header_parameters, parse_docstring, reflect
-from mcplab.versions import LATEST_LEGACY, Era, ServerEra, at_least
+from mcplab.wire.versions import LATEST_LEGACY, Era, ServerEra, at_least
 
 log = logging.getLogger("mcplab.server")
 

@@ -8,20 +8,20 @@ looks at it. It knows nothing about MCP methods, ids or the handshake: that is t
 and the lifecycle's business.
 
 The client *pulls*: whoever is waiting for a response calls :meth:`Transport.receive` (see
-``client.py`` for who reads when). So a transport needs no task of its own for the main
+``client/connection.py`` for who reads when). So a transport needs no task of its own for the main
 channel, and a connection is not tied to one task group, which is what lets a notebook open
 it in one cell and use it in the next.
 
-``receive`` returns a decoded message, or the :class:`~mcplab.errors.JSONRPCError` that a
+``receive`` returns a decoded message, or the :class:`~mcplab.wire.errors.JSONRPCError` that a
 frame which did not decode turned into (the client decides what a bad frame means), or a
 :class:`StreamEnded` when a modern HTTP reply stream broke before its response, and
-raises :class:`~mcplab.errors.TransportError` (for stdio, :class:`~mcplab.errors.ServerExited`)
+raises :class:`~mcplab.wire.errors.TransportError` (for stdio, :class:`~mcplab.wire.errors.ServerExited`)
 once nothing more can arrive. The stdio transport (``stdio.py``) and the Streamable HTTP one
 (``http.py``) both fit this shape; ``memory.py`` is an in-process pair for unit tests.
 
 ``send`` may be given ``headers``: in the modern era the client mirrors each request's routing
 facts into HTTP headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``;
-see ``headers.py``). A transport with headers sends them with that one message, over any it
+see ``wire/headers.py``). A transport with headers sends them with that one message, over any it
 would set itself; a transport without (stdio) ignores them, as the spec allows.
 """
 
@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Protocol, runtime_checkable
 
-from mcplab.errors import JSONRPCError
-from mcplab.jsonrpc import Message, RequestId
+from mcplab.wire.errors import JSONRPCError
+from mcplab.wire.jsonrpc import Message, RequestId
 from mcplab.trace import Trace
 
 

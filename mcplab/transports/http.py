@@ -12,7 +12,7 @@ Spec "basic/transports", Streamable HTTP. The legacy revisions (2025-03-26 … 2
     DELETE /mcp Mcp-Session-Id: …                               the session ends (on close)
 
 2026-07-28 keeps the POST and drops the rest (no session, no GET stream, no DELETE); instead each
-request carries routing headers mirrored from its body, which the client computes (``headers.py``)
+request carries routing headers mirrored from its body, which the client computes (``wire/headers.py``)
 and hands to :meth:`HTTPTransport.send` with the message::
 
     POST /mcp   MCP-Protocol-Version: 2026-07-28, Mcp-Method: tools/call, Mcp-Name: get_forecast, …
@@ -34,19 +34,19 @@ the ``Mcp-Session-Id`` of the initialize reply, and the ``protocolVersion`` of t
 opens the session's GET stream if the server advertised something only it carries (``listChanged``,
 ``resources.subscribe``: messages that answer no request), or always with ``listen=True`` (never
 with ``False``); a server may answer 405 (no such stream). A 404 for a request that named the
-session means the server ended it: :class:`~mcplab.errors.SessionExpired`, and the client starts over.
+session means the server ended it: :class:`~mcplab.wire.errors.SessionExpired`, and the client starts over.
 
 Every exchange lands in :attr:`HTTPTransport.trace` with its HTTP method, status and headers: the
 request as sent, the JSON body, each SSE event (its ``event``/``id``/``retry`` fields under
 ``http["sse"]``; a "priming" event has empty data), an empty frame for 202 and for DELETE. An error
-status raises :class:`~mcplab.errors.HTTPStatusError` (status, body, headers), unless its body is a
+status raises :class:`~mcplab.wire.errors.HTTPStatusError` (status, body, headers), unless its body is a
 JSON-RPC error answering the request, which then reaches the client as that request's error (the
 trace keeps its status: a 404 with -32601 is how a modern server says "no such method", and a
 dual-era client reads eras from it). A stream that ends before its response but gave an event id
 is resumed: after the ``retry`` delay, ``GET`` with ``Last-Event-ID`` (2025-11-25 "polling").
 2026-07-28 removed resumption: a modern reply stream that ends (or breaks) before its response
 hands :class:`~mcplab.transports.base.StreamEnded` to the client, which sends the request again.
-The event-stream parser is ``mcplab/sse.py``; ``render_http`` (``mcplab/trace_http.py``) prints
+The event-stream parser is ``mcplab/wire/sse.py``; ``render_http`` (``mcplab/trace/http_text.py``) prints
 the frames as HTTP text.
 
 With ``auth=OAuth(...)`` every request carries the bearer token, and a 401 (or a 403
@@ -63,15 +63,16 @@ from typing import Any, Awaitable, Callable, Mapping
 import anyio
 import httpx
 
-from mcplab import __version__, jsonrpc
+from mcplab import __version__
+from mcplab.wire import jsonrpc
 from mcplab.auth.wire import mask_headers, verify_with
-from mcplab.errors import HTTPStatusError, JSONRPCError, SessionExpired, TransportError
-from mcplab.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
-from mcplab.sse import SSEEvent, SSEParser
+from mcplab.wire.errors import HTTPStatusError, JSONRPCError, SessionExpired, TransportError
+from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
+from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
 from mcplab.transports.base import StreamEnded
-from mcplab.trace_http import render_http
-from mcplab.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
+from mcplab.trace.http_text import render_http
+from mcplab.wire.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
 
 __all__ = ["HTTPTransport", "http", "SSEParser", "SSEEvent", "render_http"]
 

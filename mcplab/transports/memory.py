@@ -24,8 +24,8 @@ from typing import Any, Callable, Mapping
 
 import anyio
 
-from mcplab import jsonrpc
-from mcplab.errors import JSONRPCError, ServerExited, TransportError
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import JSONRPCError, ServerExited, TransportError
 from mcplab.trace import Trace
 
 __all__ = ["MemoryTransport"]

@@ -22,7 +22,7 @@ the server wrote before its reply appears before the reply), and at least every
 :data:`STDERR_POLL` seconds while a reader waits, so a chatty server never blocks on a full pipe.
 
 When stdout ends, :meth:`~StdioTransport.receive` waits briefly for the process and raises
-:class:`~mcplab.errors.ServerExited` with the exit code and the last stderr lines. Shutdown
+:class:`~mcplab.wire.errors.ServerExited` with the exit code and the last stderr lines. Shutdown
 follows "basic/lifecycle": close stdin, wait, then SIGTERM, then SIGKILL, within
 :data:`SHUTDOWN_BUDGET` seconds (on Windows: terminate, then kill; ``portable.py``). The server
 gets a process group of its own: an interrupt aimed at the notebook kernel does not reach it,
@@ -41,8 +41,9 @@ from typing import Any, Mapping, Sequence
 
 import anyio
 
-from mcplab import jsonrpc, portable
-from mcplab.errors import JSONRPCError, ServerExited, TransportError
+from mcplab.wire import jsonrpc
+from mcplab import portable
+from mcplab.wire.errors import JSONRPCError, ServerExited, TransportError
 from mcplab.trace import Trace
 from mcplab.transports.pipes import ThreadedPipe, WatchedPipe, WriteStalled
 

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from mcplab import Client  # noqa: E402
 from mcplab.auth.client import OAuth  # noqa: E402
 from mcplab.transports.http import http  # noqa: E402
-from mcplab.versions import MODERN_VERSIONS  # noqa: E402
+from mcplab.wire.versions import MODERN_VERSIONS  # noqa: E402
 
 SAMPLE = {"string": "us-west1", "integer": 1, "number": 1.5, "boolean": True}
 CIMD_URL = "https://conformance-test.local/client-metadata.json"  # the suite's fixed client metadata document

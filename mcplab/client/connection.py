@@ -1,0 +1,237 @@
+"""One open transport seen as JSON-RPC: requests matched to responses by id, and who reads when.
+
+Theory of operation
+-------------------
+:class:`Connection` is the plumbing under :class:`~mcplab.client.Client`. It sends messages,
+and it takes what the server sends apart: a response wakes the request waiting with that id,
+a notification or a server request goes to the callback the client gave.
+
+**Who reads.** There is no background task. Each request registers a waiter under its id and
+then waits; the first waiter finding nobody reading becomes the reader: it takes messages off
+the transport and dispatches them until its own response arrives, then hands the reading to
+another waiter. A lone sequential caller thus reads its own reply with no task switch, and a
+connection is not tied to a task group: a notebook can open it in one cell and use it in the
+next. Notifications that arrive while no request is waiting are dispatched when the next one is.
+
+**Failures.** A request with no answer within its timeout is given up and announced with
+``notifications/cancelled`` (spec "basic/utilities/cancellation"; never for ``initialize``);
+a late answer to it is ignored, as the spec says. A server that exits, writes a line that is not
+JSON-RPC, or answers an id nobody asked for ends the connection: every waiting request and
+every later one raises the same typed error. An HTTP refusal of one POST
+(:class:`~mcplab.wire.errors.HTTPStatusError`) fails only that request: each POST stands alone, and so
+does a modern reply stream that broke (:class:`~mcplab.transports.base.StreamEnded`: the request's
+answer, which the client meets by sending the request again).
+
+**Headers.** In the modern era every request's routing facts are mirrored into HTTP headers
+(``wire/headers.py``). The connection adds them to every message it sends while its lifecycle is
+modern; a transport without headers (stdio) ignores them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import deque
+from typing import Any, Awaitable, Callable
+
+import anyio
+
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import (
+    HTTPStatusError, JSONRPCError, MCPLabError, RemoteProtocolError, RequestTimeout, TransportError,
+)
+from mcplab.wire.headers import request_headers
+from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, Response
+from mcplab.lifecycle import CANCELLED, CLOSED, ModernLifecycle
+from mcplab.transports.base import StreamEnded, Transport
+from mcplab.wire.versions import META_PROTOCOL_VERSION
+
+__all__ = ["Connection", "call"]
+
+REMEMBER_ABANDONED = 256  # ids of given-up requests whose late answers we still recognise
+
+
+class _Waiter:
+    """A request waiting for its response; ``event`` exists only while its task sleeps."""
+    __slots__ = ("response", "event")
+
+    def __init__(self) -> None:
+        self.response: Response | ErrorResponse | StreamEnded | None = None
+        self.event: anyio.Event | None = None
+
+
+class Connection:
+    """Requests and responses over one transport (see the module docstring)."""
+
+    def __init__(self, transport: Transport, lifecycle: Any, *,
+                 on_notification: Callable[[Notification], Awaitable[None]],
+                 on_request: Callable[[Request], Awaitable[jsonrpc.Message]]) -> None:
+        self.transport = transport
+        self.lifecycle = lifecycle  # whose rules the messages sent on our own (cancellations) follow
+        self.on_notification, self.on_request = on_notification, on_request
+        self.ids = jsonrpc.IdAllocator()
+        self._pending = jsonrpc.PendingRequests()
+        self._abandoned: deque[jsonrpc.RequestId] = deque(maxlen=REMEMBER_ABANDONED)
+        self._reading = False
+        self._sleeping: list[_Waiter] = []  # waiters whose task sleeps while another one reads
+        self.failure: MCPLabError | None = None
+
+    # --- sending ---------------------------------------------------------------------------------
+    def headers(self, message: jsonrpc.Message, extra: dict[str, str] | None = None) -> dict[str, str] | None:
+        """The HTTP headers a modern message mirrors from its body (None in the legacy era)."""
+        if not isinstance(self.lifecycle, ModernLifecycle) or not isinstance(message, (Request, Notification)):
+            return None
+        params = message.params if isinstance(message.params, dict) else {}
+        version = (params.get("_meta") or {}).get(META_PROTOCOL_VERSION, self.lifecycle.version)
+        return {**request_headers(message.method, params, version), **(extra or {})}
+
+    async def send(self, message: jsonrpc.Message, extra_headers: dict[str, str] | None = None) -> None:
+        headers = self.headers(message, extra_headers)
+        try:
+            if headers is None:
+                await self.transport.send(message)
+            else:
+                await self.transport.send(message, headers=headers)
+        except HTTPStatusError:
+            raise  # one POST was refused; the next one may well go through
+        except MCPLabError as exc:
+            self.fail(exc)
+            raise
+
+    async def exchange(self, request: Request, timeout: float, *, announce: bool = True,
+                       extra_headers: dict[str, str] | None = None) -> Response | ErrorResponse | StreamEnded:
+        """Send ``request`` and wait for its response; on timeout, give up (and say so, if ``announce``)."""
+        self.raise_if_failed()
+        waiter = _Waiter()
+        self._pending.add(request.id, waiter)
+        try:
+            # Sending is inside the timeout: over HTTP a POST whose reply is plain JSON only returns
+            # when the server has answered, so the wait starts with the send.
+            with anyio.move_on_after(timeout):
+                await self.send(request, extra_headers)
+                await self._wait(waiter)
+        except BaseException as exc:
+            self._abandon(request.id, waiter)
+            if announce and waiter.response is None and isinstance(exc, anyio.get_cancelled_exc_class()):
+                with anyio.CancelScope(shield=True):  # we are being cancelled, yet the server must hear it
+                    await self._announce_cancel(request.id, "the caller cancelled the request")
+            raise
+        if waiter.response is None:
+            self._abandon(request.id, waiter)
+            if announce:
+                await self._announce_cancel(request.id, f"no response within {timeout:g} s")
+            raise RequestTimeout(f"no response to {request.method} (id {request.id}) within {timeout:g} s"
+                                 + ("; sent notifications/cancelled" if announce else ""))
+        return waiter.response
+
+    def _abandon(self, request_id: jsonrpc.RequestId, waiter: _Waiter) -> None:
+        if waiter.response is None and self._pending.discard(request_id) is not None:
+            self._abandoned.append(request_id)
+
+    async def _announce_cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
+        if self.failure is None:
+            try:
+                self.lifecycle.prepare_notification(CANCELLED)
+                await self.send(Notification(CANCELLED, {"requestId": request_id, "reason": reason}))
+            except MCPLabError:
+                pass  # the connection is going away anyway; the timeout is what the caller needs to hear
+
+    # --- reading ---------------------------------------------------------------------------------
+    async def _wait(self, waiter: _Waiter) -> None:
+        """Wait for ``waiter``'s response, reading the transport whenever nobody else is."""
+        try:
+            while waiter.response is None:
+                self.raise_if_failed()
+                if self._reading:
+                    waiter.event = anyio.Event()
+                    self._sleeping.append(waiter)
+                    try:
+                        await waiter.event.wait()
+                    finally:
+                        self._sleeping.remove(waiter)
+                        waiter.event = None
+                    continue
+                self._reading = True
+                try:
+                    message = await self.transport.receive()
+                except MCPLabError as exc:
+                    self.fail(exc)
+                    continue
+                finally:
+                    self._reading = False
+                await self._dispatch(message)
+        finally:
+            self._pass_reading_on()
+
+    def _pass_reading_on(self) -> None:
+        """Wake one sleeping waiter so that somebody reads (ours is answered or given up)."""
+        if self._reading:
+            return
+        for other in self._sleeping:
+            if not other.event.is_set():
+                other.event.set()
+                return
+
+    async def _dispatch(self, message: jsonrpc.Message | JSONRPCError | StreamEnded) -> None:
+        if isinstance(message, StreamEnded):  # no message: the transport lost a request's reply stream
+            waiter = self._pending.discard(message.request_id)
+            if waiter is not None:
+                waiter.response = message
+                if waiter.event is not None:
+                    waiter.event.set()
+        elif isinstance(message, (Response, ErrorResponse)):
+            if message.id is not None and message.id in self._abandoned:
+                self._abandoned.remove(message.id)  # the spec: ignore a response that comes too late
+                return
+            try:
+                waiter = self._pending.resolve(message)
+            except RemoteProtocolError as exc:  # an id nobody asked, or null: the peer is confused
+                exc.raw = jsonrpc.encode(message)
+                self.fail(exc)
+                return
+            waiter.response = message
+            if waiter.event is not None:
+                waiter.event.set()
+        elif isinstance(message, Notification):
+            await self.on_notification(message)
+        elif isinstance(message, Request):
+            try:
+                reply = await self.on_request(message)
+            except MCPLabError as exc:
+                self.fail(exc)
+                return
+            await self.send(reply)
+        else:
+            self.fail(RemoteProtocolError(
+                f"the server sent something that is not a JSON-RPC message ({message.message}); "
+                f"a server may send MCP messages only (on stdio, logs belong on stderr)", raw=message.raw))
+
+    # --- failing -----------------------------------------------------------------------------------
+    def fail(self, error: MCPLabError) -> None:
+        """The connection is unusable: remember why, and wake every waiter to hear it."""
+        if self.failure is None:
+            self.failure = error
+            if self.lifecycle.state != CLOSED:
+                self.lifecycle.close()
+        for waiter in self._sleeping:
+            waiter.event.set()
+
+    def raise_if_failed(self) -> None:
+        if self.failure is not None:
+            # A copy per raise: one exception object raised in several tasks would mix tracebacks.
+            error = BaseException.__new__(type(self.failure))
+            error.args, error.__dict__ = self.failure.args, dict(self.failure.__dict__)
+            raise error
+
+    def close(self, why: str = "the client was closed") -> None:
+        if self.failure is None:
+            self.fail(TransportError(why))
+
+
+async def call(callback: Callable[..., Any] | None, *args: Any) -> Any:
+    """Call a caller-supplied callback that may be a plain function or a coroutine function."""
+    if callback is None:
+        return None
+    result = callback(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result

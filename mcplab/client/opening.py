@@ -1,0 +1,115 @@
+"""Opening a connection in either era, and finding out which one when asked to (``era="auto"``).
+
+Theory of operation
+-------------------
+:func:`open_era` walks the steps ``eras.py`` decides, one exchange at a time:
+
+    era="legacy"   initialize → notifications/initialized                       (lifecycle.py)
+    era="modern"   server/discover [→ again with a version from -32022]
+    era="auto"     server/discover → the answer says modern: done
+                                   → the answer says legacy: initialize → notifications/initialized
+
+    → {"id":1,"method":"server/discover","params":{"_meta":{…"2026-07-28"…}}}
+    ← {"id":1,"error":{"code":-32601,"message":"Method not found"}}        a legacy server
+    → {"id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25",…}}
+
+The probe waits at most ``probe_timeout`` seconds: a legacy server may ignore a request that
+comes before ``initialize``, and silence counts as "legacy" (spec, stdio "Backward
+Compatibility"). The probe is never cancelled on the wire: a server that has not been
+initialized has nothing to cancel. Over HTTP, a refusal of the probe POST comes back as an
+:class:`~mcplab.wire.errors.HTTPStatusError` whose body the verdict reads; for an error response
+the HTTP status is read from the trace, where the transport recorded it with the frame.
+
+Each step puts its lifecycle on the connection (so a ping the server sends during ``initialize`` is
+answered by legacy rules); every verdict, with its reason, is returned.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from mcplab.client.connection import Connection
+from mcplab.client.eras import FAIL, INITIALIZE, USE, Verdict, error_in, judge_discover, judge_initialize_refusal
+from mcplab.wire.errors import (
+    UNSUPPORTED_PROTOCOL_VERSION, HTTPStatusError, RemoteError, RemoteProtocolError, RequestTimeout,
+)
+from mcplab.wire.jsonrpc import ErrorResponse
+from mcplab.lifecycle import DISCOVER as DISCOVER_METHOD
+
+__all__ = ["EraError", "open_era", "http_status"]
+
+MAX_STEPS = 4  # probe, probe again with another version, initialize, probe after a refused initialize
+
+
+class EraError(RemoteProtocolError):
+    """No era or version both sides speak, or ``era="modern"`` against a legacy server."""
+
+
+def http_status(transport: Any, message: Any) -> int | None:
+    """The HTTP status ``message`` arrived with, as the transport recorded it (None on stdio)."""
+    for frame in reversed(transport.trace.frames):
+        if frame.message is message:
+            return (frame.http or {}).get("status")
+    return None
+
+
+async def _probe(connection: Connection, lifecycle: Any, timeout: float) -> tuple[Any, int | None]:
+    request = lifecycle.discover_request(connection.ids())
+    try:
+        response = await connection.exchange(request, timeout, announce=False)
+    except RequestTimeout:
+        return None, None
+    except HTTPStatusError as exc:
+        return exc, exc.status
+    return response, http_status(connection.transport, response)
+
+
+async def open_era(connection: Connection, plan: Verdict, make_lifecycle: Callable[[str, str], Any], *,
+                   asked_era: str, timeout: float, probe_timeout: float) -> list[Verdict]:
+    """Run the opening exchanges from ``plan`` on, leaving ``connection.lifecycle`` the one in force;
+    return every verdict, in order."""
+    decisions, verdict, attempt = [plan], plan, 0
+    # A dual-era client says in the trace why it speaks the era it ends up speaking (spec: SDKs probe
+    # and fall back; a student reading the trace should not have to guess why).
+    note = connection.transport.trace.note if asked_era == "auto" else (lambda text: None)
+    note(f"era: {plan.reason}")
+    for _ in range(MAX_STEPS):
+        lifecycle = make_lifecycle("legacy" if verdict.step == INITIALIZE else "modern", verdict.version)
+        connection.lifecycle = lifecycle
+        if verdict.step == INITIALIZE:
+            request = lifecycle.initialize_request(connection.ids())
+            # initialize MUST NOT be cancelled (spec "cancellation"), so no notification on timeout.
+            response = await connection.exchange(request, timeout, announce=False)
+            turn = judge_initialize_refusal(response) if isinstance(response, ErrorResponse) else None
+            if turn is not None and asked_era == "auto":
+                decisions.append(verdict := turn)
+                note(f"era: {turn.reason}")
+                continue
+            lifecycle.accept_initialize(response)
+            await connection.send(lifecycle.initialized_notification())
+            return decisions
+        attempt += 1
+        answer, status = await _probe(connection, lifecycle, probe_timeout if asked_era == "auto" else timeout)
+        verdict = judge_discover(answer, verdict.version, status=status, attempt=attempt)
+        decisions.append(verdict)
+        note(f"era: {verdict.reason}")
+        if verdict.step == USE:
+            lifecycle.use_version(verdict.version)
+            lifecycle.accept_discover(answer.result)
+            return decisions
+        if verdict.era == "legacy" and asked_era == "modern":
+            raise EraError(f"{verdict.reason}. This client was asked for era='modern', and a modern client "
+                           f"cannot talk to a legacy server: use era='auto' (or 'legacy')")
+        if verdict.step == FAIL:
+            raise _failure(answer, verdict)
+    raise EraError("could not settle on an era: " + "; then ".join(d.reason for d in decisions))
+
+
+def _failure(answer: Any, verdict: Verdict) -> Exception:
+    """What to raise when opening gives up: the server's own error when it sent one, else why."""
+    error = error_in(answer)
+    if isinstance(answer, HTTPStatusError) and error is None:
+        return answer  # an HTTP failure (a 500, a 401) that says nothing about eras
+    if error is not None and error.code != UNSUPPORTED_PROTOCOL_VERSION:
+        return RemoteError(error.code, error.message, error.data, method=DISCOVER_METHOD)
+    return EraError(verdict.reason)

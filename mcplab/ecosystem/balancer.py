@@ -1,0 +1,196 @@
+"""A real load balancer in front of MCP servers: nginx when it is installed, mcplab's proxy when not.
+
+Theory of operation
+-------------------
+Lab 06 scales the weather server out behind :mod:`mcplab.ecosystem.proxy`, a round-robin proxy written to be
+read. Operators use nginx or HAProxy for that job. This module runs the same demonstration behind
+Debian's nginx, with the configuration the project ships in ``deploy/nginx/``: three backends,
+round-robin, no sticky routing, Server-Sent Events passed on unbuffered, and an ``X-Upstream: N``
+header on every reply naming the backend that answered (mcplab's proxy says ``X-Backend: N``).
+
+    start([url1, url2, url3])  →  Balancer(kind="nginx", url=..., header="x-upstream", config=...)
+                                  or, without nginx: Balancer(kind="mcplab.ecosystem.proxy", note="how to get nginx")
+
+nginx runs unprivileged and leaves nothing behind: ``python -m mcplab.ecosystem.balancer URL URL URL`` renders
+the template into a private temporary prefix (pid file, logs, temporary files), binds the listening
+socket itself on 127.0.0.1 (port 0: a free one, no race) and hands it to nginx the way nginx hands
+sockets to its own next binary (the ``NGINX`` environment variable names inherited descriptors),
+then runs ``nginx -p PREFIX -c PREFIX/nginx.conf`` in the foreground (``daemon off``). Like the
+bundled servers it prints ``mcplab: serving nginx at URL`` on stderr and stops when its stdin
+reaches end-of-file, so :func:`mcplab.server.streamable_http.launch` starts it and a killed notebook kernel
+takes nginx down with it: on EOF it stops nginx (SIGTERM, then SIGKILL) and removes the prefix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.parse import urlsplit
+
+__all__ = ["start", "Balancer", "render", "find_nginx", "TEMPLATE", "HOW_TO_GET_NGINX", "main"]
+
+REPO = Path(__file__).resolve().parents[2]  # mcplab/ecosystem/ → the checkout
+TEMPLATE = REPO / "deploy" / "nginx" / "mcp-balancer.conf.template"
+BACKENDS = 3  # the template has three upstream servers
+HOW_TO_GET_NGINX = ("nginx is not installed here, so this is mcplab's own proxy; to see a real load balancer, "
+                    "install nginx (Debian/Ubuntu: sudo apt-get install nginx; macOS: brew install nginx) "
+                    "and run this again")
+BANNER = "mcplab: serving nginx at {url}"
+
+
+def find_nginx() -> str | None:
+    """The nginx binary: Debian's /usr/sbin/nginx (not on a normal user's PATH), or one on PATH."""
+    for candidate in ("/usr/sbin/nginx", shutil.which("nginx")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def backend_port(url: str) -> int:
+    """``http://127.0.0.1:8001/mcp`` → 8001; the backends must be on this machine, at /mcp."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or parts.hostname != "127.0.0.1" or not parts.port or parts.path != "/mcp":
+        raise ValueError(f"expected a backend such as http://127.0.0.1:8001/mcp, got {url!r}")
+    return parts.port
+
+
+def render(backend_ports: Sequence[int], listen_port: int, prefix: str) -> str:
+    """The shipped template with its @NAME@ fields filled in."""
+    if len(backend_ports) != BACKENDS:
+        raise ValueError(f"the nginx template balances {BACKENDS} backends; got {len(backend_ports)}")
+    text = TEMPLATE.read_text(encoding="utf-8")
+    fields = {"PREFIX": prefix, "LISTEN_PORT": str(listen_port),
+              **{f"BACKEND_PORT_{i}": str(port) for i, port in enumerate(backend_ports, 1)}}
+    for name, value in fields.items():
+        text = text.replace(f"@{name}@", value)
+    return text
+
+
+@dataclass(frozen=True)
+class Balancer:
+    """A running balancer: where to send requests, which reply header names the backend, how it is set up."""
+    kind: str          # "nginx" or "mcplab.ecosystem.proxy"
+    url: str
+    header: str        # the reply header that names the backend: "x-upstream" or "x-backend"
+    config: str        # nginx's configuration as rendered (prefix shown as <prefix>), or a sentence
+    note: str          # what to know: nginx's version, or how to get nginx
+    process: Any       # the ServerProcess
+
+    def served_by(self, frame: Any) -> str | None:
+        """Which backend answered the reply in ``frame`` (a trace frame with HTTP headers)."""
+        headers = (getattr(frame, "http", None) or {}).get("headers") or {}
+        # Header names are case-insensitive (RFC 9110 §5.1): nginx says X-Upstream, uvicorn x-backend.
+        return next((value for name, value in headers.items() if name.lower() == self.header), None)
+
+    def stop(self) -> int | None:
+        return self.process.stop()
+
+
+def start(backends: Sequence[str], *, use: str = "auto", timeout: float = 20.0) -> Balancer:
+    """nginx in front of ``backends`` when it is installed (``use="auto"`` or ``"nginx"``), else mcplab's proxy."""
+    from mcplab.ecosystem import proxy
+    from mcplab.server.streamable_http import launch
+
+    nginx = find_nginx() if use in ("auto", "nginx") else None
+    if use == "nginx" and nginx is None:
+        raise FileNotFoundError(HOW_TO_GET_NGINX)
+    if nginx is None:
+        child = proxy.start(backends, timeout=timeout)
+        return Balancer("mcplab.ecosystem.proxy", child.url, proxy.BACKEND_HEADER.lower(),
+                        "mcplab.ecosystem.proxy: round-robin over " + ", ".join(backends), HOW_TO_GET_NGINX, child)
+    ports = [backend_port(url) for url in backends]
+    child = launch(["python", "-m", "mcplab.ecosystem.balancer", *backends], timeout=timeout)
+    version = subprocess.run([nginx, "-v"], capture_output=True, text=True, timeout=10).stderr.strip()
+    return Balancer("nginx", child.url, "x-upstream", render(ports, urlsplit(child.url).port or 0, "<prefix>"),
+                    version.replace("nginx version: ", ""), child)
+
+
+# --- python -m mcplab.ecosystem.balancer: nginx as a child that dies with its parent ----------------------------------
+
+def _bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(256)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _stop(process: subprocess.Popen) -> int:
+    """nginx's fast shutdown (SIGTERM; its graceful SIGQUIT waits on idle keep-alive connections), then SIGKILL."""
+    for signal_it in (signal.SIGTERM, signal.SIGKILL):
+        if process.poll() is not None:
+            break
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal_it)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(3)
+    return process.wait()
+
+
+def serve(backends: Sequence[str], host: str, port: int) -> int:
+    nginx = find_nginx()
+    if nginx is None:
+        print(f"mcplab.ecosystem.balancer: {HOW_TO_GET_NGINX}", file=sys.stderr)
+        return 2
+    if host != "127.0.0.1":
+        raise SystemExit("mcplab.ecosystem.balancer: the template listens on 127.0.0.1 only")
+    ports = [backend_port(url) for url in backends]
+    sock = _bind(host, port)
+    listen_port = sock.getsockname()[1]
+    prefix = tempfile.mkdtemp(prefix="mcplab-nginx-")
+    try:
+        os.chmod(prefix, 0o755)  # started as root, nginx's workers run as an unprivileged user
+        conf = Path(prefix, "nginx.conf")
+        conf.write_text(render(ports, listen_port, prefix), encoding="utf-8")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NGINX": f"{sock.fileno()};"}
+        process = subprocess.Popen([nginx, "-p", prefix, "-c", str(conf), "-e", f"{prefix}/error.log"],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
+                                   pass_fds=[sock.fileno()])
+        sock.close()  # nginx holds it now
+        pid_file = Path(prefix, "nginx.pid")
+        deadline = time.monotonic() + 10
+        while not pid_file.exists():  # written once the configuration is loaded and the socket taken over
+            if process.poll() is not None or time.monotonic() > deadline:
+                log = Path(prefix, "error.log")
+                print(log.read_text(errors="replace") if log.exists() else "nginx did not start", file=sys.stderr)
+                return _stop(process) or 1
+            time.sleep(0.01)
+        print(BANNER.format(url=f"http://{host}:{listen_port}/mcp"), file=sys.stderr, flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: _stop(process))
+        try:  # the parent holds our stdin: end-of-file means it is done, or gone
+            while process.poll() is None:
+                if select.select([0], [], [], 0.5)[0] and not os.read(0, 1 << 16):
+                    break
+        except (OSError, KeyboardInterrupt):
+            pass
+        return _stop(process)
+    finally:
+        shutil.rmtree(prefix, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m mcplab.ecosystem.balancer URL URL URL [--host 127.0.0.1] [--port 0]``"""
+    parser = argparse.ArgumentParser(description="nginx (deploy/nginx/) in front of three MCP servers.")
+    parser.add_argument("backends", nargs=BACKENDS, help="backend endpoint URLs, e.g. http://127.0.0.1:8001/mcp")
+    parser.add_argument("--host", default="127.0.0.1", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    parser.add_argument("--http", action="store_true", help=argparse.SUPPRESS)  # launch() passes it
+    args = parser.parse_args(argv)
+    raise SystemExit(serve(args.backends, args.host, args.port))
+
+
+if __name__ == "__main__":
+    main()

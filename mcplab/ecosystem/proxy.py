@@ -1,0 +1,223 @@
+"""A round-robin HTTP reverse proxy: several copies of a server behind one URL, and no sticky routing.
+
+Theory of operation
+-------------------
+To scale an HTTP service out you run several copies of it and put a load balancer in front. The
+simplest balancer sends each incoming request to the next backend in turn::
+
+    client ── POST /mcp ──▶ proxy ──▶ backend 1        request 1
+                                  ──▶ backend 2        request 2
+                                  ──▶ backend 3        request 3, then backend 1 again …
+
+It reads no body and remembers no client: there is no *sticky routing* (no "this client's requests
+always go to backend 2"). That is what lab 06 needs to show. A legacy Streamable HTTP session lives
+in the one process that answered ``initialize``: the other processes have never seen its
+``Mcp-Session-Id`` and answer 404. A 2026-07-28 request carries everything it needs in its own
+``_meta``, so any backend can answer it. (A real gateway could route on the ``Mcp-Method`` and
+``Mcp-Name`` headers without parsing the body; this one only counts.)
+
+What is forwarded: the method, path, query, body and headers, minus the hop-by-hop headers that
+describe one connection rather than the message (RFC 9110 §7.6.1). The reply streams back chunk by
+chunk as it arrives, so the events of an SSE stream are not held up. Every reply gets an
+``X-Backend: <n>`` header (1-based) so a trace shows which copy answered; an unreachable backend
+gives 502.
+
+Two ways to run it: in this process, ``async with serving(urls) as url:`` (uvicorn on the current
+event loop, so only async clients may call it from the same loop), or as a child process,
+``start(urls)``, which prints its URL on stderr and exits when its stdin reaches end-of-file, like
+the bundled servers (``mcplab.server.streamable_http.launch``). Either way it binds 127.0.0.1 on a free port.
+``launch_all`` starts the backends themselves side by side, and ``stop_all`` stops a set together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import sys
+from typing import Any, AsyncIterator, Callable, Sequence
+from urllib.parse import urlsplit
+
+import httpx
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+__all__ = ["create_app", "serving", "start", "launch_all", "stop_all", "main", "HOP_BY_HOP", "BACKEND_HEADER"]
+
+BACKEND_HEADER = "X-Backend"
+# Connection-specific headers (RFC 9110 §7.6.1) are not forwarded; Host is set for the backend.
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
+                        "upgrade", "proxy-authenticate", "proxy-authorization", "host"})
+METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+BANNER = "mcplab: serving proxy at {url}"  # the shape mcplab.server.streamable_http.launch waits for
+
+
+def _origin(url: str) -> str:
+    """``http://127.0.0.1:8000/mcp`` → ``http://127.0.0.1:8000``: requests keep their own path."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"expected a backend URL such as http://127.0.0.1:8000/mcp, got {url!r}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def create_app(backends: Sequence[str]) -> Starlette:
+    """The proxy as an ASGI app; ``app.state.routed`` lists the backend number of every request."""
+    if not backends:
+        raise ValueError("a proxy needs at least one backend URL")
+    origins = [_origin(url) for url in backends]
+    turns = itertools.cycle(range(len(origins)))
+    # A stream may stay open long; the backends are on this machine, so no proxy from the environment.
+    client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=5.0), trust_env=False)
+
+    async def forward(request: Request) -> Response:
+        number = next(turns)  # the whole routing policy: whoever is next
+        request.app.state.routed.append(number + 1)
+        # Content-Length too is left to httpx, which counts the body it sends.
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP | {"content-length"}]
+        outgoing = client.build_request(request.method, origins[number] + request.url.path,
+                                        params=request.url.query, headers=headers, content=await request.body())
+        try:
+            upstream = await client.send(outgoing, stream=True)
+        except httpx.TransportError as exc:
+            return Response(f"backend {number + 1} unreachable: {type(exc).__name__}\n", 502,
+                            {BACKEND_HEADER: str(number + 1)}, media_type="text/plain")
+        # Raw bytes, so Content-Length and Content-Encoding stay true; aclose() when the stream ends.
+        reply = [(k, v) for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP]
+        response = StreamingResponse(upstream.aiter_raw(), upstream.status_code,
+                                     background=BackgroundTask(upstream.aclose))
+        response.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in reply]
+        response.raw_headers.append((BACKEND_HEADER.lower().encode(), str(number + 1).encode()))
+        return response
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await client.aclose()
+
+    app = Starlette(routes=[Route("/{path:path}", forward, methods=METHODS)], lifespan=lifespan)
+    app.state.routed = []
+    app.state.backends = list(backends)
+    return app
+
+
+def _config(app: Starlette) -> Any:
+    import uvicorn
+
+    # No Server or Date header of our own: the backend's pass through, once.
+    return uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", server_header=False,
+                          date_header=False, timeout_graceful_shutdown=1)
+
+
+@contextlib.asynccontextmanager
+async def serving(backends: Sequence[str], *, app: Starlette | None = None) -> AsyncIterator[str]:
+    """Run the proxy on this (asyncio) event loop; yield its ``http://127.0.0.1:PORT/mcp``; stop on exit.
+
+    >>> async with serving([url1, url2, url3]) as url: ...          # doctest: +SKIP
+    """
+    import uvicorn
+
+    from mcplab.server.streamable_http.process import bind, endpoint_url
+
+    sock = bind("127.0.0.1", 0)
+    server = uvicorn.Server(_config(app or create_app(backends)))
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    try:
+        await _started(server, task)
+        yield endpoint_url(sock)
+    finally:
+        server.should_exit = True  # the task is awaited here: nothing is left running
+        with contextlib.suppress(Exception):
+            await task
+        sock.close()
+
+
+def start(backends: Sequence[str], *, timeout: float = 20.0) -> Any:
+    """Start the proxy as a child process; return its ``ServerProcess`` (``.url``, ``.stop()``)."""
+    from mcplab.server.streamable_http import launch
+
+    return launch(["python", "-m", "mcplab.ecosystem.proxy", *backends], timeout=timeout)
+
+
+def launch_all(commands: Sequence[Sequence[str]], *, timeout: float = 20.0) -> list[Any]:
+    """Start several HTTP servers at once (``launch`` each); if one fails, stop the others and raise.
+
+    >>> backends = launch_all([["python", "servers/weather.py"]] * 3)      # doctest: +SKIP
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mcplab.server.streamable_http import launch
+
+    # Threads, because launch() blocks until its child prints its URL: this way the children start together.
+    with ThreadPoolExecutor(max(1, len(commands))) as pool:
+        futures = [pool.submit(launch, list(command), timeout=timeout) for command in commands]
+    errors = [f.exception() for f in futures if f.exception() is not None]
+    if errors:  # a half-started set must not outlive the error
+        for future in futures:
+            if future.exception() is None:
+                future.result().stop()
+        raise errors[0]
+    return [future.result() for future in futures]
+
+
+def stop_all(processes: Sequence[Any]) -> list[int | None]:
+    """Stop servers started by ``launch``: close every stdin first, so they all shut down together."""
+    for process in processes:
+        with contextlib.suppress(OSError):
+            process.process.stdin.close()
+    return [process.stop() for process in processes]
+
+
+async def _started(server: Any, task: asyncio.Task) -> None:
+    while not server.started:
+        if task.done():
+            task.result()  # raise what stopped it
+            raise RuntimeError("the proxy stopped before it started serving")
+        await asyncio.sleep(0.005)
+
+
+def _watch_stdin(loop: asyncio.AbstractEventLoop, on_eof: Callable[[], None]) -> bool:
+    """Call ``on_eof`` when stdin, a pipe the parent holds, reaches end-of-file (False: not a pipe)."""
+    from mcplab.server.streamable_http.process import _stdin_is_pipe, _watch_stdin as watch_in_a_thread
+
+    if not _stdin_is_pipe():
+        return False  # a terminal or /dev/null: stop with Ctrl-C instead
+    # The same watchdog as the bundled servers': a thread's blocking read works on every platform,
+    # where asyncio's connect_read_pipe needs a pipe the loop can watch (not a Windows stdin).
+    watch_in_a_thread(loop, on_eof)  # the parent closed the pipe or died (even by SIGKILL): stop serving
+    return True
+
+
+async def _serve(app: Starlette, host: str, port: int) -> None:
+    import uvicorn
+
+    from mcplab.server.streamable_http.process import bind, endpoint_url
+
+    sock = bind(host, port)
+    server = uvicorn.Server(_config(app))
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    _watch_stdin(asyncio.get_running_loop(), lambda: setattr(server, "should_exit", True))
+    await _started(server, task)
+    print(BANNER.format(url=endpoint_url(sock)), file=sys.stderr, flush=True)
+    await task
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m mcplab.ecosystem.proxy URL [URL ...] [--host H] [--port P]``"""
+    parser = argparse.ArgumentParser(description="A round-robin reverse proxy in front of MCP servers.")
+    parser.add_argument("backends", nargs="+", help="backend endpoint URLs, e.g. http://127.0.0.1:8001/mcp")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    parser.add_argument("--http", action="store_true", help=argparse.SUPPRESS)  # launch() passes it; always HTTP
+    args = parser.parse_args(argv)
+    try:
+        asyncio.run(_serve(create_app(args.backends), args.host, args.port))
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()

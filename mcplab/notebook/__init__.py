@@ -1,0 +1,39 @@
+"""The notebook views: what a lab shows beside the code.
+
+``viewer`` (``show``: a trace as a sequence diagram with a schema badge on every frame; ``diff``: two
+traces side by side), ``schema_check`` (each frame against the official JSON Schema of its revision),
+``inspector`` (``playground``: an Inspector inside the notebook), ``matrix`` (the compatibility
+matrix of 2026-07-28, run live).
+
+Layer: near the top. It may import the client and the server sides, ``ecosystem`` (the matrix
+starts ``ecosystem.proxy``), ``trace``, ``transports``, ``wire``, ``schemas`` and ``course``; above it
+only ``grade`` (whose schema line is this schema check), the exercises and the command line.
+
+``from mcplab import notebook`` then ``notebook.show(client.trace)``: the names below load on first
+use, so jsonschema and ipywidgets are imported only when a view needs them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+# name → the module that holds it (PEP 562: resolved on first use)
+_LAZY = {
+    **dict.fromkeys(("show", "diff", "TraceView", "TraceDiff", "align"), "mcplab.notebook.viewer"),
+    **dict.fromkeys(("playground", "Playground", "form_for", "arguments_from"), "mcplab.notebook.inspector"),
+    **dict.fromkeys(("Check", "Schemas", "schemas", "spec_dir", "check_frames", "SPEC_DIR_ENV"),
+                    "mcplab.notebook.schema_check"),
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
