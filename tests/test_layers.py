@@ -61,7 +61,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("client", ("mcplab.client",), ("lifecycle", "transports"), "Client, eras, MRTR, results, Host"),
     Layer("server", ("mcplab.server",), ("wire", "platform", "oauth resource server"),
           "the toolkit, its handlers and runners, Streamable HTTP"),
-    Layer("oauth client flow", ("mcplab.auth.client", "mcplab.auth.browser"), ("oauth wire", "server"),
+    Layer("oauth client flow", ("mcplab.auth.client", "mcplab.auth.browser", "mcplab.auth.steps"), ("oauth wire", "server"),
           "the client's OAuth flow; its user agent listens for the redirect with the server's bind()"),
     Layer("bundled servers", ("servers",), ("server", "oauth resource server"),
           "servers/*.py: built on the toolkit alone"),

@@ -22,6 +22,7 @@ from html.parser import HTMLParser
 from typing import Any, Awaitable, Callable
 from urllib.parse import urljoin, urlsplit
 
+from mcplab.auth.steps import exchange
 from mcplab.wire.errors import AuthorizationError
 
 __all__ = ["headless", "system_browser", "UserAgent", "read_forms"]
@@ -65,8 +66,6 @@ def headless(decision: str = "approve") -> UserAgent:
     """A user agent that approves (or, with ``decision="deny"``, denies) every consent page it is shown."""
 
     async def agent(http: Any, trace: Any, url: str, redirect_uri: str) -> str:
-        from mcplab.auth.client import exchange
-
         method, data = "GET", None
         for _ in range(MAX_STEPS):
             response = await exchange(http, trace, method, url, step=f"user agent: {method} authorization page",

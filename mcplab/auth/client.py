@@ -39,7 +39,9 @@ import anyio
 import httpx
 
 from mcplab.auth import discovery
-from mcplab.auth.wire import basic_credentials, bearer_challenge, mask_form, mask_headers, mask_json, mask_url
+from mcplab.auth.browser import headless
+from mcplab.auth.steps import exchange, traced_head
+from mcplab.auth.wire import basic_credentials, bearer_challenge
 from mcplab.wire.errors import AuthorizationError
 
 __all__ = ["OAuth", "OAuthFlow", "Tokens", "Registration", "exchange"]
@@ -129,7 +131,7 @@ class OAuthFlow:
             attempts += 1
             body = (await response.aread()).decode("utf-8", errors="replace")
             await response.aclose()
-            trace.record("s2c", "http", body, None, http=_head(response, "refused: authorization needed"
+            trace.record("s2c", "http", body, None, http=traced_head(response, "refused: authorization needed"
                                                                if not step_up else "refused: insufficient scope"))
             sent_with = request.headers.get("authorization")
             # Shielded, with a deadline of its own: the request's timeout (5 s for an era probe) is no
@@ -152,7 +154,7 @@ class OAuthFlow:
     def _retry(self, request: httpx.Request, trace: Any) -> None:
         self._stamp(request)
         trace.record("c2s", "http", request.content.decode("utf-8", errors="replace"), None,
-                     http=_head(request, "the same request, with the new token"))
+                     http=traced_head(request, "the same request, with the new token"))
 
     # --- the flow --------------------------------------------------------------------------------------
     async def authorize(self, http: httpx.AsyncClient, trace: Any, challenge: dict[str, str], *,
@@ -264,7 +266,6 @@ class OAuthFlow:
         from authlib.common.security import generate_token
         from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
-        from mcplab.auth.browser import headless
 
         state, verifier, issuer = secrets.token_urlsafe(24), generate_token(64), self.issuer or ""
         params = {"response_type": "code", "client_id": registration.client_id,
@@ -331,36 +332,6 @@ class OAuthFlow:
         except AuthorizationError:
             self.tokens = None
             return False
-
-
-# --- one traced exchange -------------------------------------------------------------------------------
-
-def _head(exchange_: httpx.Request | httpx.Response, step: str) -> dict[str, Any]:
-    request = exchange_.request if isinstance(exchange_, httpx.Response) else exchange_
-    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in exchange_.headers.raw}
-    return {"method": request.method, "status": exchange_.status_code if isinstance(exchange_, httpx.Response)
-            else None, "headers": mask_headers(headers), "url": mask_url(str(request.url)), "oauth": step}
-
-
-def _masked(body: str, content_type: str) -> str:
-    return mask_form(body) if "x-www-form-urlencoded" in content_type else mask_json(body)
-
-
-async def exchange(http: httpx.AsyncClient, trace: Any, method: str, url: str, *, step: str,
-                   data: dict[str, str] | None = None, json_body: Any = None,
-                   headers: dict[str, str] | None = None) -> httpx.Response:
-    """One HTTP exchange of the flow, recorded in ``trace`` (both directions, secrets masked); no redirects."""
-    try:
-        request = http.build_request(method, url, data=data, json=json_body,
-                                     headers={"Accept": "application/json", **(headers or {})})
-        trace.record("c2s", "http", _masked(request.content.decode("utf-8", errors="replace"),
-                                           request.headers.get("content-type", "")), None, http=_head(request, step))
-        response = await http.send(request, follow_redirects=False)
-    except httpx.HTTPError as exc:
-        raise AuthorizationError(f"{method} {url} failed ({step}): {type(exc).__name__}: {exc}") from exc
-    trace.record("s2c", "http", _masked(response.text, response.headers.get("content-type", "")), None,
-                 http=_head(response, step))
-    return response
 
 
 def _json(response: httpx.Response) -> Any:
