@@ -1,0 +1,142 @@
+"""The course's predictions: one question before each key live exchange, keyed ``"<lab>.<name>"``.
+
+Theory of operation
+-------------------
+Each entry is asked in its lab by :func:`mcplab.notebook.prediction.predict` right before the cell that
+runs the exchange it is about, and that cell's output is where the answer shows. An entry keeps the
+digest of its answer, never the answer (see :mod:`mcplab.notebook.prediction`); the test suite holds
+the answers and checks each against the digest and against what the lab's next cell really prints.
+
+``wrong`` is what a wrong prediction reads: which frame or line of the next cell's output to look
+at, and the rule (with the spec section) that decides it. Every text is marked with ``N_`` so that
+``mcplab i18n update`` puts it into the package's catalog; a choice that is a wire value (a
+revision, a code) is the same in every language and is not marked.
+
+To add one: write the entry here, put its answer in ``tests/test_predict.py``'s table (the test
+prints the digest to paste when they disagree), and ask it in the lab.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
+
+from mcplab.i18n import N_
+from mcplab.notebook.prediction import Prediction
+
+__all__ = ["PREDICTIONS"]
+
+_ALL = (
+    # --- Lab 01 · JSON-RPC 2.0 ------------------------------------------------------------------
+    Prediction(
+        key="01.null_id",
+        question=N_('Under MCP\'s rules, what does decode make of {"jsonrpc":"2.0","id":null,"method":"tools/list"}?'),
+        choices=(N_("a request with id null, to be answered"),
+                 N_("a notification, since the id is null"),
+                 N_("refused with -32600 (Invalid Request)"),
+                 N_("refused with -32700 (Parse error)")),
+        digest="sha256:305d5e0a15e443626e6d371b5648a51d48b6c1a672eaf4c0b7db3ef74e9074c2",
+        wrong=N_("Run the next cell and read step 3 of the first answer: the text is JSON (so it is not a "
+                 "parse error) and has an id member (so it is not a notification), and MCP forbids a null "
+                 "request id in every revision (Basic: Requests)."),
+        right=N_("The second answer, without MCP's rule, is plain JSON-RPC's."),
+    ),
+    Prediction(
+        key="01.batch",
+        question=N_('A batch answered the JSON-RPC way holds a tools/list request (id 2), the notification '
+                    'notifications/initialized and {"foo":"boo"}. How many responses are in the array sent back?'),
+        choices=(),
+        digest="sha256:b10deac3728967033b2063fdf75b4ea055d2fc0a136010626d45c74ef9d170a0",
+        wrong=N_('Run the next cell and count the objects on the "replies:" line: one response per request, '
+                 'none for a notification, and an element that is not a message at all gets an error of its '
+                 'own, with id null (JSON-RPC 2.0 §6).'),
+    ),
+    Prediction(
+        key="01.framer",
+        question=N_("The framer is fed the stream in four chunks (10, 59, 40 and 37 bytes); the first line, the "
+                    "success reply with its \\r\\n, is 89 bytes. After which chunk (1 to 4) does the first "
+                    "message come out?"),
+        choices=(),
+        digest="sha256:95e96024631fc1d3481e17a159c9ea906a10be1b441120ff292fa497dad2e4b1",
+        wrong=N_('Run the next cell and add up the "bytes waiting" column: a message comes out only once its '
+                 'whole line, newline included, has arrived, however the chunks fall.'),
+    ),
+    # --- Lab 02 · the handshake -----------------------------------------------------------------
+    Prediction(
+        key="02.same_version",
+        question=N_("The client asks the weather server for revision 2024-11-05, an old one the server still "
+                    "supports. Which protocolVersion does the server's reply carry?"),
+        choices=("2024-11-05", N_("2025-11-25, the server's newest"),
+                 N_("none: the server refuses an old revision with an error")),
+        digest="sha256:b4043f5db2572f693eafd5ac22c81917f762166e43bcc2a8fcf22edf73f399d0",
+        wrong=N_('Run the next cell and read the "from stdout" line, result.protocolVersion: a server that '
+                 'supports the revision the client asked for must answer with that same revision '
+                 '(Lifecycle: Version Negotiation).'),
+    ),
+    Prediction(
+        key="02.initialized_reply",
+        question=N_("The client now sends notifications/initialized, then tools/list with id 2. How many "
+                    "messages does the server send back?"),
+        choices=(),
+        digest="sha256:f96206a229fec75f7a6ed0d884f405235098d87a258468f957060607bbe98cc1",
+        wrong=N_("Run the next cells and read frames 3 to 5 of the trace: frame 3, the notification, has no "
+                 "id, so there is nothing a reply could name (JSON-RPC 2.0 §4.1); count the ← frames after it."),
+    ),
+    Prediction(
+        key="02.completions",
+        question=N_("Asked for 2025-06-18 instead of 2024-11-05, the weather server declares one capability "
+                    "more. Which one?"),
+        choices=("completions", "logging", "sampling", "roots"),
+        digest="sha256:557071693bd272602c416abca3db18261195baf8645dfc8d5ae6ddc58cc45bc5",
+        wrong=N_("Run the next cell and compare its capabilities line with the one section 2 printed for "
+                 "2024-11-05. Sampling and roots are offered by a client, never by a server; the new key "
+                 "came with revision 2025-03-26 (Server: Utilities)."),
+    ),
+    Prediction(
+        key="02.downgrade",
+        question=N_("The client asks for 2024-10-07, a revision the weather server does not speak (the cell "
+                    "sends it by hand: Client refuses to ask for it). What comes back?"),
+        choices=(N_("a result with protocolVersion 2024-10-07"),
+                 N_("a result with protocolVersion 2025-11-25"),
+                 N_("a JSON-RPC error -32602 naming the versions it supports"),
+                 N_("nothing: the server closes the connection")),
+        digest="sha256:4f1001bcaeef89e1145794b726f7dd5959cbf82dca58e5e01fa28a06d441da39",
+        wrong=N_("Run the next cell and read frame 2 of its trace, result.protocolVersion: a server that does "
+                 "not support the requested revision must answer with another one it does support, and it "
+                 "should be its latest (Lifecycle: Version Negotiation); then the client decides."),
+    ),
+    # --- Lab 03 · tools, resources, prompts -----------------------------------------------------
+    Prediction(
+        key="03.default_units",
+        question=N_('get_weather is called with only {"city": "Beijing"}. In what unit does the temperature '
+                    'come back?'),
+        choices=("°C", "°F", N_("none: the call fails, units is missing")),
+        digest="sha256:893d9acc82e64fe0b46112a07778c4a060d81ee70f0bcf45c44e94b894c3557b",
+        wrong=N_("Look at the inputSchema printed above: units is not in required, and its default is what "
+                 "the server uses when the arguments leave it out. Then run the next cell and read the "
+                 "result's text."),
+    ),
+    Prediction(
+        key="03.unknown_tool",
+        question=N_("The next cell's third call names a tool that does not exist, get_wether. Which JSON-RPC "
+                    "error code does the server answer with?"),
+        choices=(),
+        digest="sha256:ac5e95a5701397838085785508c411e730a18f6ddb04308247c3e00bc994e1c9",
+        wrong=N_('Run the next cell and read the "protocol error" line (the error response in the trace): the '
+                 'method, tools/call, exists, so it is not -32601; the spec lists an unknown tool among the '
+                 'protocol errors of tools/call (Server: Tools, Error Handling).'),
+    ),
+    Prediction(
+        key="03.resource_escape",
+        question=N_("The next cell ends with resources/read of file:///../weather.py, a URI outside the file "
+                    "server's folder. Which JSON-RPC error code comes back?"),
+        choices=(),
+        digest="sha256:394b0eb143f565467015dd6cf1b796cde17c7ea7c217ba27fb82ab8366b7cbc4",
+        wrong=N_('Run the next cell and read its "resources/read:" line: the server did not look for a file '
+                 'and miss it (that would be -32002, Resource not found); it refused the argument itself, '
+                 'before touching the disk.'),
+    ),
+)
+
+#: key → prediction, in the order of the labs (read-only)
+PREDICTIONS: Mapping[str, Prediction] = MappingProxyType({prediction.key: prediction for prediction in _ALL})
