@@ -81,7 +81,7 @@ class Asked:
         self.prediction = prediction
         self.attempts: list[str] = []       # what was checked, in order
         self.right: bool | None = None      # None until checked
-        question = widgets.HTML(f"<b>{html.escape(_('Predict:'))}</b> {html.escape(_(prediction.question))}")
+        question = widgets.HTML(f"<b>{html.escape(_('Predict:'))}</b> {html.escape(_(prediction.question), quote=False)}")
         if prediction.choices:
             # (label, value): the browser gets the labels and an index, the English values stay here
             self.answer = widgets.RadioButtons(options=[(_(c), c) for c in prediction.choices], value=None,
@@ -117,7 +117,7 @@ class Asked:
             text += " " + _("Run the next cell to see it on the wire.")
         else:
             text = _("✗ Not this one.") + " " + _(self.prediction.wrong) + " " + _("Then try again.")
-        self.feedback.value = html.escape(text)
+        self.feedback.value = html.escape(text, quote=False)
         return self.right
 
     def text(self) -> str:

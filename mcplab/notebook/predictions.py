@@ -95,15 +95,13 @@ _ALL = (
     Prediction(
         key="02.downgrade",
         question=N_("The client asks for 2024-10-07, a revision the weather server does not speak (the cell "
-                    "sends it by hand: Client refuses to ask for it). What comes back?"),
-        choices=(N_("a result with protocolVersion 2024-10-07"),
-                 N_("a result with protocolVersion 2025-11-25"),
-                 N_("a JSON-RPC error -32602 naming the versions it supports"),
-                 N_("nothing: the server closes the connection")),
-        digest="sha256:4f1001bcaeef89e1145794b726f7dd5959cbf82dca58e5e01fa28a06d441da39",
+                    "sends it by hand: Client refuses to ask for it). Which protocolVersion does the reply carry?"),
+        choices=(),
+        digest="sha256:bf61b58cc2e6083538539aae880d07cd89f0fa3d98c75abf6f54a01b8efc4f65",
         wrong=N_("Run the next cell and read frame 2 of its trace, result.protocolVersion: a server that does "
-                 "not support the requested revision must answer with another one it does support, and it "
-                 "should be its latest (Lifecycle: Version Negotiation); then the client decides."),
+                 "not support the requested revision answers with one it does support, and should pick its "
+                 "latest (Lifecycle: Version Negotiation); section 5 above showed which revisions this server "
+                 "speaks."),
     ),
     # --- Lab 03 · tools, resources, prompts -----------------------------------------------------
     Prediction(

@@ -1,0 +1,222 @@
+"""Predict, then run: the widget judges through its callbacks, hides its answer, and speaks Chinese.
+
+The answers live here, and only here: each is checked against its prediction's digest, against a
+table of plausible wrong predictions (none may pass), and against what the lab's next cell really
+prints, so a prediction whose exchange changes fails here instead of telling a student the wrong thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+import pytest
+
+from mcplab import i18n
+from mcplab.notebook.prediction import Asked, Prediction, digest_of, normalise, predict
+from mcplab.notebook.predictions import PREDICTIONS
+
+ROOT = Path(__file__).resolve().parent.parent
+LABS = ROOT / "labs"
+ASK = re.compile(r"""notebook\.predict\(["']([0-9a-z_.]+)["']\)""")
+MINIMUM_PER_LAB = 3
+
+
+def _replies(text: str) -> int:
+    line = next(line for line in text.splitlines() if line.startswith("replies: "))
+    return len(json.loads(line.removeprefix("replies: ")))
+
+
+def _first_message_chunk(text: str) -> int:
+    fed = [line for line in text.splitlines() if line.startswith("fed ")]
+    return next(place for place, line in enumerate(fed, 1) if not line.endswith("out: []"))
+
+
+def _replies_after_initialized(text: str) -> int:
+    frames = [line for line in text.splitlines() if re.match(r"\s+\d+ [→←] ", line)]
+    after = frames[next(i for i, line in enumerate(frames) if "notifications/initialized" in line) + 1:]
+    return sum("←" in line.split()[1] for line in after)
+
+
+# key → (the right answer, plausible wrong ones for a short value, what the lab's next cells show)
+ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
+    "01.null_id": ("refused with -32600 (Invalid Request)", (),
+                   lambda out: "refused with -32600" in out.split("\n\n")[0]),
+    "01.batch": ("2", ("3", "1", "0", "two?"), _replies),
+    "01.framer": ("3", ("1", "2", "4", "0"), _first_message_chunk),
+    "02.same_version": ("2024-11-05", (),
+                        lambda out: re.search(r'from stdout: .*"result":\{"protocolVersion":"([^"]+)"', out)[1]),
+    "02.initialized_reply": ("1", ("2", "0", "3"), _replies_after_initialized),
+    "02.completions": ("completions", (), lambda out: "completions" in out.split("capabilities:")[1].split("\n")[0]),
+    "02.downgrade": ("2025-11-25", ("2024-10-07", "2024-11-05", "2026-07-28", "-32602", "2025-06-18"),
+                     lambda out: re.search(r"the server offered (\S+)", out)[1]),
+    "03.default_units": ("°C", (), lambda out: re.search(r"Beijing: [^,]+, -?\d+ (°[CF])", out)[1]),
+    "03.unknown_tool": ("-32602", ("-32601", "-32600", "-32002", "32602", "-32603"),
+                        lambda out: re.search(r"protocol error: (-\d+) Unknown tool", out)[1]),
+    "03.resource_escape": ("-32602", ("-32002", "-32601", "-32600", "-32603"),
+                           lambda out: re.search(r"resources/read: (-\d+)", out)[1]),
+}
+
+
+def labs() -> list[Path]:
+    return sorted(LABS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def asked_in(path: Path) -> list[tuple[int, str]]:
+    """(cell index, key) of every prediction a notebook asks."""
+    cells = nbformat.read(str(path), as_version=4).cells
+    return [(index, key) for index, cell in enumerate(cells) if cell.cell_type == "code"
+            for key in ASK.findall(cell.source)]
+
+
+def text_of(cell) -> str:
+    parts = []
+    for output in cell.get("outputs", []):
+        parts.append(output.get("text") or output.get("data", {}).get("text/plain", ""))
+    return "".join("".join(part) if isinstance(part, list) else part for part in parts)
+
+
+def states(asked: Asked) -> str:
+    """Everything the browser is sent about the widget, model ids blanked (they differ on every run)."""
+    found = []
+
+    def walk(widget) -> None:
+        found.append(widget.get_state())
+        for child in getattr(widget, "children", ()):
+            walk(child)
+
+    walk(asked.widget)
+    return re.sub(r"IPY_MODEL_[0-9a-f]+", "IPY_MODEL_", json.dumps(found, sort_keys=True, default=str))
+
+
+def test_every_prediction_has_its_answer_here_and_the_digest_agrees():
+    assert set(ANSWERS) == set(PREDICTIONS)
+    for key, (answer, _wrong, _shown) in ANSWERS.items():
+        assert PREDICTIONS[key].digest == digest_of(key, answer), f"{key}: paste {digest_of(key, answer)}"
+
+
+@pytest.mark.parametrize("key", list(ANSWERS))
+def test_the_right_prediction_is_accepted_through_the_check_button(key):
+    asked = predict(key)
+    asked.choose(ANSWERS[key][0])
+    asked.button.click()
+    assert asked.right is True and asked.attempts == [ANSWERS[key][0]]
+    assert asked.feedback.value.startswith("✓ Right.")
+    assert PREDICTIONS[key].wrong not in asked.feedback.value
+
+
+@pytest.mark.parametrize("key", list(ANSWERS))
+def test_every_wrong_prediction_is_refused_and_pointed_at_the_frame(key):
+    answer, wrong_values, _shown = ANSWERS[key]
+    prediction = PREDICTIONS[key]
+    wrong = [choice for choice in prediction.choices if choice != answer] or list(wrong_values)
+    assert wrong, f"{key}: no wrong prediction tried"
+    for value in wrong:
+        asked = predict(key)
+        asked.choose(value)
+        asked.button.click()
+        assert asked.right is False, f"{key}: {value!r} was accepted"
+        assert asked.feedback.value.startswith("✗ Not this one.")
+        assert prediction.wrong in html.unescape(asked.feedback.value)
+    assert re.search(r"frame|line|step|column|inputSchema", prediction.wrong), f"{key}: says nowhere to look"
+
+
+def test_a_short_value_is_compared_after_normalising_only_spacing_quotes_case_and_the_minus_sign():
+    asked = predict("03.unknown_tool")
+    for typed in (" -32602 ", "\u221232602", '"-32602"'):
+        asked.choose(typed)
+        assert asked.check() is True
+    assert normalise("Completions ") == "completions"
+
+
+def test_checking_before_answering_asks_for_an_answer_and_judges_nothing():
+    for key, expected in (("02.completions", "Pick one first."), ("03.unknown_tool", "Type a value first.")):
+        asked = predict(key)
+        asked.button.click()
+        assert asked.right is None and asked.attempts == [] and asked.feedback.value == expected
+
+
+def test_a_choice_outside_the_list_is_refused_by_name():
+    with pytest.raises(ValueError, match="expected one of"):
+        predict("02.completions").choose("tools")
+
+
+def test_a_prediction_whose_digest_matches_none_of_its_choices_is_refused():
+    with pytest.raises(ValueError, match="none of its 2 choices"):
+        Prediction("x.y", "?", ("a", "b"), digest_of("x.y", "c"), "look at frame 1")
+    with pytest.raises(ValueError, match="expected a digest"):
+        Prediction("x.y", "?", ("a", "b"), "a", "look at frame 1")
+
+
+@pytest.mark.parametrize("key", list(ANSWERS))
+def test_nothing_the_browser_or_the_stored_output_gets_depends_on_the_answer(key):
+    prediction = PREDICTIONS[key]
+    other = next(choice for choice in (*prediction.choices, "something else") if not prediction.is_right(choice))
+    decoy = dataclasses.replace(prediction, digest=digest_of(key, other))
+    real, fake = Asked(prediction), Asked(decoy)
+    assert states(real) == states(fake)
+    assert real._repr_mimebundle_()["text/plain"] == fake._repr_mimebundle_()["text/plain"]
+    assert prediction.digest not in states(real) and prediction.digest.split(":")[1] not in states(real)
+    assert real.feedback.value == ""
+
+
+def test_the_stored_output_is_the_question_and_carries_no_model_id():
+    bundle = predict("02.downgrade")._repr_mimebundle_()
+    assert bundle["text/plain"].splitlines()[0].startswith("Predict: The client asks for 2024-10-07")
+    assert "model_id" not in bundle["text/plain"] and not re.search(r"[0-9a-f]{32}", bundle["text/plain"])
+
+
+def test_every_sentence_of_the_widget_and_the_predictions_is_translated_into_chinese(monkeypatch):
+    monkeypatch.setenv(i18n.ENV, "zh")
+    for prediction in PREDICTIONS.values():
+        texts = [prediction.question, prediction.wrong, prediction.right, *prediction.choices]
+        for text in texts:
+            if " " in text:  # a sentence; a bare wire value ("2024-11-05", "°C", "roots") stays as it is
+                assert i18n._(text) != text, f"{prediction.key}: not translated: {text!r}"
+    asked = predict("01.null_id")
+    assert asked.button.description == "检查" and asked.text().startswith("预测：")
+    asked.choose("被拒绝，-32600（Invalid Request）")  # the label a Chinese student clicks
+    assert asked.check() is True and asked.feedback.value.startswith("✓ 对了。")
+    asked.choose("被拒绝，-32700（Parse error）")
+    assert asked.check() is False and asked.feedback.value.startswith("✗ 不是这个。")
+    assert "第 3 步" in asked.feedback.value
+
+
+def test_each_lab_from_01_to_03_asks_at_least_three_predictions_and_each_one_is_asked_once():
+    asked = {path.stem: [key for _, key in asked_in(path)] for path in labs()}
+    everywhere = [key for keys in asked.values() for key in keys]
+    assert sorted(everywhere) == sorted(PREDICTIONS), "every prediction is asked exactly once"
+    for lab in ("01_jsonrpc", "02_handshake", "03_primitives"):
+        assert len(asked[lab]) >= MINIMUM_PER_LAB, f"{lab} asks {len(asked[lab])}"
+        assert all(key.startswith(lab[:2] + ".") for key in asked[lab])
+
+
+@pytest.mark.parametrize("key", list(ANSWERS))
+def test_the_answer_is_what_the_lab_s_next_cells_really_show(key):
+    path, index = next((path, index) for path in labs() for index, asked in asked_in(path) if asked == key)
+    cells = nbformat.read(str(path), as_version=4).cells
+    own = cells[index]
+    assert text_of(own) == predict(key).text(), "the stored output is the question, unanswered"
+    following = [cell for cell in cells[index + 1:index + 6] if cell.cell_type == "code"]
+    following = following[:next((i for i, cell in enumerate(following) if ASK.search(cell.source)), len(following))]
+    shown = ANSWERS[key][2]("\n".join(text_of(cell) for cell in following[:3]))
+    assert shown is True or normalise(shown) == normalise(ANSWERS[key][0]), f"{key}: the lab shows {shown!r}"
+
+
+def test_the_chinese_labs_ask_the_same_predictions_in_chinese():
+    for path in labs():
+        keys = [key for _, key in asked_in(path)]
+        if not keys:
+            continue
+        chinese = LABS / "zh-CN" / path.name
+        cells = nbformat.read(str(chinese), as_version=4).cells
+        built = [(index, key) for index, cell in enumerate(cells) if cell.cell_type == "code"
+                 for key in ASK.findall(cell.source)]
+        assert [key for _, key in built] == keys
+        for index, _key in built:
+            assert text_of(cells[index]).startswith("预测：")
