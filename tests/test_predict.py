@@ -60,6 +60,13 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
                         lambda out: re.search(r"protocol error: (-\d+) Unknown tool", out)[1]),
     "03.resource_escape": ("-32602", ("-32002", "-32601", "-32600", "-32603"),
                            lambda out: re.search(r"resources/read: (-\d+)", out)[1]),
+    "04.twins": ("backup__get_weather", ("backup_get_weather", "backup.get_weather", "get_weather",
+                                         "backup/get_weather", "weather__get_weather"),
+                 lambda out: re.search(r"^(\S+)\s+backup\s+get_weather", out, re.M)[1]),
+    "04.crash": ("a tool result that says the server failed", (),
+                 lambda out: "tools/call get_weather → Error: server 'weather' failed" in out),
+    "04.catalogue": ("4", ("6", "5", "2", "0"),
+                     lambda out: len(out.split("function name")[1].strip().splitlines()) - 0),
 }
 
 
@@ -187,11 +194,11 @@ def test_every_sentence_of_the_widget_and_the_predictions_is_translated_into_chi
     assert "第 3 步" in asked.feedback.value
 
 
-def test_each_lab_from_01_to_03_asks_at_least_three_predictions_and_each_one_is_asked_once():
+def test_each_lab_from_01_to_04_asks_at_least_three_predictions_and_each_one_is_asked_once():
     asked = {path.stem: [key for _, key in asked_in(path)] for path in labs()}
     everywhere = [key for keys in asked.values() for key in keys]
     assert sorted(everywhere) == sorted(PREDICTIONS), "every prediction is asked exactly once"
-    for lab in ("01_jsonrpc", "02_handshake", "03_primitives"):
+    for lab in ("01_jsonrpc", "02_handshake", "03_primitives", "04_host"):
         assert len(asked[lab]) >= MINIMUM_PER_LAB, f"{lab} asks {len(asked[lab])}"
         assert all(key.startswith(lab[:2] + ".") for key in asked[lab])
 

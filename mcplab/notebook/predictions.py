@@ -134,6 +134,38 @@ _ALL = (
                  'and miss it (that would be -32002, Resource not found); it refused the argument itself, '
                  'before touching the disk.'),
     ),
+    # --- Lab 04 · the host ----------------------------------------------------------------------
+    Prediction(
+        key="04.twins",
+        question=N_("Two copies of the weather server join one host, as weather and backup. Under what "
+                    "function name does the model see the backup's get_weather?"),
+        choices=(),
+        digest="sha256:b527b9051bb0478cdd489c005a14201d2025537d8ad4e5ca97c8814af7bda233",
+        wrong=N_('Run the next cell and read the "function name" column of the backup line: both copies '
+                 'are renamed, the server\'s name in front, joined by characters every model API allows '
+                 'in a function name.'),
+    ),
+    Prediction(
+        key="04.crash",
+        question=N_("The weather server is killed (SIGKILL) and the same question asked again. What does "
+                    "the model get for its get_weather call?"),
+        choices=(N_("a tool result that says the server failed"),
+                 N_("nothing: the host raises and the whole run stops"),
+                 N_("the answer of the first run, from a cache"),
+                 N_("the files server's answer instead")),
+        digest="sha256:a4d8d34fcb07bf4aea536672d53bcf298fab62b3921402af0c87f52cef515823",
+        wrong=N_('Run the next cell and read the line "host → weather tools/call get_weather": the host '
+                 'keeps one client per server, so a crash ends one connection, and the model hears of it '
+                 'the only way it hears anything, as a tool result.'),
+    ),
+    Prediction(
+        key="04.catalogue",
+        question=N_("The host offered 6 tools before the crash. How many are in its catalogue now?"),
+        choices=(),
+        digest="sha256:b9ead31b13a1f8b83565b5d9e410f3d048513444b9d5cdc3a1d513f986fd040a",
+        wrong=N_("Run the next cell and count the rows of the catalogue at the end: a tool whose server is "
+                 "gone cannot be called, so offering it would only make the model fail again."),
+    ),
 )
 
 #: key → prediction, in the order of the labs (read-only)
