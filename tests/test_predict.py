@@ -43,6 +43,12 @@ def _replies_after_initialized(text: str) -> int:
     return sum("←" in line.split()[1] for line in after)
 
 
+def _status_after_initialized(text: str) -> str:
+    lines = text.splitlines()
+    sent = next(i for i, line in enumerate(lines) if "→ http POST" in line and "notifications/initialized" in line)
+    return re.search(r"← http POST (\d+)", lines[sent + 1])[1]
+
+
 # key → (the right answer, plausible wrong ones for a short value, what the lab's next cells show)
 ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "01.null_id": ("refused with -32600 (Invalid Request)", (),
@@ -67,6 +73,10 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
                  lambda out: "tools/call get_weather → Error: server 'weather' failed" in out),
     "04.catalogue": ("4", ("6", "5", "2", "0"),
                      lambda out: len(out.split("function name")[1].strip().splitlines()) - 0),
+    "05.notification_status": ("202", ("200", "204", "400", "0"), _status_after_initialized),
+    "05.session_headers": ("5", ("1", "2", "4", "6", "9", "10"), lambda out: out.count("Mcp-Session-Id: yes")),
+    "05.not_acceptable": ("406", ("400", "415", "200", "403"),
+                          lambda out: re.search(r"Accept without SSE\s+→ (\d+)", out)[1]),
 }
 
 
@@ -194,11 +204,11 @@ def test_every_sentence_of_the_widget_and_the_predictions_is_translated_into_chi
     assert "第 3 步" in asked.feedback.value
 
 
-def test_each_lab_from_01_to_04_asks_at_least_three_predictions_and_each_one_is_asked_once():
+def test_each_lab_from_01_to_05_asks_at_least_three_predictions_and_each_one_is_asked_once():
     asked = {path.stem: [key for _, key in asked_in(path)] for path in labs()}
     everywhere = [key for keys in asked.values() for key in keys]
     assert sorted(everywhere) == sorted(PREDICTIONS), "every prediction is asked exactly once"
-    for lab in ("01_jsonrpc", "02_handshake", "03_primitives", "04_host"):
+    for lab in ("01_jsonrpc", "02_handshake", "03_primitives", "04_host", "05_streamable_http"):
         assert len(asked[lab]) >= MINIMUM_PER_LAB, f"{lab} asks {len(asked[lab])}"
         assert all(key.startswith(lab[:2] + ".") for key in asked[lab])
 

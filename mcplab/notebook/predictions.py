@@ -166,6 +166,37 @@ _ALL = (
         wrong=N_("Run the next cell and count the rows of the catalogue at the end: a tool whose server is "
                  "gone cannot be called, so offering it would only make the model fail again."),
     ),
+    # --- Lab 05 · Streamable HTTP ---------------------------------------------------------------
+    Prediction(
+        key="05.notification_status",
+        question=N_("Over HTTP the client POSTs notifications/initialized, a notification. Which HTTP status "
+                    "comes back?"),
+        choices=(),
+        digest="sha256:d3e1448f6b7d843830bd7fe68d1903ba64e91bc03eadfbb16210cc5ac84a7122",
+        wrong=N_("Run the next cell and read frame 4 of the HTTP trace: nobody answers a notification, but "
+                 "HTTP answers every request, with the status that means accepted, with nothing to say "
+                 "(Transports: Sending Messages to the Server)."),
+    ),
+    Prediction(
+        key="05.session_headers",
+        question=N_("The HTTP trace of section 1 has 10 frames, from initialize to DELETE. How many of them "
+                    "carry an Mcp-Session-Id header?"),
+        choices=(),
+        digest="sha256:6b5c8278ac26a8fcdcba54bd476849f36180357f012adaa588213885f2fe26c1",
+        wrong=N_('Run the next cell and count "yes" in the last column: the server sends the id once, on its '
+                 'reply to initialize, and the client sends it back on every message after that; no other '
+                 'reply repeats it (Transports: Session Management).'),
+    ),
+    Prediction(
+        key="05.not_acceptable",
+        question=N_("The first bad request says Accept: application/json only, leaving out text/event-stream. "
+                    "Which HTTP status comes back?"),
+        choices=(),
+        digest="sha256:07701380a882df5a3d87b34418a0137798d0f581eb7f9780e739de2fc299b586",
+        wrong=N_("Run the next cell and read its first line: a client must accept both a JSON reply and an "
+                 "event stream (Transports: Sending Messages to the Server), and HTTP has its own status "
+                 "for a request whose Accept the server cannot meet."),
+    ),
 )
 
 #: key → prediction, in the order of the labs (read-only)
