@@ -140,7 +140,7 @@ def test_every_wrong_prediction_is_refused_and_pointed_at_the_frame(key):
         assert asked.right is False, f"{key}: {value!r} was accepted"
         assert asked.feedback.value.startswith("✗ Not this one.")
         assert prediction.wrong in html.unescape(asked.feedback.value)
-    assert re.search(r"frame|line|step|column|inputSchema", prediction.wrong), f"{key}: says nowhere to look"
+    assert re.search(r"frame|line|step|column|row|inputSchema", prediction.wrong), f"{key}: says nowhere to look"
 
 
 def test_a_short_value_is_compared_after_normalising_only_spacing_quotes_case_and_the_minus_sign():

@@ -92,6 +92,11 @@ class Asked:
         self.button.on_click(lambda _button: self.check())
         self.feedback = widgets.HTML("")
         self.widget = widgets.VBox([question, self.answer, widgets.HBox([self.button]), self.feedback])
+        # classes a browser test (or a stylesheet) finds them by; the key says nothing of the answer
+        self.widget.add_class("mcplab-predict")
+        self.widget.add_class("mcplab-predict-" + prediction.key.replace(".", "-"))
+        for part, name in ((self.answer, "answer"), (self.button, "check"), (self.feedback, "feedback")):
+            part.add_class(f"mcplab-predict-{name}")
 
     def choose(self, value: str) -> None:
         """Pick a choice (its English or its label) or type a value, as the student would."""
