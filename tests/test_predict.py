@@ -72,7 +72,7 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "04.crash": ("a tool result that says the server failed", (),
                  lambda out: "tools/call get_weather → Error: server 'weather' failed" in out),
     "04.catalogue": ("4", ("6", "5", "2", "0"),
-                     lambda out: len(out.split("function name")[1].strip().splitlines()) - 0),
+                     lambda out: len(out.split("function name")[1].split("\n\n")[0].splitlines()[1:])),
     "05.notification_status": ("202", ("200", "204", "400", "0"), _status_after_initialized),
     "05.session_headers": ("5", ("1", "2", "4", "6", "9", "10"), lambda out: out.count("Mcp-Session-Id: yes")),
     "05.not_acceptable": ("406", ("400", "415", "200", "403"),

@@ -81,7 +81,8 @@ class Asked:
         self.prediction = prediction
         self.attempts: list[str] = []       # what was checked, in order
         self.right: bool | None = None      # None until checked
-        question = widgets.HTML(f"<b>{html.escape(_('Predict:'))}</b> {html.escape(_(prediction.question), quote=False)}")
+        asked = html.escape(_(prediction.question), quote=False)
+        question = widgets.HTML(f"<b>{html.escape(_('Predict:'))}</b> {asked}")
         if prediction.choices:
             # (label, value): the browser gets the labels and an index, the English values stay here
             self.answer = widgets.RadioButtons(options=[(_(c), c) for c in prediction.choices], value=None,
