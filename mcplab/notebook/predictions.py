@@ -197,6 +197,157 @@ _ALL = (
                  "event stream (Transports: Sending Messages to the Server), and HTTP has its own status "
                  "for a request whose Accept the server cannot meet."),
     ),
+    # --- Lab 00 · start here -----------------------------------------------------------------------
+    Prediction(
+        key="00.frames",
+        question=N_("The next cell sends three requests (initialize, tools/list, tools/call) and one "
+                    "notification (notifications/initialized). How many frames will its trace show, both "
+                    "directions counted?"),
+        choices=(),
+        digest="sha256:4f2cb8c043ab14c932978ec2d0df9f4e856c7d6accbcc61bdb3d41b3cd0cdfaf",
+        wrong=N_("Run the next cell and read the first line of the trace, which counts the frames by kind: "
+                 "every request gets exactly one response, carrying its id (Basic: Responses), and nobody "
+                 "answers a notification (Basic: Notifications)."),
+    ),
+    Prediction(
+        key="00.new_handshake",
+        question=N_("The playground starts a weather server of its own and connects to it. What is the first "
+                    "message on its pipe?"),
+        choices=(N_("initialize: a new connection needs a handshake of its own"),
+                 N_("tools/list: the cell above has done the handshake already"),
+                 N_("a greeting the new server sends before the client says anything")),
+        digest="sha256:ec0d09305ea3592ab44247e043ca99c82d88652c2155e2abd6f7467903baee49",
+        wrong=N_("Run the next cells and read frame 1 of the playground's trace: the first server exited when "
+                 "its connection closed, this is a new process on a new pipe, and the first interaction of "
+                 "every connection is the initialization, which the client starts (Lifecycle: "
+                 "Initialization)."),
+    ),
+    Prediction(
+        key="00.send_frames",
+        question=N_("The playground's trace above holds 11 frames. Send calls get_weather once, on the open "
+                    "connection. How many frames will the trace hold after it?"),
+        choices=(),
+        digest="sha256:45428a4a4301f3476c1dff8c78005c36896c85461f966a2246ad608489a5d765",
+        wrong=N_("Run the next cell and read the first line of the trace it shows, then its last rows: a call "
+                 "on an open connection is one request and the one response that carries its id (Basic: "
+                 "Responses); the handshake is not done again."),
+    ),
+    # --- Lab 08 · the economics, N×M versus N+M ---------------------------------------------------
+    Prediction(
+        key="08.not_exponential",
+        question=N_("The apps stay at 100 while the tools grow from 10 to 100,000. What does the ratio "
+                    "N·M / (N+M), adapters per implementation, do?"),
+        choices=(N_("it levels off just below 100"),
+                 N_("it grows about tenfold with every tenfold of tools"),
+                 N_("it grows exponentially, without bound"),
+                 N_("it stays at about 50")),
+        digest="sha256:a731bb8cd4e20ae0b162012b45775f5624548e0711a19c4848616874ca4cc979",
+        wrong=N_("Run the next cell and read the ratio column from row to row: N·M / (N+M) is N times "
+                 "M / (N+M), a fraction that creeps towards 1 but never reaches it, so the ratio stays below "
+                 "N, the smaller side: a product against a sum (section 1)."),
+    ),
+    Prediction(
+        key="08.doubled",
+        question=N_("Double both sides: 6 apps and 8 tools. How many adapter lines does the left picture "
+                    "draw?"),
+        choices=(),
+        digest="sha256:c9b5b9a38b7b195c2a7a52f5ea127e83930b826c67335be6b42b1a94b8bc8ea9",
+        wrong=N_('Run the next cell and read "adapters" on its first line: one line per pair, N×M of them, '
+                 "so doubling both sides doubles the product twice, while the sum, the implementations, "
+                 "only doubles (section 1)."),
+    ),
+    Prediction(
+        key="08.sparse",
+        question=N_("Each of the 3 apps wants only 2 of the 4 tools (density 0.5), and every piece costs the "
+                    "same. Which way needs fewer pieces?"),
+        choices=(N_("point-to-point"), N_("the protocol"), N_("neither: both need the same number")),
+        digest="sha256:08f962dde92e0b50292abcf849c5f8b4909cdbab3c0fff1153571642b49ba542",
+        wrong=N_("Run the next cell and read its last line: point-to-point builds only the adapters someone "
+                 "wants, density · N · M of them, while the protocol still builds one implementation per app "
+                 "and per tool, N + M (section 5.1)."),
+        right=N_("The million-adapter argument assumes every app wants every tool."),
+    ),
+    Prediction(
+        key="08.revision",
+        question=N_("With the prices printed above (ILLUSTRATIVE_COSTS), what does one revision cost through "
+                    "the protocol at 3 apps × 4 tools? Type it to one decimal place."),
+        choices=(),
+        digest="sha256:e280a1ef3e14259ced6fab6c845a2575a76b8dcb2e3beae4d15190ced86113ec",
+        wrong=N_("Run the next cell and read its first line: through the protocol a revision touches every "
+                 "implementation once, N + M of them, each at implementation_revision (section 5.3)."),
+    ),
+    # --- Lab 09 · build a server ------------------------------------------------------------------
+    Prediction(
+        key="09.error_members",
+        question=N_("The next cell makes three calls that all fail: find_book for a book not on the shelves, "
+                    "average_year (the bug), and burn_book, a tool the server does not have. Of the three "
+                    'answers on the wire, how many carry an "error" member instead of a "result"?'),
+        choices=(),
+        digest="sha256:aaae8f5a22d0762df1ba5952475a8ce24d5fc8a156cfc3321220bfa59d6c6548",
+        wrong=N_('Run the next cell and read the lines under "the three answers on the wire": a tool that ran '
+                 "and could not do it answers with a result marked isError: true, which the model can read; "
+                 "only a request the server cannot serve at all, such as a call to an unknown tool, gets a "
+                 "JSON-RPC error (Server: Tools, Error Handling)."),
+    ),
+    Prediction(
+        key="09.capabilities",
+        question=N_("The bookshelf registers tools, a resource and a resource template, and two prompts "
+                    "(sections 2 to 5). How many capabilities does it declare?"),
+        choices=(),
+        digest="sha256:8a73008c83b76251175fc3b8a941f064b06ebfb9b5cd62fd94b920fe34846471",
+        wrong=N_('Run the next cell and count the keys on the line "the bookshelf:": the toolkit declares one '
+                 "capability for each kind of thing registered, one more when a template or a prompt offers "
+                 "values (complete=, a Literal hint), and nothing it will not use (Lifecycle: Capability "
+                 "Negotiation; Server: Utilities, Completion)."),
+    ),
+    Prediction(
+        key="09.round_robin",
+        question=N_("Two copies that keep their books in their own process stand behind the round-robin "
+                    "proxy. add_book puts Dune on one of them, then find_book asks for it three times. How "
+                    "many of the three lookups find it?"),
+        choices=(),
+        digest="sha256:13b622685c5a7dea3364491bbda4385f0225a32c9cf73365430a1f810d88709c",
+        wrong=N_('Run the next cell and read the lines after add_book under "books in each process": the '
+                 "proxy sends each request to the next copy, and a book kept in a process exists in that copy "
+                 "only; state that spans requests must live where every copy can reach it (2026-07-28, Basic: "
+                 "Statelessness)."),
+    ),
+    # --- Lab 10 · build a client ------------------------------------------------------------------
+    Prediction(
+        key="10.flush",
+        question=N_("The client writes initialize (174 bytes and a newline) to the server's stdin and does "
+                    "not flush. Does an answer come within half a second?"),
+        choices=(N_("no: the line is still in the client's own buffer"),
+                 N_("yes: a pipe delivers every write at once"),
+                 N_("yes: the newline at the end sends the line")),
+        digest="sha256:94c7bcf61e71b9767b1835f2d4df142f2350c1b311d062399a0a33c9162e671e",
+        wrong=N_("Run the next cell and read its first line: Python keeps what you write to a pipe in a "
+                 "buffer of several kilobytes until the buffer fills or you flush, so the server has not yet "
+                 "seen a byte; on stdio a message is a line the server has received (Transports: stdio)."),
+    ),
+    Prediction(
+        key="10.stderr_full",
+        question=N_("A server writes about 190 kB to stderr before it answers, and the client never reads its "
+                    "stderr. What does the client get within 1 s?"),
+        choices=(N_("nothing: the server is stuck writing into a full pipe"),
+                 N_("the answer: a pipe drops what nobody reads"),
+                 N_("the answer, with the log mixed into stdout"),
+                 N_("a JSON-RPC error, -32603 (Internal error)")),
+        digest="sha256:33e529da1f0ff2004b2c8f4c3b33402ef6743a8d92de9f732faaae1c917fde95",
+        wrong=N_('Run the next cell and read the "stderr never read" line: a pipe holds 64 KiB and a write '
+                 "into a full pipe waits for a reader, so the server never reaches its answer. A client may "
+                 "ignore what stderr says (Transports: stdio), not the pipe itself."),
+    ),
+    Prediction(
+        key="10.sigkill_status",
+        question=N_("This server ignores the end of its stdin and SIGTERM too. Which exit status does "
+                    "subprocess report once shut_down has stopped it?"),
+        choices=(),
+        digest="sha256:657c820a900a17517e57a6c0beb147d7cc112108f341e8457c946f11dc333a20",
+        wrong=N_("Run the next cell and read its line: after closing stdin and SIGTERM, the last step is "
+                 "SIGKILL (Lifecycle: Shutdown, stdio), and Popen reports a process ended by a signal as "
+                 "minus the signal's number, where a shell would print 128 plus it."),
+    ),
 )
 
 #: key → prediction, in the order of the labs (read-only)
