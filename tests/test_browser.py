@@ -4,7 +4,8 @@ Every ``labs/*.ipynb`` and every Chinese lab ``labs/zh-CN/*.ipynb`` (found when 
 collected, so new labs join by themselves) is opened, its outputs cleared, Run All, and then no cell
 may hold an error or stderr output (a glyph missing from a plot's font is a stderr warning too). Lab
 07's explorer must redraw its plot and table when a slider moves, the playground in Lab 00 must send a
-call from its form and grow its trace, and the Chinese Lab 07's kernel must draw Chinese with a CJK
+call from its form and grow its trace, a prediction in Lab 02 must refuse a wrong answer and take the
+right one through its Check button, and the Chinese Lab 07's kernel must draw Chinese with a CJK
 font, every glyph found. Screenshots of what the student sees (traces, plots, widgets) are written to
 ``test-output/browser/``.
 
@@ -33,7 +34,7 @@ LABS = (sorted(path.name for path in (ROOT / "labs").glob("*.ipynb"))
 OUTPUT = ROOT / "test-output" / "browser"
 RUN_TIMEOUT = 120_000  # ms for one notebook's Run All
 CHANGE_TIMEOUT = 20_000  # ms for a widget to react
-KEEP_OPEN = {"00_start_here.ipynb", "07_economics.ipynb", "zh-CN/07_economics.ipynb"}  # later tests use these pages
+KEEP_OPEN = {"00_start_here.ipynb", "02_handshake.ipynb", "07_economics.ipynb", "zh-CN/07_economics.ipynb"}  # later tests use these pages
 
 TRACE = "th:text-is('stderr')"  # the header of every trace diagram (mcplab.trace.views)
 
@@ -158,6 +159,26 @@ def test_sending_from_the_playground_grows_its_trace(page, kept):
     assert "Beijing: sunny" in panel.locator(".mcplab-result").inner_text()
     assert panel.locator(".mcplab-trace tr").count() == before + 2 + 1  # a row per frame, and the header
     panel.screenshot(path=OUTPUT / "00_start_here-playground-after-send.png")
+
+
+def test_a_prediction_answered_wrongly_then_rightly_says_so_in_the_browser(page, kept):
+    from playwright.sync_api import expect
+
+    notebook = opened(page, kept, "02_handshake.ipynb")
+    for key, wrong, right, pick in (("02-completions", "logging", "completions", "radio"),
+                                    ("02-downgrade", "2024-10-07", "2025-11-25", "text")):
+        widget = notebook.locator(f".mcplab-predict-{key}").first
+        widget.scroll_into_view_if_needed()
+        feedback = widget.locator(".mcplab-predict-feedback")
+        expect(feedback).to_have_text("")  # nothing said, nothing marked, before the student tries
+        for answer, said in ((wrong, "✗ Not this one."), (right, "✓ Right.")):
+            if pick == "radio":
+                widget.locator(".mcplab-predict-answer label", has_text=answer).click()
+            else:
+                widget.locator(".mcplab-predict-answer input").fill(answer)
+            widget.locator(".mcplab-predict-check").click()
+            expect(feedback).to_contain_text(said, timeout=CHANGE_TIMEOUT)
+        widget.screenshot(path=OUTPUT / f"02_handshake-predict-{key}.png")
 
 
 # Run in the kernel of the Chinese Lab 07 after its Run All: the language its setup cell chose, the CJK

@@ -3,7 +3,8 @@
 ``viewer`` (``show``: a trace as a sequence diagram with a schema badge on every frame; ``diff``: two
 traces side by side), ``schema_check`` (each frame against the official JSON Schema of its revision),
 ``inspector`` (``playground``: an Inspector inside the notebook), ``matrix`` (the compatibility
-matrix of 2026-07-28, run live).
+matrix of 2026-07-28, run live), ``prediction`` (``predict``: predict, then run: a question before a live exchange;
+the course's questions are in ``predictions``).
 
 Layer: near the top. It may import the client and the server sides, ``ecosystem`` (the matrix
 starts ``ecosystem.proxy``), ``trace``, ``transports``, ``wire``, ``schemas`` and ``course``; above it
@@ -24,6 +25,7 @@ _LAZY = {
     **dict.fromkeys(("playground", "Playground", "form_for", "arguments_from"), "mcplab.notebook.inspector"),
     **dict.fromkeys(("Check", "Schemas", "schemas", "spec_dir", "check_frames", "SPEC_DIR_ENV"),
                     "mcplab.notebook.schema_check"),
+    **dict.fromkeys(("predict", "Prediction", "digest_of"), "mcplab.notebook.prediction"),
 }
 
 __all__ = list(_LAZY)

@@ -1,0 +1,354 @@
+"""The course's predictions: one question before each key live exchange, keyed ``"<lab>.<name>"``.
+
+Theory of operation
+-------------------
+Each entry is asked in its lab by :func:`mcplab.notebook.prediction.predict` right before the cell that
+runs the exchange it is about, and that cell's output is where the answer shows. An entry keeps the
+digest of its answer, never the answer (see :mod:`mcplab.notebook.prediction`); the test suite holds
+the answers and checks each against the digest and against what the lab's next cell really prints.
+
+``wrong`` is what a wrong prediction reads: which frame or line of the next cell's output to look
+at, and the rule (with the spec section) that decides it. Every text is marked with ``N_`` so that
+``mcplab i18n update`` puts it into the package's catalog; a choice that is a wire value (a
+revision, a code) is the same in every language and is not marked.
+
+To add one: write the entry here, put its answer in ``tests/test_predict.py``'s table (the test
+prints the digest to paste when they disagree), and ask it in the lab.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
+
+from mcplab.i18n import N_
+from mcplab.notebook.prediction import Prediction
+
+__all__ = ["PREDICTIONS"]
+
+_ALL = (
+    # --- Lab 01 · JSON-RPC 2.0 ------------------------------------------------------------------
+    Prediction(
+        key="01.null_id",
+        question=N_('Under MCP\'s rules, what does decode make of {"jsonrpc":"2.0","id":null,"method":"tools/list"}?'),
+        choices=(N_("a request with id null, to be answered"),
+                 N_("a notification, since the id is null"),
+                 N_("refused with -32600 (Invalid Request)"),
+                 N_("refused with -32700 (Parse error)")),
+        digest="sha256:305d5e0a15e443626e6d371b5648a51d48b6c1a672eaf4c0b7db3ef74e9074c2",
+        wrong=N_("Run the next cell and read step 3 of the first answer: the text is JSON (so it is not a "
+                 "parse error) and has an id member (so it is not a notification), and MCP forbids a null "
+                 "request id in every revision (Basic: Requests)."),
+        right=N_("The second answer, without MCP's rule, is plain JSON-RPC's."),
+    ),
+    Prediction(
+        key="01.batch",
+        question=N_('A batch answered the JSON-RPC way holds a tools/list request (id 2), the notification '
+                    'notifications/initialized and {"foo":"boo"}. How many responses are in the array sent back?'),
+        choices=(),
+        digest="sha256:b10deac3728967033b2063fdf75b4ea055d2fc0a136010626d45c74ef9d170a0",
+        wrong=N_('Run the next cell and count the objects on the "replies:" line: one response per request, '
+                 'none for a notification, and an element that is not a message at all gets an error of its '
+                 'own, with id null (JSON-RPC 2.0 §6).'),
+    ),
+    Prediction(
+        key="01.framer",
+        question=N_("The framer is fed the stream in four chunks (10, 59, 40 and 37 bytes); the first line, the "
+                    "success reply with its \\r\\n, is 89 bytes. After which chunk (1 to 4) does the first "
+                    "message come out?"),
+        choices=(),
+        digest="sha256:95e96024631fc1d3481e17a159c9ea906a10be1b441120ff292fa497dad2e4b1",
+        wrong=N_('Run the next cell and add up the "bytes waiting" column: a message comes out only once its '
+                 'whole line, newline included, has arrived, however the chunks fall.'),
+    ),
+    # --- Lab 02 · the handshake -----------------------------------------------------------------
+    Prediction(
+        key="02.same_version",
+        question=N_("The client asks the weather server for revision 2024-11-05, an old one the server still "
+                    "supports. Which protocolVersion does the server's reply carry?"),
+        choices=("2024-11-05", N_("2025-11-25, the server's newest"),
+                 N_("none: the server refuses an old revision with an error")),
+        digest="sha256:b4043f5db2572f693eafd5ac22c81917f762166e43bcc2a8fcf22edf73f399d0",
+        wrong=N_('Run the next cell and read the "from stdout" line, result.protocolVersion: a server that '
+                 'supports the revision the client asked for must answer with that same revision '
+                 '(Lifecycle: Version Negotiation).'),
+    ),
+    Prediction(
+        key="02.initialized_reply",
+        question=N_("The client now sends notifications/initialized, then tools/list with id 2. How many "
+                    "messages does the server send back?"),
+        choices=(),
+        digest="sha256:f96206a229fec75f7a6ed0d884f405235098d87a258468f957060607bbe98cc1",
+        wrong=N_("Run the next cells and read frames 3 to 5 of the trace: frame 3, the notification, has no "
+                 "id, so there is nothing a reply could name (JSON-RPC 2.0 §4.1); count the ← frames after it."),
+    ),
+    Prediction(
+        key="02.completions",
+        question=N_("Asked for 2025-06-18 instead of 2024-11-05, the weather server declares one capability "
+                    "more. Which one?"),
+        choices=("completions", "logging", "sampling", "roots"),
+        digest="sha256:557071693bd272602c416abca3db18261195baf8645dfc8d5ae6ddc58cc45bc5",
+        wrong=N_("Run the next cell and compare its capabilities line with the one section 2 printed for "
+                 "2024-11-05. Sampling and roots are offered by a client, never by a server; the new key "
+                 "came with revision 2025-03-26 (Server: Utilities)."),
+    ),
+    Prediction(
+        key="02.downgrade",
+        question=N_("The client asks for 2024-10-07, a revision the weather server does not speak (the cell "
+                    "sends it by hand: Client refuses to ask for it). Which protocolVersion does the reply carry?"),
+        choices=(),
+        digest="sha256:bf61b58cc2e6083538539aae880d07cd89f0fa3d98c75abf6f54a01b8efc4f65",
+        wrong=N_("Run the next cell and read frame 2 of its trace, result.protocolVersion: a server that does "
+                 "not support the requested revision answers with one it does support, and should pick its "
+                 "latest (Lifecycle: Version Negotiation); section 5 above showed which revisions this server "
+                 "speaks."),
+    ),
+    # --- Lab 03 · tools, resources, prompts -----------------------------------------------------
+    Prediction(
+        key="03.default_units",
+        question=N_('get_weather is called with only {"city": "Beijing"}. In what unit does the temperature '
+                    'come back?'),
+        choices=("°C", "°F", N_("none: the call fails, units is missing")),
+        digest="sha256:893d9acc82e64fe0b46112a07778c4a060d81ee70f0bcf45c44e94b894c3557b",
+        wrong=N_("Look at the inputSchema printed above: units is not in required, and its default is what "
+                 "the server uses when the arguments leave it out. Then run the next cell and read the "
+                 "result's text."),
+    ),
+    Prediction(
+        key="03.unknown_tool",
+        question=N_("The next cell's third call names a tool that does not exist, get_wether. Which JSON-RPC "
+                    "error code does the server answer with?"),
+        choices=(),
+        digest="sha256:ac5e95a5701397838085785508c411e730a18f6ddb04308247c3e00bc994e1c9",
+        wrong=N_('Run the next cell and read the "protocol error" line (the error response in the trace): the '
+                 'method, tools/call, exists, so it is not -32601; the spec lists an unknown tool among the '
+                 'protocol errors of tools/call (Server: Tools, Error Handling).'),
+    ),
+    Prediction(
+        key="03.resource_escape",
+        question=N_("The next cell ends with resources/read of file:///../weather.py, a URI outside the file "
+                    "server's folder. Which JSON-RPC error code comes back?"),
+        choices=(),
+        digest="sha256:394b0eb143f565467015dd6cf1b796cde17c7ea7c217ba27fb82ab8366b7cbc4",
+        wrong=N_('Run the next cell and read its "resources/read:" line: the server did not look for a file '
+                 'and miss it (that would be -32002, Resource not found); it refused the argument itself, '
+                 'before touching the disk.'),
+    ),
+    # --- Lab 04 · the host ----------------------------------------------------------------------
+    Prediction(
+        key="04.twins",
+        question=N_("Two copies of the weather server join one host, as weather and backup. Under what "
+                    "function name does the model see the backup's get_weather?"),
+        choices=(),
+        digest="sha256:b527b9051bb0478cdd489c005a14201d2025537d8ad4e5ca97c8814af7bda233",
+        wrong=N_('Run the next cell and read the "function name" column of the backup line: both copies '
+                 'are renamed, the server\'s name in front, joined by characters every model API allows '
+                 'in a function name.'),
+    ),
+    Prediction(
+        key="04.crash",
+        question=N_("The weather server is killed (SIGKILL) and the same question asked again. What does "
+                    "the model get for its get_weather call?"),
+        choices=(N_("a tool result that says the server failed"),
+                 N_("nothing: the host raises and the whole run stops"),
+                 N_("the answer of the first run, from a cache"),
+                 N_("the files server's answer instead")),
+        digest="sha256:a4d8d34fcb07bf4aea536672d53bcf298fab62b3921402af0c87f52cef515823",
+        wrong=N_('Run the next cell and read the line "host → weather tools/call get_weather": the host '
+                 'keeps one client per server, so a crash ends one connection, and the model hears of it '
+                 'the only way it hears anything, as a tool result.'),
+    ),
+    Prediction(
+        key="04.catalogue",
+        question=N_("The host offered 6 tools before the crash. How many are in its catalogue now?"),
+        choices=(),
+        digest="sha256:b9ead31b13a1f8b83565b5d9e410f3d048513444b9d5cdc3a1d513f986fd040a",
+        wrong=N_("Run the next cell and count the rows of the catalogue at the end: a tool whose server is "
+                 "gone cannot be called, so offering it would only make the model fail again."),
+    ),
+    # --- Lab 05 · Streamable HTTP ---------------------------------------------------------------
+    Prediction(
+        key="05.notification_status",
+        question=N_("Over HTTP the client POSTs notifications/initialized, a notification. Which HTTP status "
+                    "comes back?"),
+        choices=(),
+        digest="sha256:d3e1448f6b7d843830bd7fe68d1903ba64e91bc03eadfbb16210cc5ac84a7122",
+        wrong=N_("Run the next cell and read frame 4 of the HTTP trace: nobody answers a notification, but "
+                 "HTTP answers every request, with the status that means accepted, with nothing to say "
+                 "(Transports: Sending Messages to the Server)."),
+    ),
+    Prediction(
+        key="05.session_headers",
+        question=N_("The HTTP trace of section 1 has 10 frames, from initialize to DELETE. How many of them "
+                    "carry an Mcp-Session-Id header?"),
+        choices=(),
+        digest="sha256:6b5c8278ac26a8fcdcba54bd476849f36180357f012adaa588213885f2fe26c1",
+        wrong=N_('Run the next cell and count "yes" in the last column: the server sends the id once, on its '
+                 'reply to initialize, and the client sends it back on every message after that; no other '
+                 'reply repeats it (Transports: Session Management).'),
+    ),
+    Prediction(
+        key="05.not_acceptable",
+        question=N_("The first bad request says Accept: application/json only, leaving out text/event-stream. "
+                    "Which HTTP status comes back?"),
+        choices=(),
+        digest="sha256:07701380a882df5a3d87b34418a0137798d0f581eb7f9780e739de2fc299b586",
+        wrong=N_("Run the next cell and read its first line: a client must accept both a JSON reply and an "
+                 "event stream (Transports: Sending Messages to the Server), and HTTP has its own status "
+                 "for a request whose Accept the server cannot meet."),
+    ),
+    # --- Lab 00 · start here -----------------------------------------------------------------------
+    Prediction(
+        key="00.frames",
+        question=N_("The next cell sends three requests (initialize, tools/list, tools/call) and one "
+                    "notification (notifications/initialized). How many frames will its trace show, both "
+                    "directions counted?"),
+        choices=(),
+        digest="sha256:4f2cb8c043ab14c932978ec2d0df9f4e856c7d6accbcc61bdb3d41b3cd0cdfaf",
+        wrong=N_("Run the next cell and read the first line of the trace, which counts the frames by kind: "
+                 "every request gets exactly one response, carrying its id (Basic: Responses), and nobody "
+                 "answers a notification (Basic: Notifications)."),
+    ),
+    Prediction(
+        key="00.new_handshake",
+        question=N_("The playground starts a weather server of its own and connects to it. What is the first "
+                    "message on its pipe?"),
+        choices=(N_("initialize: a new connection needs a handshake of its own"),
+                 N_("tools/list: the cell above has done the handshake already"),
+                 N_("a greeting the new server sends before the client says anything")),
+        digest="sha256:ec0d09305ea3592ab44247e043ca99c82d88652c2155e2abd6f7467903baee49",
+        wrong=N_("Run the next cells and read frame 1 of the playground's trace: the first server exited when "
+                 "its connection closed, this is a new process on a new pipe, and the first interaction of "
+                 "every connection is the initialization, which the client starts (Lifecycle: "
+                 "Initialization)."),
+    ),
+    Prediction(
+        key="00.send_frames",
+        question=N_("The playground's trace above holds 11 frames. Send calls get_weather once, on the open "
+                    "connection. How many frames will the trace hold after it?"),
+        choices=(),
+        digest="sha256:45428a4a4301f3476c1dff8c78005c36896c85461f966a2246ad608489a5d765",
+        wrong=N_("Run the next cell and read the first line of the trace it shows, then its last rows: a call "
+                 "on an open connection is one request and the one response that carries its id (Basic: "
+                 "Responses); the handshake is not done again."),
+    ),
+    # --- Lab 08 · the economics, N×M versus N+M ---------------------------------------------------
+    Prediction(
+        key="08.not_exponential",
+        question=N_("The apps stay at 100 while the tools grow from 10 to 100,000. What does the ratio "
+                    "N·M / (N+M), adapters per implementation, do?"),
+        choices=(N_("it levels off just below 100"),
+                 N_("it grows about tenfold with every tenfold of tools"),
+                 N_("it grows exponentially, without bound"),
+                 N_("it stays at about 50")),
+        digest="sha256:a731bb8cd4e20ae0b162012b45775f5624548e0711a19c4848616874ca4cc979",
+        wrong=N_("Run the next cell and read the ratio column from row to row: N·M / (N+M) is N times "
+                 "M / (N+M), a fraction that creeps towards 1 but never reaches it, so the ratio stays below "
+                 "N, the smaller side: a product against a sum (section 1)."),
+    ),
+    Prediction(
+        key="08.doubled",
+        question=N_("Double both sides: 6 apps and 8 tools. How many adapter lines does the left picture "
+                    "draw?"),
+        choices=(),
+        digest="sha256:c9b5b9a38b7b195c2a7a52f5ea127e83930b826c67335be6b42b1a94b8bc8ea9",
+        wrong=N_('Run the next cell and read "adapters" on its first line: one line per pair, N×M of them, '
+                 "so doubling both sides doubles the product twice, while the sum, the implementations, "
+                 "only doubles (section 1)."),
+    ),
+    Prediction(
+        key="08.sparse",
+        question=N_("Each of the 3 apps wants only 2 of the 4 tools (density 0.5), and every piece costs the "
+                    "same. Which way needs fewer pieces?"),
+        choices=(N_("point-to-point"), N_("the protocol"), N_("neither: both need the same number")),
+        digest="sha256:08f962dde92e0b50292abcf849c5f8b4909cdbab3c0fff1153571642b49ba542",
+        wrong=N_("Run the next cell and read its last line: point-to-point builds only the adapters someone "
+                 "wants, density · N · M of them, while the protocol still builds one implementation per app "
+                 "and per tool, N + M (section 5.1)."),
+        right=N_("The million-adapter argument assumes every app wants every tool."),
+    ),
+    Prediction(
+        key="08.revision",
+        question=N_("With the prices printed above (ILLUSTRATIVE_COSTS), what does one revision cost through "
+                    "the protocol at 3 apps × 4 tools? Type it to one decimal place."),
+        choices=(),
+        digest="sha256:e280a1ef3e14259ced6fab6c845a2575a76b8dcb2e3beae4d15190ced86113ec",
+        wrong=N_("Run the next cell and read its first line: through the protocol a revision touches every "
+                 "implementation once, N + M of them, each at implementation_revision (section 5.3)."),
+    ),
+    # --- Lab 09 · build a server ------------------------------------------------------------------
+    Prediction(
+        key="09.error_members",
+        question=N_("The next cell makes three calls that all fail: find_book for a book not on the shelves, "
+                    "average_year (the bug), and burn_book, a tool the server does not have. Of the three "
+                    'answers on the wire, how many carry an "error" member instead of a "result"?'),
+        choices=(),
+        digest="sha256:aaae8f5a22d0762df1ba5952475a8ce24d5fc8a156cfc3321220bfa59d6c6548",
+        wrong=N_('Run the next cell and read the lines under "the three answers on the wire": a tool that ran '
+                 "and could not do it answers with a result marked isError: true, which the model can read; "
+                 "only a request the server cannot serve at all, such as a call to an unknown tool, gets a "
+                 "JSON-RPC error (Server: Tools, Error Handling)."),
+    ),
+    Prediction(
+        key="09.capabilities",
+        question=N_("The bookshelf registers tools, a resource and a resource template, and two prompts "
+                    "(sections 2 to 5). How many capabilities does it declare?"),
+        choices=(),
+        digest="sha256:8a73008c83b76251175fc3b8a941f064b06ebfb9b5cd62fd94b920fe34846471",
+        wrong=N_('Run the next cell and count the keys on the line "the bookshelf:": the toolkit declares one '
+                 "capability for each kind of thing registered, one more when a template or a prompt offers "
+                 "values (complete=, a Literal hint), and nothing it will not use (Lifecycle: Capability "
+                 "Negotiation; Server: Utilities, Completion)."),
+    ),
+    Prediction(
+        key="09.round_robin",
+        question=N_("Two copies that keep their books in their own process stand behind the round-robin "
+                    "proxy. add_book puts Dune on one of them, then find_book asks for it three times. How "
+                    "many of the three lookups find it?"),
+        choices=(),
+        digest="sha256:13b622685c5a7dea3364491bbda4385f0225a32c9cf73365430a1f810d88709c",
+        wrong=N_('Run the next cell and read the lines after add_book under "books in each process": the '
+                 "proxy sends each request to the next copy, and a book kept in a process exists in that copy "
+                 "only; state that spans requests must live where every copy can reach it (2026-07-28, Basic: "
+                 "Statelessness)."),
+    ),
+    # --- Lab 10 · build a client ------------------------------------------------------------------
+    Prediction(
+        key="10.flush",
+        question=N_("The client writes initialize (174 bytes and a newline) to the server's stdin and does "
+                    "not flush. Does an answer come within half a second?"),
+        choices=(N_("no: the line is still in the client's own buffer"),
+                 N_("yes: a pipe delivers every write at once"),
+                 N_("yes: the newline at the end sends the line")),
+        digest="sha256:94c7bcf61e71b9767b1835f2d4df142f2350c1b311d062399a0a33c9162e671e",
+        wrong=N_("Run the next cell and read its first line: Python keeps what you write to a pipe in a "
+                 "buffer of several kilobytes until the buffer fills or you flush, so the server has not yet "
+                 "seen a byte; on stdio a message is a line the server has received (Transports: stdio)."),
+    ),
+    Prediction(
+        key="10.stderr_full",
+        question=N_("A server writes about 190 kB to stderr before it answers, and the client never reads its "
+                    "stderr. What does the client get within 1 s?"),
+        choices=(N_("nothing: the server is stuck writing into a full pipe"),
+                 N_("the answer: a pipe drops what nobody reads"),
+                 N_("the answer, with the log mixed into stdout"),
+                 N_("a JSON-RPC error, -32603 (Internal error)")),
+        digest="sha256:33e529da1f0ff2004b2c8f4c3b33402ef6743a8d92de9f732faaae1c917fde95",
+        wrong=N_('Run the next cell and read the "stderr never read" line: a pipe holds 64 KiB and a write '
+                 "into a full pipe waits for a reader, so the server never reaches its answer. A client may "
+                 "ignore what stderr says (Transports: stdio), not the pipe itself."),
+    ),
+    Prediction(
+        key="10.sigkill_status",
+        question=N_("This server ignores the end of its stdin and SIGTERM too. Which exit status does "
+                    "subprocess report once shut_down has stopped it?"),
+        choices=(),
+        digest="sha256:657c820a900a17517e57a6c0beb147d7cc112108f341e8457c946f11dc333a20",
+        wrong=N_("Run the next cell and read its line: after closing stdin and SIGTERM, the last step is "
+                 "SIGKILL (Lifecycle: Shutdown, stdio), and Popen reports a process ended by a signal as "
+                 "minus the signal's number, where a shell would print 128 plus it."),
+    ),
+)
+
+#: key → prediction, in the order of the labs (read-only)
+PREDICTIONS: Mapping[str, Prediction] = MappingProxyType({prediction.key: prediction for prediction in _ALL})
