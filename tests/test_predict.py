@@ -189,12 +189,17 @@ def test_every_wrong_prediction_is_refused_and_pointed_at_the_frame(key):
     assert re.search(r"frame|line|step|column|row|inputSchema", prediction.wrong), f"{key}: says nowhere to look"
 
 
-def test_a_short_value_is_compared_after_normalising_only_spacing_quotes_case_and_the_minus_sign():
+def test_a_short_value_is_compared_after_normalising_only_spacing_quotes_case_the_minus_sign_and_numbers():
     asked = predict("03.unknown_tool")
-    for typed in (" -32602 ", "\u221232602", '"-32602"'):
+    for typed in (" -32602 ", "\u221232602", '"-32602"', "-32602.0"):
         asked.choose(typed)
         assert asked.check() is True
+    for typed in ("-32601", "32602", "-3260.2", "-32602e0"):  # another number, or one written with an exponent
+        asked.choose(typed)
+        assert asked.check() is False
     assert normalise("Completions ") == "completions"
+    assert [normalise(n) for n in ("10.50", "+10.5", "010.5", "7.", ".5", "-0", "2025-11-25")] == \
+        ["10.5", "10.5", "10.5", "7", "0.5", "0", "2025-11-25"]
 
 
 def test_checking_before_answering_asks_for_an_answer_and_judges_nothing():

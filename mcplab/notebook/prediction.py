@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import hashlib
 import html
+import re
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from mcplab.i18n import _
@@ -39,12 +41,18 @@ from mcplab.i18n import _
 __all__ = ["Prediction", "Asked", "normalise", "digest_of", "predict"]
 
 DIGEST_PREFIX = "sha256:"
+NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")  # plain decimals only: no exponent, no "nan"
 
 
 def normalise(value: object) -> str:
-    """What is compared: ``"  -32602 "``, ``"−32602"`` and ``'"-32602"'`` are the same answer."""
+    """What is compared: ``"  -32602 "``, ``"−32602"`` and ``'"-32602"'`` are the same answer, and so
+    are ``"10.5"``, ``"10.50"`` and ``"+10.5"`` (a number is compared as a number, written plainly)."""
     text = " ".join(str(value).split()).replace("\u2212", "-")  # a typographic minus is a minus
-    return text.strip("\"'`").strip().casefold()
+    text = text.strip("\"'`").strip().casefold()
+    if NUMBER.fullmatch(text):
+        text = format(Decimal(text).normalize(), "f")  # 10.50 → 10.5, 7.0 → 7, -0 → 0
+        text = "0" if text == "-0" else text
+    return text
 
 
 def digest_of(key: str, answer: object) -> str:
