@@ -676,3 +676,23 @@ def test_the_deprecated_features_of_2026_07_28_are_named_with_their_sep_and_mark
                        mcplab.server.context.Context.list_roots, mcplab.client.Client,
                        mcplab.client.Client.set_logging_level, mcplab.client.Client.notify_roots_changed):
         assert "deprecated in 2026-07-28" in (documented.__doc__ or ""), documented
+
+
+def test_a_tool_record_never_changes_after_registration_its_checkers_are_derived() -> None:
+    import dataclasses
+
+    from mcplab.server import Server
+
+    server = Server("frozen")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    tool = server.tools["add"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tool.description = "changed"  # type: ignore[misc]
+    assert tool.check({"a": 1, "b": 2}) is None and "'b' is a required property" in tool.check({"a": 1})
+    assert tool.check is tool.check  # compiled once
+    assert tool.check_output(object()) is None  # no outputSchema: nothing to check

@@ -29,11 +29,12 @@ import inspect
 import re
 import typing
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterable, Literal
 
 from mcplab.wire.errors import InvalidParams
 from mcplab.server.content import for_version
-from mcplab.server.schema import without_header_annotations
+from mcplab.server.schema import compile_validator, without_header_annotations
 from mcplab.wire.versions import at_least
 
 Completer = Callable[[str], Iterable[str]] | Iterable[str]
@@ -41,8 +42,11 @@ MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (MCP "co
 HEADERS_SINCE = "2026-07-28"  # x-mcp-header in a tool's inputSchema (Streamable HTTP, SEP-2243)
 
 
-@dataclass(eq=False)  # records are compared by identity
+@dataclass(frozen=True, eq=False)  # records are compared by identity
 class Tool:
+    """One registered tool. Its fields never change after registration; the two schema checkers are
+    derived from them once, on the first call (jsonschema loads only then: a server starts without it)."""
+
     name: str
     fn: Callable
     description: str
@@ -53,8 +57,6 @@ class Tool:
     context_param: str | None = None
     params: frozenset[str] = frozenset()
     takes_any: bool = False  # the function has **kwargs: pass every argument through
-    check: Callable[[Any], str | None] | None = None  # compiled on first call (schema.compile_validator)
-    check_output: Callable[[Any], str | None] | None = None
     headers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # x-mcp-header name → argument path
 
     def descriptor(self, version: str) -> dict[str, Any]:
@@ -70,6 +72,16 @@ class Tool:
         if self.annotations:
             tool["annotations"] = self.annotations
         return for_version("tool", tool, version)
+
+    @cached_property
+    def check(self) -> Callable[[Any], str | None]:
+        """The inputSchema's checker: ``check(arguments)`` → None, or why they are invalid."""
+        return compile_validator(self.input_schema)
+
+    @cached_property
+    def check_output(self) -> Callable[[Any], str | None]:
+        """The outputSchema's checker (a tool without one has nothing to check: every value passes)."""
+        return compile_validator(self.output_schema) if self.output_schema is not None else (lambda value: None)
 
     def arguments(self, given: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments to call with: names the function does not take are dropped."""

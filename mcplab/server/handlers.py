@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from mcplab.wire.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, RequestTimeout, ResourceNotFound
 from mcplab.wire.jsonrpc import Request
-from mcplab.server import catalogue, content, schema
+from mcplab.server import catalogue, content
 from mcplab.server.catalogue import Resource, ResourceTemplate
 from mcplab.server.context import LOG_LEVELS, Connection, Context
 from mcplab.wire.versions import LATEST_LEGACY, LEGACY_VERSIONS, at_least
@@ -110,7 +110,6 @@ async def call_tool(server: Server, params: dict, conn: Connection, request: Req
     if not isinstance(arguments, dict):
         raise InvalidParams(f"expected params.arguments to be an object, got {type(arguments).__name__}")
     tool = server.tools[name]
-    tool.check = tool.check or schema.compile_validator(tool.input_schema)
     problem = tool.check(arguments)
     if problem:
         message = f"Invalid arguments for tool {name}: {problem}"
@@ -145,7 +144,6 @@ def check_structured(tool: Any, value: Any) -> None:
         value = value.structured
         if value is None:
             raise content.ToolError(f"{tool.name} has an outputSchema but returned no structured content")
-    tool.check_output = tool.check_output or schema.compile_validator(tool.output_schema)
     if wrong := tool.check_output(value):
         raise content.ToolError(f"{tool.name} returned output that does not match its outputSchema: {wrong}")
 
