@@ -104,7 +104,7 @@ async def list_tools(server: Server, params: dict, conn: Connection, request: Re
 async def call_tool(server: Server, params: dict, conn: Connection, request: Request) -> Result:
     name, arguments = params.get("name"), params.get("arguments") or {}
     if not isinstance(name, str):
-        raise InvalidParams("expected params.name, the name of a tool (a string)")
+        raise InvalidParams(f"expected params.name, the name of a tool (a string), got {_json_type(name)}")
     if name not in server.tools:
         raise InvalidParams(f"Unknown tool: {name!r}; this server has: {', '.join(server.tools)}")
     if not isinstance(arguments, dict):
@@ -167,8 +167,9 @@ async def read_resource(server: Server, params: dict, conn: Connection, request:
     target, variables = find_resource(server, uri, conn)
     try:
         value = await call(target.fn, variables, target.context_param, conn, request)
-    except (LookupError, FileNotFoundError):
-        raise not_found(uri, conn) from None
+    except LookupError as exc:
+        raise_not_found_if_said(exc, uri, conn)
+        raise
     return {"contents": content.resource_contents(value, uri, target.mime_type)}
 
 
@@ -185,8 +186,9 @@ async def subscribe(server: Server, params: dict, conn: Connection, request: Req
     if isinstance(target, ResourceTemplate):  # a template matches any URI of its shape: is this one there?
         try:
             await call(target.fn, variables, target.context_param, conn, request)
-        except (LookupError, FileNotFoundError):
-            raise not_found(uri, conn) from None
+        except LookupError as exc:
+            raise_not_found_if_said(exc, uri, conn)
+            raise
     conn.subscriptions.add(uri)
     return {}
 
@@ -207,6 +209,17 @@ def find_resource(server: Server, uri: str, conn: Connection) -> tuple[Resource 
     raise not_found(uri, conn)
 
 
+def raise_not_found_if_said(exc: LookupError, uri: str, conn: Connection) -> None:
+    """A resource function says "not there" by raising a bare ``LookupError``: then answer not found.
+
+    Python itself raises only LookupError's subclasses (``KeyError``, ``IndexError``), so one of those is
+    a bug in the function, not a missing resource: it is left to propagate, and the toolkit answers
+    -32603 with the traceback on stderr instead of hiding it behind "Resource not found".
+    """
+    if type(exc) is LookupError:
+        raise not_found(uri, conn) from None
+
+
 def not_found(uri: str, conn: Connection) -> JSONRPCError:
     # Legacy revisions answer a missing resource with -32002; 2026-07-28 (SEP-2164) with -32602.
     error = ResourceNotFound if conn.era == "legacy" else InvalidParams
@@ -221,6 +234,8 @@ async def list_prompts(server: Server, params: dict, conn: Connection, request: 
 
 async def get_prompt(server: Server, params: dict, conn: Connection, request: Request) -> Result:
     name, arguments = params.get("name"), params.get("arguments") or {}
+    if not isinstance(name, str):
+        raise InvalidParams(f"expected params.name, the name of a prompt (a string), got {_json_type(name)}")
     if name not in server.prompts:
         raise InvalidParams(f"Unknown prompt: {name!r}; this server has: {', '.join(server.prompts)}")
     if not isinstance(arguments, dict):
@@ -275,6 +290,15 @@ def _page(server: Server, items: list[Any], params: dict, what: str) -> Result:
     if next_cursor:
         result["nextCursor"] = next_cursor
     return result
+
+
+def _json_type(value: Any) -> str:
+    """What came, in JSON's words (``an array``, not ``list``), for an error that names it."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    return {dict: "an object", list: "an array", int: "a number", float: "a number"}.get(type(value), repr(value))
 
 
 def _uri(params: dict) -> str:

@@ -24,7 +24,9 @@ capability it belongs to). Before the function runs, four checks decide the erro
    and ``initialize`` only once per connection → -32600;
 3. ``params`` must be an object → -32602 Invalid params;
 4. the function's own checks (unknown tool, bad cursor, missing argument ...) → -32602, or -32002 for
-   a resource that is not there (the legacy revisions' code).
+   a resource that is not there (the legacy revisions' code; 2026-07-28 says -32602). A resource
+   function says "not there" with a bare ``LookupError``; a ``KeyError`` or any other exception is
+   a bug: -32603, with the traceback logged on stderr (spec server/resources, "Error Handling").
 
 A failing *tool* is not a protocol error: it returns a result with ``isError: true`` whose text the
 model can read. Invalid tool arguments are a protocol error up to 2025-06-18 and a tool execution error
