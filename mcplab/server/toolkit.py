@@ -7,7 +7,7 @@ A :class:`Server` is a catalogue plus one pure-ish function, :meth:`Server.handl
     reply = await server.handle(decoded_message, connection)   # a Response, an ErrorResponse, or None
 
 ``handle`` never reads or writes bytes. A runner (``stdio.py``, ``streamable_http/``) decodes a frame,
-calls ``handle``, encodes the reply; the :class:`~mcplab.server.context.Connection` it passes in holds
+calls ``handle``, encodes the reply; the :class:`~mcplab.server.context.ClientState` it passes in holds
 the era, the negotiated version and the way back to the client. ``handle`` is ``async`` only because
 tools may be: a tool that reports progress or asks the client something awaits the runner.
 
@@ -47,7 +47,7 @@ from mcplab.wire import jsonrpc
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response, is_request_id
 from mcplab.server import catalogue, modern, subscriptions
 from mcplab.server.catalogue import Completer, Prompt, Resource, ResourceTemplate, Tool
-from mcplab.server.context import Connection, Context, Peer
+from mcplab.server.context import ClientState, Context, Peer
 from mcplab.server.handlers import REQUESTS
 from mcplab.server.schema import check_output_schema, header_parameters, parse_docstring, reflect
 from mcplab.wire.versions import LATEST_LEGACY, Era, ServerEra, at_least
@@ -91,7 +91,7 @@ class Server:
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
-        self.connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.connections: weakref.WeakSet[ClientState] = weakref.WeakSet()
         self.listeners: list[subscriptions.Subscription] = []  # open subscriptions/listen requests
         self.memo: dict[Any, Any] = {}  # facts derived from the catalogue (modern.py); emptied when it changes
 
@@ -163,13 +163,13 @@ class Server:
 
     # --- talking to connected clients ---------------------------------------------------------------
 
-    def connect(self, peer: Peer, era: ServerEra = "legacy") -> Connection:
+    def connect(self, peer: Peer, era: ServerEra = "legacy") -> ClientState:
         """A new connection; the runner keeps it for as long as the client is there.
 
         ``era`` is what the server was started to speak: ``"legacy"``, ``"modern"``, or ``"dual"``,
         where the connection decides from its first served request (modern.py).
         """
-        connection = Connection(peer, None if era == "dual" else era, eras=era)
+        connection = ClientState(peer, None if era == "dual" else era, eras=era)
         self.connections.add(connection)
         return connection
 
@@ -228,7 +228,7 @@ class Server:
 
     # --- handle --------------------------------------------------------------------------------------
 
-    async def handle(self, message: Message, conn: Connection) -> Response | ErrorResponse | None:
+    async def handle(self, message: Message, conn: ClientState) -> Response | ErrorResponse | None:
         """Answer one decoded message: a reply for a request, ``None`` for anything else.
 
         >>> await server.handle(Request(1, "ping"), conn)
@@ -252,7 +252,7 @@ class Server:
             log.exception("%s failed", message.method)
             return ErrorResponse(message.id, InternalError.code, f"{message.method} failed: {type(exc).__name__}: {exc}")
 
-    async def handle_batch(self, batch: list, conn: Connection) -> list[Response | ErrorResponse] | None:
+    async def handle_batch(self, batch: list, conn: ClientState) -> list[Response | ErrorResponse] | None:
         """Answer a JSON-RPC batch (allowed only in MCP 2025-03-26): the replies, in order, or None.
 
         Elements are decoded messages or the errors decoding them (``jsonrpc.decode(allow_batch=True)``).
@@ -268,7 +268,7 @@ class Server:
                 replies.append(reply)
         return replies or None
 
-    def _speaks_modern(self, request: Request, conn: Connection) -> bool:
+    def _speaks_modern(self, request: Request, conn: ClientState) -> bool:
         if conn.eras == "legacy":
             return False  # a legacy-only server knows nothing of eras: _meta is just _meta
         if conn.era is not None:
@@ -277,7 +277,7 @@ class Server:
             return conn.era == "modern"
         return modern.era_for(request) == "modern"  # undecided: the request itself says (modern.py)
 
-    async def _request(self, request: Request, conn: Connection) -> Any:
+    async def _request(self, request: Request, conn: ClientState) -> Any:
         method = request.method
         # A message with an "id" is a request, whatever its method is called (JSON-RPC 2.0 §4). So
         # "notifications/initialized" sent with an id asks for a method no server has: -32601, and the
@@ -306,7 +306,7 @@ class Server:
     def _offers(self, capability: str) -> bool:
         return capability in self.capabilities(LATEST_LEGACY)
 
-    def _notification(self, note: Notification, conn: Connection) -> None:
+    def _notification(self, note: Notification, conn: ClientState) -> None:
         # Nobody answers a notification, so a wrong one can only be ignored (and logged on stderr):
         # an "initialized" before initialize was answered, a second one, one we do not know.
         params = note.params if isinstance(note.params, dict) else {}
