@@ -197,7 +197,7 @@ def create_server(root: Path = SAMPLES, writable: bool = False, write_quota: int
         return [{"uri": uri_of(e.path), "name": e.path, "mimeType": mime_of(e.path), "size": e.size}
                 for e in folder.files(limit=MAX_LISTED)]
 
-    @server.resource("file:///{+path}", name="file", list=list_files, complete={"path": completions})
+    @server.resource("file:///{+path}", name="file", lister=list_files, complete={"path": completions})
     def file(path: str) -> Contents:
         """Any file under the served folder, by its path relative to that folder."""
         try:

@@ -42,7 +42,7 @@ def anyio_backend() -> str:
 
 
 def toy_server(events: list | None = None) -> Server:
-    server = Server("toy", "1.0", logging=True)  # count logs
+    server = Server("toy", "1.0", declare_logging=True)  # count logs
 
     @server.tool
     def echo(text: str) -> str:

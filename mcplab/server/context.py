@@ -132,14 +132,14 @@ class Context:
         """``notifications/message`` at ``level``, sent only if the client's level lets it through.
 
         Logging is deprecated in 2026-07-28 (SEP-2577): a new server logs to stderr (Python's
-        ``logging``) instead. A server that still sends log messages declares it: ``Server(logging=True)``.
+        ``logging``) instead. A server that still sends log messages declares it: ``Server(declare_logging=True)``.
         """
         if level not in LOG_LEVELS:
             raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
         if "logging" not in self.connection.server_capabilities:
             # A capability the server never declared must not be used: said on stderr, not on the wire.
             log.warning("a %s log message was not sent: this server does not declare the logging capability "
-                        "(Server(..., logging=True)); logging is deprecated in 2026-07-28, stderr is the "
+                        "(Server(..., declare_logging=True)); logging is deprecated in 2026-07-28, stderr is the "
                         "place for logs", level)
             return
         if not self.connection.wants_log(level):

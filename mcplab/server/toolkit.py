@@ -63,7 +63,7 @@ BEFORE_INITIALIZE = frozenset({"initialize", "ping"})  # MCP lifecycle: nothing 
 class Server:
     """A catalogue of tools, resources and prompts, and :meth:`handle` to answer MCP messages.
 
-    It declares only what it really does: ``logging`` only when told (``logging=True``; Logging, like
+    It declares only what it really does: ``logging`` only when told (``declare_logging=True``; Logging, like
     Roots and Sampling, is deprecated in 2026-07-28, SEP-2577), list changes and subscriptions only
     where the transport can carry them (:meth:`capabilities`).
     """
@@ -74,16 +74,16 @@ class Server:
     max_subscriptions = 100  # resources/subscribe: URIs one session may watch
 
     def __init__(self, name: str, version: str = "0.1.0", *, title: str | None = None,
-                 instructions: str | None = None, page_size: int = 50, logging: bool = False,
+                 instructions: str | None = None, page_size: int = 50, declare_logging: bool = False,
                  ttl_ms: dict[str, int] | None = None, cache_scope: str | dict[str, str] | None = None,
                  state_key: bytes | None = None) -> None:
-        """``logging=True`` declares the ``logging`` capability, for a server whose tools send log
+        """``declare_logging=True`` declares the ``logging`` capability, for a server whose tools send log
         messages (``ctx.info(...)``). Logging is deprecated in 2026-07-28 (SEP-2577, "deprecated
         features"): a new server logs to stderr instead, so the default declares nothing."""
         self.info = {k: v for k, v in {"name": name, "title": title, "version": version}.items() if v}
         self.instructions = instructions
         self.page_size = page_size
-        self.logging = logging
+        self.declare_logging = declare_logging
         # Modern caching hints, per method: resources are private and stale unless marked (modern.py).
         self.ttl_ms, self.cache_scope = modern.cache_hints(ttl_ms, cache_scope)
         self._state_key = state_key
@@ -119,7 +119,7 @@ class Server:
 
     def resource(self, uri: str, *, name: str | None = None, description: str | None = None,
                  mime_type: str | None = None, title: str | None = None,
-                 list: Callable[[], Iterable[dict[str, Any]]] | None = None,
+                 lister: Callable[[], Iterable[dict[str, Any]]] | None = None,
                  complete: dict[str, Completer] | None = None) -> Callable:
         """Register a resource (a fixed URI) or a resource template (a URI with ``{variables}``)."""
         def register(f: Callable) -> Callable:
@@ -127,7 +127,7 @@ class Server:
             args = dict(name=name or f.__name__, description=description if description is not None else doc,
                         mime_type=mime_type, title=title, context_param=context_param)
             if "{" in uri:
-                self.add(ResourceTemplate(uri, f, **args, lister=list, completers=dict(complete or {})))
+                self.add(ResourceTemplate(uri, f, **args, lister=lister, completers=dict(complete or {})))
             else:
                 self.add(Resource(uri, f, **args))
             return f
@@ -213,7 +213,7 @@ class Server:
         changes = {"listChanged": True} if pushes else {}
         if self.completions_offered() and at_least(version, "2025-03-26"):
             caps["completions"] = {}
-        if self.logging:
+        if self.declare_logging:
             caps["logging"] = {}
         if self.prompts:
             caps["prompts"] = dict(changes)
