@@ -12,8 +12,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from client_helpers import command, node_bin, probe_and_rest, validate_frames
-from conftest import need
+from client_helpers import command, npm_server, probe_and_rest, validate_frames
 from mcplab.client import Client
 from mcplab.client.eras import EraCache
 from mcplab.wire.errors import INVALID_PARAMS, RemoteError
@@ -32,14 +31,6 @@ MODERN = "2026-07-28"
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request):
     return request.param
-
-
-def npm_server(name: str) -> str:
-    path = node_bin(name)
-    need(path.exists(), f"{name} is not installed; run: npm install --prefix .node "
-                        f"@modelcontextprotocol/server-filesystem@2026.8.31 "
-                        f"@modelcontextprotocol/server-everything@2026.8.31")
-    return str(path)
 
 
 def methods(trace) -> list:

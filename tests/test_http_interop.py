@@ -23,7 +23,7 @@ from mcplab import Client
 from mcplab.wire.errors import INVALID_PARAMS, RemoteError
 from mcplab.server.streamable_http import launch
 from mcplab.transports.http import http
-from server_helpers import fill_form
+from server_helpers import PROMPT_ARGUMENTS, TOOL_ARGUMENTS, fill_form
 
 try:
     import mcp
@@ -34,20 +34,6 @@ except ImportError:  # pragma: no cover - the test extra is missing
 pytestmark = [pytest.mark.anyio, pytest.mark.http, pytest.mark.interop, pytest.mark.subprocess,
               pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning") if mcp else pytest.mark.http]
 
-TOOL_ARGUMENTS = {
-    "get_weather": {"city": "Beijing"}, "get_forecast": {"city": "London", "days": 2},
-    "read_file": {"path": "notes.md"}, "list_directory": {}, "search_files": {"pattern": "*.py"},
-    "get_file_info": {"path": "logo.png"},
-    "test_sampling": {"prompt": "Test prompt for sampling"},
-    "test_elicitation": {"message": "Please provide your information"},
-    "json_schema_2020_12_tool": {"name": "Ada", "phone": "123", "contactMethod": "phone"},
-}
-PROMPT_ARGUMENTS = {
-    "weather_report": {"city": "Seattle"}, "summarize_file": {"path": "README.txt"},
-    "review_code": {"path": "src/greet.py"},
-    "test_prompt_with_arguments": {"arg1": "testValue1", "arg2": "testValue2"},
-    "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
-}
 EXPECTED_TOOL_ERRORS = {"test_error_handling"}
 # conformance.py also grows fixtures for later revisions; over the legacy wire these are the ones that count
 LEGACY_FIXTURES = {

@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator
 import pytest
 
 from conftest import need
-from server_helpers import ROOT, SERVERS, fill_form
+from server_helpers import PROMPT_ARGUMENTS, ROOT, SERVERS, TOOL_ARGUMENTS, fill_form
 
 try:
     import mcp
@@ -23,20 +23,6 @@ pytestmark = [pytest.mark.interop, pytest.mark.subprocess,
               # logging and resources/subscribe are deprecated in 2026-07-28, still part of the legacy wire
               pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
-TOOL_ARGUMENTS = {
-    "get_weather": {"city": "Beijing"}, "get_forecast": {"city": "London", "days": 2},
-    "read_file": {"path": "notes.md"}, "list_directory": {}, "search_files": {"pattern": "*.py"},
-    "get_file_info": {"path": "logo.png"}, "write_file": {"path": "scratch.txt", "content": "hello"},
-    "test_sampling": {"prompt": "Test prompt for sampling"},
-    "test_elicitation": {"message": "Please provide your information"},
-    "json_schema_2020_12_tool": {"name": "Ada", "phone": "123", "contactMethod": "phone"},
-    "test_header_param": {"region": "us-west1"},
-}
-PROMPT_ARGUMENTS = {
-    "weather_report": {"city": "Seattle"}, "summarize_file": {"path": "README.txt"},
-    "review_code": {"path": "src/greet.py"}, "test_prompt_with_arguments": {"arg1": "testValue1", "arg2": "testValue2"},
-    "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
-}
 TEMPLATE_URIS = {"weather": "weather://city/Paris", "files": "file:///data.json",
                  "conformance": "test://template/123/data"}
 EXPECTED_ERRORS = {"test_error_handling"}
