@@ -102,14 +102,10 @@ async def list_tools(server: Server, params: dict, conn: ClientState, request: R
 
 
 async def call_tool(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
-    name, arguments = params.get("name"), params.get("arguments") or {}
-    if not isinstance(name, str):
-        raise InvalidParams(f"expected params.name, the name of a tool (a string), got {_json_type(name)}")
-    if name not in server.tools:
-        raise InvalidParams(f"Unknown tool: {name!r}; this server has: {', '.join(server.tools)}")
+    tool, arguments = _named(params, "tool", server.tools), params.get("arguments") or {}
+    name = tool.name
     if not isinstance(arguments, dict):
-        raise InvalidParams(f"expected params.arguments to be an object, got {type(arguments).__name__}")
-    tool = server.tools[name]
+        raise InvalidParams(f"expected params.arguments to be an object, got {_json_type(arguments)}")
     problem = tool.check(arguments)
     if problem:
         message = f"Invalid arguments for tool {name}: {problem}"
@@ -233,14 +229,9 @@ async def list_prompts(server: Server, params: dict, conn: ClientState, request:
 
 
 async def get_prompt(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
-    name, arguments = params.get("name"), params.get("arguments") or {}
-    if not isinstance(name, str):
-        raise InvalidParams(f"expected params.name, the name of a prompt (a string), got {_json_type(name)}")
-    if name not in server.prompts:
-        raise InvalidParams(f"Unknown prompt: {name!r}; this server has: {', '.join(server.prompts)}")
+    prompt, arguments = _named(params, "prompt", server.prompts), params.get("arguments") or {}
     if not isinstance(arguments, dict):
-        raise InvalidParams("expected params.arguments to be an object of strings")
-    prompt = server.prompts[name]
+        raise InvalidParams(f"expected params.arguments to be an object of strings, got {_json_type(arguments)}")
     prompt.check_arguments(arguments)
     value = await call_author(prompt.fn, arguments, prompt.context_param, conn, request)
     result: Result = {"messages": content.prompt_messages(value, conn.version)}
@@ -290,6 +281,16 @@ def _page(server: Server, items: list[Any], params: dict, what: str) -> Result:
     if next_cursor:
         result["nextCursor"] = next_cursor
     return result
+
+
+def _named(params: dict, kind: str, registered: dict[str, Any]) -> Any:
+    """The tool or prompt ``params.name`` names, or -32602 saying what was expected and what came."""
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise InvalidParams(f"expected params.name, the name of a {kind} (a string), got {_json_type(name)}")
+    if name not in registered:
+        raise InvalidParams(f"Unknown {kind}: {name!r}; this server has: {', '.join(registered)}")
+    return registered[name]
 
 
 def _json_type(value: Any) -> str:
