@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import re
 from dataclasses import dataclass
 from types import FunctionType
@@ -140,3 +141,26 @@ def check(expects: str, accepts: type | tuple[type, ...] | None = None, *,
         return checked
 
     return decorate
+
+
+def decoded(answer: Any, *, refused: str, start: str, write: str) -> tuple[Any, Feedback | None]:
+    """The JSON-RPC message a student wrote (a dict or JSON text), or the feedback for an answer that is none.
+
+    Each lab words its own hints, marked with ``N_``: ``refused`` (with ``{code}``, ``{name}`` and
+    ``{message}``) says who would refuse it, ``start`` where to start again, ``write`` how to write it.
+    """
+    from mcplab.wire import jsonrpc
+    from mcplab.wire.errors import JSONRPCError, error_name
+
+    if isinstance(answer, dict):
+        try:
+            answer = json.dumps(answer, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return None, failed(_("the dict cannot be written as JSON: {exc}", exc=exc),
+                                _("use only dicts, lists, strings, numbers, True/False and None"))
+    if not isinstance(answer, (str, bytes)):
+        return None, failed(_("expected a dict or a JSON string, got {kind}", kind=type(answer).__name__), _(write))
+    try:
+        return jsonrpc.decode(answer), None
+    except JSONRPCError as exc:
+        return None, failed(_(refused, code=exc.code, name=error_name(exc.code), message=exc.message), _(start))

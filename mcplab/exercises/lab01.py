@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import JSONRPCError, error_name
-from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.wire.errors import error_name
+from mcplab.exercises._feedback import Feedback, check, decoded, failed, passed
 from mcplab.i18n import N_, Texts, _
 
 __all__ = [
@@ -27,21 +27,9 @@ _KIND = {jsonrpc.Request: N_("a request"), jsonrpc.Notification: N_("a notificat
 
 def _read(answer: Any) -> tuple[Any, Feedback | None]:
     """The decoded message, or the feedback for an answer that is not one."""
-    if isinstance(answer, dict):
-        try:
-            answer = json.dumps(answer, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            return None, failed(_("the dict cannot be written as JSON: {exc}", exc=exc),
-                                _("use only dicts, lists, strings, numbers, True/False and None"))
-    if not isinstance(answer, (str, bytes)):
-        return None, failed(_("expected a dict or a JSON string, got {kind}", kind=type(answer).__name__),
-                            _("write the message as a Python dict, or as the JSON text itself"))
-    try:
-        return jsonrpc.decode(answer), None
-    except JSONRPCError as exc:
-        return None, failed(_("a peer would refuse this with {code} ({name}): {message}", code=exc.code,
-                              name=error_name(exc.code), message=exc.message),
-                            _('start from {"jsonrpc": "2.0", ...} and check each member against the table above'))
+    return decoded(answer, refused=N_("a peer would refuse this with {code} ({name}): {message}"),
+                   start=N_('start from {"jsonrpc": "2.0", ...} and check each member against the table above'),
+                   write=N_("write the message as a Python dict, or as the JSON text itself"))
 
 
 # --- 1. the seed's request ---------------------------------------------------------------------

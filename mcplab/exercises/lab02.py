@@ -13,8 +13,7 @@ from typing import Any
 
 from mcplab.wire import jsonrpc
 from mcplab import lifecycle
-from mcplab.wire.errors import JSONRPCError, error_name
-from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.exercises._feedback import Feedback, check, decoded, failed, passed
 from mcplab.i18n import N_, _
 from mcplab.trace import Trace
 from mcplab.wire.versions import LEGACY_VERSIONS
@@ -26,21 +25,9 @@ __all__ = [
 
 
 def _request(answer: Any) -> tuple[Any, Feedback | None]:
-    if isinstance(answer, dict):
-        try:
-            answer = json.dumps(answer, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            return None, failed(_("the dict cannot be written as JSON: {exc}", exc=exc),
-                                _("use only dicts, lists, strings, numbers, True/False and None"))
-    if not isinstance(answer, (str, bytes)):
-        return None, failed(_("expected a dict or a JSON string, got {kind}", kind=type(answer).__name__),
-                            _("write the message as a Python dict"))
-    try:
-        return jsonrpc.decode(answer), None
-    except JSONRPCError as exc:
-        return None, failed(_("a server would refuse this with {code} ({name}): {message}", code=exc.code,
-                              name=error_name(exc.code), message=exc.message),
-                            _('start from {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}'))
+    return decoded(answer, refused=N_("a server would refuse this with {code} ({name}): {message}"),
+                   start=N_('start from {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}'),
+                   write=N_("write the message as a Python dict"))
 
 
 # --- 1. the seed's initialize request -----------------------------------------------------------
