@@ -88,9 +88,9 @@ class Tool:
         return dict(given) if self.takes_any else {k: v for k, v in given.items() if k in self.params}
 
 
-@dataclass(eq=False)
-class Resource:
-    uri: str
+@dataclass(eq=False, kw_only=True)
+class _Readable:
+    """What a resource and a resource template share: the function that reads it, and its description."""
     fn: Callable
     name: str
     description: str = ""
@@ -98,21 +98,23 @@ class Resource:
     title: str | None = None
     context_param: str | None = None
 
-    def descriptor(self, version: str) -> dict[str, Any]:
-        return for_version("resource", _drop_empty({"uri": self.uri, "name": self.name, "title": self.title,
+    def _descriptor(self, key: str, value: str, version: str) -> dict[str, Any]:
+        return for_version("resource", _drop_empty({key: value, "name": self.name, "title": self.title,
                                                     "description": self.description, "mimeType": self.mime_type}),
                            version)
 
 
-@dataclass(eq=False)
-class ResourceTemplate:
+@dataclass(eq=False, kw_only=True)
+class Resource(_Readable):
+    uri: str
+
+    def descriptor(self, version: str) -> dict[str, Any]:
+        return self._descriptor("uri", self.uri, version)
+
+
+@dataclass(eq=False, kw_only=True)
+class ResourceTemplate(_Readable):
     uri_template: str
-    fn: Callable
-    name: str
-    description: str = ""
-    mime_type: str | None = None
-    title: str | None = None
-    context_param: str | None = None
     lister: Callable[[], Iterable[dict[str, Any]]] | None = None
     completers: dict[str, Completer] = field(default_factory=dict)
     pattern: re.Pattern = field(init=False)
@@ -126,9 +128,7 @@ class ResourceTemplate:
         return {k: _unquote(v) for k, v in found.groupdict().items()} if found else None
 
     def descriptor(self, version: str) -> dict[str, Any]:
-        return for_version("resource", _drop_empty({"uriTemplate": self.uri_template, "name": self.name,
-                                                    "title": self.title, "description": self.description,
-                                                    "mimeType": self.mime_type}), version)
+        return self._descriptor("uriTemplate", self.uri_template, version)
 
 
 @dataclass(eq=False)

@@ -127,9 +127,10 @@ class Server:
             args = dict(name=name or f.__name__, description=description if description is not None else doc,
                         mime_type=mime_type, title=title, context_param=context_param)
             if "{" in uri:
-                self.add(ResourceTemplate(uri, f, **args, lister=lister, completers=dict(complete or {})))
+                self.add(ResourceTemplate(uri_template=uri, fn=f, **args, lister=lister,
+                                          completers=dict(complete or {})))
             else:
-                self.add(Resource(uri, f, **args))
+                self.add(Resource(uri=uri, fn=f, **args))
             return f
         return register
 
