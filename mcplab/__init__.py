@@ -7,7 +7,8 @@ request stamping, ``transports`` how bytes reach a server, ``client`` and ``serv
 exercises, and at the top the ``mcplab`` command.
 
 ``import mcplab`` loads nothing heavy: the names below are resolved on first use, so a
-notebook or a server process starts fast.
+notebook or a server process starts fast. The exceptions come the same way (``mcplab.RemoteError``,
+``mcplab.TransportError`` ...: the tree in ``wire/errors.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ from importlib import import_module
 from typing import Any
 
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here
+
+# Every exception a caller may catch, from the one tree in wire/errors.py: ``except mcplab.RemoteError``.
+_ERRORS = ("MCPLabError", "JSONRPCError", "ParseError", "InvalidRequest", "MethodNotFound", "InvalidParams",
+           "InternalError", "ResourceNotFound", "HeaderMismatch", "MissingRequiredClientCapability",
+           "UnsupportedProtocolVersion", "RemoteError", "LocalProtocolError", "RemoteProtocolError",
+           "TransportError", "ServerExited", "HTTPStatusError", "SessionExpired", "AuthorizationError",
+           "RequestTimeout")
 
 # name → (module, attribute): resolved lazily by __getattr__ (PEP 562).
 _LAZY = {
@@ -26,6 +34,7 @@ _LAZY = {
     "Trace": ("mcplab.trace.recorder", "Trace"),
     "Server": ("mcplab.server.toolkit", "Server"),
     "set_language": ("mcplab.i18n", "set_language"),
+    **{name: ("mcplab.wire.errors", name) for name in _ERRORS},
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -228,7 +228,6 @@ async def _call_method(client: Any, method: str, params: dict | None) -> int:
 
 async def _session(args: argparse.Namespace, work: Any) -> int:
     from mcplab.client import Client
-    from mcplab.client.eras import EraCache
     from mcplab.wire.errors import MCPLabError
 
     transport = _transport(args)
@@ -236,7 +235,7 @@ async def _session(args: argparse.Namespace, work: Any) -> int:
     try:
         # One connection per command: nothing to remember the era for, and each run shows its own probe.
         client = Client(transport, era=args.era, version=args.version, timeout=args.timeout,
-                        elicitation=ask_on_terminal, era_cache=EraCache())
+                        elicitation=ask_on_terminal)
         async with client:
             status = await work(client)
     except (MCPLabError, ValueError) as exc:

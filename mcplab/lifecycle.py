@@ -146,7 +146,7 @@ def initialize_request(request_id: RequestId, version: str = LATEST_LEGACY, *,
     return Request(request_id, INITIALIZE, {
         "protocolVersion": version,
         "capabilities": capabilities or {},
-        "clientInfo": client_info or CLIENT_INFO,
+        "clientInfo": dict(client_info or CLIENT_INFO),  # a copy: the caller may change its request
     })
 
 

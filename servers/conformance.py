@@ -1,6 +1,7 @@
 """Conformance: the fixtures the official MCP conformance suite calls by name.
 
-    python servers/conformance.py        # stdio;  --http once the HTTP runner exists
+    python servers/conformance.py                            # stdio
+    python servers/conformance.py --http --port 0 [--era ...] # Streamable HTTP (the suite's server scenarios)
 
 The suite (``@modelcontextprotocol/conformance``) connects as a client and runs scenarios such as
 ``tools-call-image`` or ``prompts-get-with-args``; each one calls a fixture by name and checks the
@@ -69,9 +70,9 @@ def need(ctx: Context, version: str, feature: str) -> None:
 
 RED_PIXEL = png_pixel(255, 0, 0)
 
-# logging=True: test_tool_with_logging sends log messages (a capability deprecated in 2026-07-28, which
+# declare_logging=True: test_tool_with_logging sends log messages (a capability deprecated in 2026-07-28, which
 # the suite still calls), so this server declares it; the teaching servers never log, and do not.
-server = Server("mcplab-conformance", "1.0.0", title="mcplab conformance fixtures", logging=True)
+server = Server("mcplab-conformance", "1.0.0", title="mcplab conformance fixtures", declare_logging=True)
 
 
 # --- tools ---------------------------------------------------------------------------------------

@@ -100,12 +100,23 @@ def create_server(root: Path = SAMPLES, writable: bool = False, write_quota: int
     server = Server("files", "1.0.0", title=f"Files ({mode})",
                     instructions=f"Files in one folder ({mode}). Paths are relative to that folder, e.g. notes.md.",
                     ttl_ms={"resources/list": 0, "resources/read": 0} if writable else None)
-    written = 0  # bytes write_file wrote so far, against the quota
+    add_reading_tools(server, folder)
+    if writable:
+        add_write_file(server, folder, Quota(write_quota))
+    add_file_resources(server, folder)
+    add_prompts(server, folder)
+    return server
 
-    def completions(prefix: str) -> list[str]:
-        return [entry.path for entry in folder.files(limit=MAX_LISTED) if entry.path.startswith(prefix)]
 
-    # --- tools ---------------------------------------------------------------------------------------
+def completer(folder: Folder) -> Callable[[str], list[str]]:
+    """Completion for a ``path`` argument: the paths of the files that start with what was typed."""
+    return lambda prefix: [entry.path for entry in folder.files(limit=MAX_LISTED) if entry.path.startswith(prefix)]
+
+
+# --- tools ---------------------------------------------------------------------------------------
+
+def add_reading_tools(server: Server, folder: Folder) -> None:
+    """read_file, list_directory, search_files, get_file_info: none of them changes anything."""
 
     @server.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
     def read_file(path: str) -> object:
@@ -157,47 +168,60 @@ def create_server(root: Path = SAMPLES, writable: bool = False, write_quota: int
                 "mimeType": None if entry.kind == "folder" else mime_of(entry.path),
                 "modified": datetime.fromtimestamp(entry.modified, timezone.utc).isoformat(timespec="seconds")}
 
-    if writable:
-        @server.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,
-                                  "openWorldHint": False})
-        async def write_file(path: str, content: str, ctx: Context) -> str:
-            """Create or replace a text file (UTF-8). The old content is replaced in one step.
 
-            Needs the files:write scope when the server requires authorization (--auth).
+class Quota:
+    """How much write_file may write in all, and how much it wrote so far (one per server)."""
 
-            Args:
-                path: File path relative to the served folder; its folder must exist.
-                content: The complete new text of the file.
-            """
-            nonlocal written
-            data = content.encode("utf-8")
-            if len(data) > MAX_BYTES:
-                raise ToolError(f"refused: {len(data)} bytes is more than this server writes ({MAX_BYTES} bytes, 1 MiB)")
-            if written + len(data) > write_quota:
-                raise ToolError(f"refused: this server writes at most {write_quota} bytes in all (its write quota) "
-                                f"and has written {written}; this write of {len(data)} bytes would pass it")
-            existing = folder.check_write(path)
-            # Everything above runs again on a modern retry, so it only checks: the write comes after the question.
-            if existing is not None and ctx.can_ask("elicitation"):
-                answer = await ctx.elicit(f"Replace {path} ({existing.size} bytes) with {len(data)} new bytes?",
-                                          CONFIRM_REPLACE, key="confirm_replace")
-                if answer.get("action") != "accept" or not (answer.get("content") or {}).get("replace"):
-                    return f"left {path} unchanged: the user did not confirm replacing it"
-            # The folder may have changed while the user thought: write() walks from the root again.
-            where, replaced = folder.write(path, data)
-            written += len(data)
-            if not replaced:
-                server.changed("resources")
-            server.resource_updated(uri_of(where))
-            return f"wrote {len(data)} bytes to {where}"
+    def __init__(self, limit: int) -> None:
+        self.limit, self.written = limit, 0
 
-    # --- resources -----------------------------------------------------------------------------------
+
+def add_write_file(server: Server, folder: Folder, quota: Quota) -> None:
+    """write_file: atomic, within the quota, and asking the user before it replaces a file."""
+
+    @server.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,
+                              "openWorldHint": False})
+    async def write_file(path: str, content: str, ctx: Context) -> str:
+        """Create or replace a text file (UTF-8). The old content is replaced in one step.
+
+        Needs the files:write scope when the server requires authorization (--auth).
+
+        Args:
+            path: File path relative to the served folder; its folder must exist.
+            content: The complete new text of the file.
+        """
+        data = content.encode("utf-8")
+        if len(data) > MAX_BYTES:
+            raise ToolError(f"refused: {len(data)} bytes is more than this server writes ({MAX_BYTES} bytes, 1 MiB)")
+        if quota.written + len(data) > quota.limit:
+            raise ToolError(f"refused: this server writes at most {quota.limit} bytes in all (its write quota) "
+                            f"and has written {quota.written}; this write of {len(data)} bytes would pass it")
+        existing = folder.check_write(path)
+        # Everything above runs again on a modern retry, so it only checks: the write comes after the question.
+        if existing is not None and ctx.can_ask("elicitation"):
+            answer = await ctx.elicit(f"Replace {path} ({existing.size} bytes) with {len(data)} new bytes?",
+                                      CONFIRM_REPLACE, key="confirm_replace")
+            if answer.get("action") != "accept" or not (answer.get("content") or {}).get("replace"):
+                return f"left {path} unchanged: the user did not confirm replacing it"
+        # The folder may have changed while the user thought: write() walks from the root again.
+        where, replaced = folder.write(path, data)
+        quota.written += len(data)
+        if not replaced:
+            server.changed("resources")
+        server.resource_updated(uri_of(where))
+        return f"wrote {len(data)} bytes to {where}"
+
+
+# --- resources -----------------------------------------------------------------------------------
+
+def add_file_resources(server: Server, folder: Folder) -> None:
+    """The template file:///{+path}, which lists every file under the folder."""
 
     def list_files() -> list[dict]:
         return [{"uri": uri_of(e.path), "name": e.path, "mimeType": mime_of(e.path), "size": e.size}
                 for e in folder.files(limit=MAX_LISTED)]
 
-    @server.resource("file:///{+path}", name="file", list=list_files, complete={"path": completions})
+    @server.resource("file:///{+path}", name="file", lister=list_files, complete={"path": completer(folder)})
     def file(path: str) -> Contents:
         """Any file under the served folder, by its path relative to that folder."""
         try:
@@ -210,7 +234,11 @@ def create_server(root: Path = SAMPLES, writable: bool = False, write_quota: int
         return Contents(text=text, mime_type=mime_of(entry.path)) if text is not None else \
             Contents(blob=data, mime_type=mime_of(entry.path))
 
-    # --- prompts -------------------------------------------------------------------------------------
+
+# --- prompts -------------------------------------------------------------------------------------
+
+def add_prompts(server: Server, folder: Folder) -> None:
+    """summarize_file and review_code, each with the file attached as an embedded resource."""
 
     def attach(path: str) -> dict:
         try:
@@ -222,7 +250,7 @@ def create_server(root: Path = SAMPLES, writable: bool = False, write_quota: int
             raise InvalidParams(f"{path} is not a text file")
         return embedded(uri_of(entry.path), text=text, mime_type=mime_of(entry.path))
 
-    @server.prompt(complete={"path": completions})
+    @server.prompt(complete={"path": completer(folder)})
     def summarize_file(path: str) -> list:
         """Summarize one file, which is attached to the prompt.
 
@@ -231,7 +259,7 @@ def create_server(root: Path = SAMPLES, writable: bool = False, write_quota: int
         """
         return [user(attach(path)), user(f"Summarize {path} in three bullet points.")]
 
-    @server.prompt(complete={"path": completions})
+    @server.prompt(complete={"path": completer(folder)})
     def review_code(path: str, focus: Literal["bugs", "style", "security", "all"] = "all") -> list:
         """Review a source file, which is attached to the prompt.
 
@@ -242,8 +270,6 @@ def create_server(root: Path = SAMPLES, writable: bool = False, write_quota: int
         ask = "everything worth fixing" if focus == "all" else f"{focus} issues"
         return [user(attach(path)),
                 user(f"Review {path}. Look for {ask}; for each finding give the line, the problem and a fix.")]
-
-    return server
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,10 +20,11 @@ traces up. What the SDK does for the author here, and our toolkit spells out:
 * what the SDK leaves to the author: elicitation exists from 2025-06-18 on, so ``which_city`` checks
   the session's revision as well as the client's capabilities before it asks.
 
-Nothing here imports mcplab: this file runs wherever the SDK is installed (``pip install mcp``).
-Over HTTP it follows the bundled servers' conventions so ``mcplab.server.streamable_http.launch`` can start
-it: it binds 127.0.0.1 (``--port 0`` picks a free port), prints ``mcplab: serving weather-sdk at
-URL`` on stderr once it accepts connections, and exits when a piped stdin reaches end of file.
+The tools, resources and prompts import nothing from mcplab: the file runs wherever the SDK is installed
+(``pip install mcp``). Over HTTP, where mcplab is there too, the SDK's app is served by mcplab's
+``serve_app``, so that ``mcplab.server.streamable_http.launch`` can start it like the bundled servers:
+it binds 127.0.0.1 (``--port 0`` picks a free port), prints ``mcplab: serving weather-sdk at URL`` on
+stderr once it accepts connections, and exits when a piped stdin reaches end of file.
 """
 
 # No `from __future__ import annotations`: the SDK reads the type hints, so they stay real objects.
@@ -183,42 +184,18 @@ async def complete(ref, argument, context) -> Completion | None:
 
 
 def serve_http(host: str, port: int) -> None:
-    """The SDK's own Streamable HTTP app under uvicorn, started the way mcplab's launch() expects."""
-    import asyncio
-    import os
-    import socket
-    import sys
-    import threading
+    """The SDK's own Streamable HTTP app, served the way mcplab's ``launch()`` expects when mcplab is
+    installed (its ``serve_app``: the banner, ``--port 0``, the stdin watchdog); by the SDK alone if not."""
+    app = mcp.streamable_http_app(host=host)
+    try:
+        from mcplab.server.streamable_http.process import BANNER, bind, endpoint_url, serve_app
+    except ImportError:  # the SDK alone: its own uvicorn runner, without mcplab's conventions
+        mcp.run("streamable-http", host=host, port=port)
+        return
+    import anyio
 
-    import uvicorn
-
-    # proto=IPPROTO_TCP: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say they are TCP;
-    # with it on, a small reply waits for the client's delayed ACK, about 40 ms a round trip.
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(address)
-    sock.listen(128)
-    server = uvicorn.Server(uvicorn.Config(mcp.streamable_http_app(host=host), log_config=None,
-                                           access_log=False, timeout_graceful_shutdown=1))
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-
-        def watch_stdin() -> None:  # a thread, because a blocking read is the portable way to see EOF
-            while os.read(0, 1 << 16):
-                pass
-            loop.call_soon_threadsafe(setattr, server, "should_exit", True)
-
-        threading.Thread(target=watch_stdin, daemon=True).start()
-        serving = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started and not serving.done():
-            await asyncio.sleep(0.005)
-        bound_host, bound_port = sock.getsockname()[:2]
-        print(f"mcplab: serving weather-sdk at http://{bound_host}:{bound_port}/mcp", file=sys.stderr, flush=True)
-        await serving
-
-    asyncio.run(main())
+    sock = bind(host, port)
+    anyio.run(serve_app, app, sock, BANNER.format(name="weather-sdk", url=endpoint_url(sock)))
 
 
 if __name__ == "__main__":

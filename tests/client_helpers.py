@@ -47,6 +47,17 @@ def node_bin(name: str) -> Path:
     return ROOT / ".node" / "node_modules" / ".bin" / name
 
 
+def npm_server(name: str) -> str:
+    """The path of an npm-installed MCP server (the official reference servers, pinned), or a skip via need()."""
+    from conftest import need  # here, not at the top: this file also runs as a server script
+
+    path = node_bin(name)
+    need(path.exists(), f"{name} is not installed; run: npm install --prefix .node "
+                        f"@modelcontextprotocol/server-filesystem@2026.8.31 "
+                        f"@modelcontextprotocol/server-everything@2026.8.31")
+    return str(path)
+
+
 def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -233,11 +233,10 @@ def run_sdk_server(argv: list[str]) -> None:
     """The official SDK's test server over Streamable HTTP (its default app: SSE replies, sessions)."""
     import argparse
 
-    import uvicorn
     from client_helpers import sdk_app
 
     sys.path.insert(0, str(ROOT))
-    from mcplab.server.streamable_http.process import BANNER, bind, endpoint_url
+    from mcplab.server.streamable_http.process import BANNER, bind, endpoint_url, serve_app
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", action="store_true")
@@ -246,26 +245,9 @@ def run_sdk_server(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     app = sdk_app()  # the same server the stdio interop tests use (tests/client_helpers.py)
 
-    sock = bind(args.host, args.port)
-    server = uvicorn.Server(uvicorn.Config(app.streamable_http_app(host=args.host), log_config=None,
-                                           access_log=False, timeout_graceful_shutdown=1))
-
-    async def serve() -> None:
-        loop = asyncio.get_running_loop()
-
-        def watch_stdin() -> None:  # exit with the parent, as mcplab's servers do
-            while os.read(0, 1 << 16):
-                pass
-            loop.call_soon_threadsafe(setattr, server, "should_exit", True)
-
-        threading.Thread(target=watch_stdin, daemon=True).start()
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started and not task.done():
-            await asyncio.sleep(0.005)
-        print(BANNER.format(name="sdk-weather", url=endpoint_url(sock)), file=sys.stderr, flush=True)
-        await task
-
-    asyncio.run(serve())
+    sock = bind(args.host, args.port)  # served as mcplab's servers are: banner, stdin watchdog
+    asyncio.run(serve_app(app.streamable_http_app(host=args.host), sock,
+                          BANNER.format(name="sdk-weather", url=endpoint_url(sock))))
 
 
 if __name__ == "__main__":

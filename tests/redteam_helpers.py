@@ -246,34 +246,15 @@ def chatter(mib: int) -> None:
 def http_server(endpoint: Any) -> None:
     """Serve a Starlette endpoint at /mcp the way mcplab's launch() expects (URL on stderr, stdin watchdog)."""
     import asyncio
-    import threading
 
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    from mcplab.server.streamable_http.process import BANNER, bind, endpoint_url
+    from mcplab.server.streamable_http.process import BANNER, bind, endpoint_url, serve_app
 
     app = Starlette(routes=[Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"])])
     sock = bind("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=1))
-
-    async def serve() -> None:
-        loop = asyncio.get_running_loop()
-
-        def watch() -> None:
-            while os.read(0, 1 << 16):
-                pass
-            loop.call_soon_threadsafe(setattr, server, "should_exit", True)
-
-        threading.Thread(target=watch, daemon=True).start()
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started and not task.done():
-            await asyncio.sleep(0.005)
-        print(BANNER.format(name="hostile", url=endpoint_url(sock)), file=sys.stderr, flush=True)
-        await task
-
-    asyncio.run(serve())
+    asyncio.run(serve_app(app, sock, BANNER.format(name="hostile", url=endpoint_url(sock))))
 
 
 def _initialize_reply(message: dict) -> Any:

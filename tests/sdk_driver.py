@@ -6,24 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import server_helpers
+
 try:
     from mcp import types
 except ImportError:  # pragma: no cover - the test extra is missing
     types = None
 
 MODERN = "2026-07-28"
-TOOL_ARGUMENTS = {
-    "get_weather": {"city": "Beijing"}, "get_forecast": {"city": "China", "days": 2},
-    "read_file": {"path": "notes.md"}, "search_files": {"pattern": "*.py"}, "get_file_info": {"path": "logo.png"},
-    "test_sampling": {"prompt": "Test prompt for sampling"}, "test_elicitation": {"message": "Who are you?"},
-    "json_schema_2020_12_tool": {"name": "Ada", "phone": "123", "contactMethod": "phone"},
-    "test_header_param": {"region": "us-west1"},
-}
-PROMPT_ARGUMENTS = {
-    "weather_report": {"city": "Seattle"}, "summarize_file": {"path": "README.txt"},
-    "review_code": {"path": "src/greet.py"}, "test_prompt_with_arguments": {"arg1": "a", "arg2": "b"},
-    "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
-}
+# The shared table, except that get_forecast names a country: the server asks which city (MRTR).
+TOOL_ARGUMENTS = {**server_helpers.TOOL_ARGUMENTS, "get_forecast": server_helpers.ASKS_WHICH_CITY}
+PROMPT_ARGUMENTS = server_helpers.PROMPT_ARGUMENTS
 FILLS = {"string": "Ada", "boolean": True, "integer": 3, "number": 1.5, "array": []}
 
 

@@ -480,6 +480,26 @@ class ModernSession:
         raise AssertionError(f"{method} still wants input after {max_rounds} rounds: {rounds[-1]}")
 
 
+# What every interop and era test calls each bundled tool and prompt with ({} when not listed): one table,
+# so that the drivers agree. "London" is one city; ASKS_WHICH_CITY ("China": four cities) makes
+# get_forecast ask the user which one, for the tests that exercise the question (elicitation or MRTR).
+TOOL_ARGUMENTS = {
+    "get_weather": {"city": "Beijing"}, "get_forecast": {"city": "London", "days": 2},
+    "read_file": {"path": "notes.md"}, "list_directory": {}, "search_files": {"pattern": "*.py"},
+    "get_file_info": {"path": "logo.png"}, "write_file": {"path": "scratch.txt", "content": "hello"},
+    "test_sampling": {"prompt": "Test prompt for sampling"},
+    "test_elicitation": {"message": "Please provide your information"},
+    "json_schema_2020_12_tool": {"name": "Ada", "phone": "123", "contactMethod": "phone"},
+    "test_header_param": {"region": "us-west1"},
+}
+PROMPT_ARGUMENTS = {
+    "weather_report": {"city": "Seattle"}, "summarize_file": {"path": "README.txt"},
+    "review_code": {"path": "src/greet.py"}, "test_prompt_with_arguments": {"arg1": "testValue1", "arg2": "testValue2"},
+    "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
+}
+ASKS_WHICH_CITY = {"city": "China", "days": 2}
+
+
 def fill_form(schema: dict) -> dict:
     """What a careful user would submit for an elicitation form: every field, valid for its schema."""
     content: dict[str, Any] = {}

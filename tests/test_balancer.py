@@ -112,7 +112,6 @@ def test_backends_must_be_three_loopback_mcp_endpoints(urls: list[str], words: s
 async def test_behind_nginx_a_legacy_session_breaks_and_modern_calls_all_succeed() -> None:
     from mcplab import Client
     from mcplab.wire.errors import HTTPStatusError
-    from mcplab.client.eras import EraCache
     from mcplab.notebook.matrix import WEATHER
     from mcplab.transports.http import http
 
@@ -122,14 +121,14 @@ async def test_behind_nginx_a_legacy_session_breaks_and_modern_calls_all_succeed
     try:
         assert lb.kind == "nginx" and lb.header == "x-upstream" and lb.note.startswith("nginx/")
         assert lb.url.startswith("http://127.0.0.1:") and "server 127.0.0.1:" in lb.config
-        legacy = Client(http(lb.url), era="legacy", era_cache=EraCache())
+        legacy = Client(http(lb.url), era="legacy")
         with pytest.raises(HTTPStatusError) as refused:
             async with legacy:
                 pass
         assert refused.value.status == 404  # initialize on backend 1, notifications/initialized on backend 2
         replies = [f for f in legacy.trace if f.direction == "s2c" and f.http]
         assert [(lb.served_by(f), f.http["status"]) for f in replies] == [("1", 200), ("2", 404)]
-        async with Client(http(lb.url), era="modern", era_cache=EraCache()) as client:
+        async with Client(http(lb.url), era="modern") as client:
             results = [await client.call_tool("get_weather", {"city": city})
                        for city in ("Beijing", "Tokyo", "Paris", "Cairo", "Seoul", "Sydney")]
         served_by = [lb.served_by(f) for f in client.trace if f.direction == "s2c"]

@@ -11,8 +11,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from client_helpers import command, node_bin, validate_frames
-from conftest import need
+from client_helpers import command, npm_server, validate_frames
 from mcplab.client import Client
 from mcplab.wire.errors import INVALID_PARAMS, RemoteError
 from mcplab.transports.stdio import stdio
@@ -23,14 +22,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.subprocess, pytest.mark.interop]
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request):
     return request.param
-
-
-def npm_server(name: str) -> str:
-    path = node_bin(name)
-    need(path.exists(), f"{name} is not installed; run: npm install --prefix .node "
-                        f"@modelcontextprotocol/server-filesystem@2026.8.31 "
-                        f"@modelcontextprotocol/server-everything@2026.8.31")
-    return str(path)
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])

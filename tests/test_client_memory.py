@@ -329,3 +329,17 @@ def test_both_transports_have_the_transport_shape():
 
     assert isinstance(MemoryTransport(lambda m: []), Transport)
     assert isinstance(stdio(["python", "-c", "pass"]), Transport)
+
+
+async def test_handlers_given_by_name_or_as_one_record_are_the_same_client():
+    from mcplab.client.handlers import Handlers
+
+    decline = lambda params: {"action": "decline"}  # noqa: E731
+    by_name = Client(FakeServer().transport, elicitation=decline, roots=["file:///a"])
+    grouped = Client(FakeServer().transport, handlers=Handlers(elicitation=decline, roots=["file:///a"]))
+    mixed = Client(FakeServer().transport, handlers=Handlers(elicitation=decline), roots=["file:///a"])
+    assert by_name.handlers == grouped.handlers == mixed.handlers
+    assert by_name.client_capabilities == grouped.client_capabilities == mixed.client_capabilities
+    assert set(by_name.client_capabilities) == {"elicitation", "roots"}
+    with pytest.raises(TypeError, match="unexpected keyword argument.*elicitaton.*a handler: sampling"):
+        Client(FakeServer().transport, elicitaton=decline)

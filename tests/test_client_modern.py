@@ -13,7 +13,6 @@ import pytest
 from client_helpers import FakeModernServer, FakeServer, probe_and_rest, validate_frames
 from mcplab.wire import jsonrpc
 from mcplab.client import Client
-from mcplab.client.eras import EraCache
 from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError
 from mcplab.client.mrtr import InputRequest, TooManyRounds
 from mcplab.client.opening import EraError
@@ -30,7 +29,7 @@ def anyio_backend(request):
 
 
 def client(server, **options):
-    return Client(server.transport, era_cache=EraCache(), **{"era": "auto", **options})
+    return Client(server.transport, **{"era": "auto", **options})
 
 
 def text(value, **extra):

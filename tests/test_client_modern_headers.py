@@ -14,7 +14,6 @@ import pytest
 from client_helpers import FakeModernServer, FakeServer, validate_frames
 from mcplab.wire import jsonrpc
 from mcplab.client import Client
-from mcplab.client.eras import EraCache
 from mcplab.wire.errors import LocalProtocolError
 from mcplab.wire.headers import (
     InvalidHeaderAnnotation, decode_value, encode_value, header_annotations, param_headers, request_headers,
@@ -146,7 +145,7 @@ def sent_headers(client, method):
 @pytest.mark.anyio
 async def test_every_modern_request_over_http_carries_the_standard_headers(spec_schema, caplog):
     server = sql_server()
-    async with Client(server.transport, era="modern", era_cache=EraCache()) as client:
+    async with Client(server.transport, era="modern") as client:
         with caplog.at_level(logging.WARNING, logger="mcplab.client"):
             tools = await client.list_tools()
         await client.call_tool("execute_sql", {"region": "Hello, 世界", "query": "SELECT 1"})
@@ -168,7 +167,7 @@ async def test_every_modern_request_over_http_carries_the_standard_headers(spec_
 @pytest.mark.anyio
 async def test_on_stdio_annotations_are_ignored_and_no_tool_is_dropped():
     server = sql_server(channel="stdio")
-    async with Client(server.transport, era="modern", era_cache=EraCache()) as client:
+    async with Client(server.transport, era="modern") as client:
         assert [t.name for t in await client.list_tools()] == ["execute_sql", "bad_tool"]
         await client.call_tool("execute_sql", {"region": "eu", "query": "SELECT 1"})
     assert client.rejected_tools == {} and all(f.http is None for f in client.trace)
@@ -185,7 +184,7 @@ async def test_a_header_mismatch_on_a_call_lists_the_tools_again_and_retries_onc
         return {"content": [{"type": "text", "text": "ok"}]}
 
     server.handlers["tools/call"] = call
-    async with Client(server.transport, era="modern", era_cache=EraCache()) as client:
+    async with Client(server.transport, era="modern") as client:
         result = await client.call_tool("execute_sql", {"region": "eu", "query": "q"})  # never listed before
     assert result.text == "ok"
     assert [m.method for m in server.requests()] == ["server/discover", "tools/call", "tools/list", "tools/call"]
@@ -196,6 +195,6 @@ async def test_a_header_mismatch_on_a_call_lists_the_tools_again_and_retries_onc
 @pytest.mark.anyio
 async def test_legacy_requests_carry_no_modern_headers():
     server = FakeServer(channel="http", handlers={"tools/list": lambda r: {"tools": TOOLS}})
-    async with Client(server.transport, era="legacy", era_cache=EraCache()) as client:
+    async with Client(server.transport, era="legacy") as client:
         assert len(await client.list_tools()) == 2  # no header rules in the legacy era
     assert all(f.http["headers"] == {} for f in client.trace if f.direction == "c2s")

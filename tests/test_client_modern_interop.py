@@ -12,8 +12,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from client_helpers import command, node_bin, probe_and_rest, validate_frames
-from conftest import need
+from client_helpers import command, npm_server, probe_and_rest, validate_frames
 from mcplab.client import Client
 from mcplab.client.eras import EraCache
 from mcplab.wire.errors import INVALID_PARAMS, RemoteError
@@ -32,14 +31,6 @@ MODERN = "2026-07-28"
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request):
     return request.param
-
-
-def npm_server(name: str) -> str:
-    path = node_bin(name)
-    need(path.exists(), f"{name} is not installed; run: npm install --prefix .node "
-                        f"@modelcontextprotocol/server-filesystem@2026.8.31 "
-                        f"@modelcontextprotocol/server-everything@2026.8.31")
-    return str(path)
 
 
 def methods(trace) -> list:
@@ -64,7 +55,7 @@ async def test_the_sdk_server_in_auto_lands_modern_with_mrtr_rounds(spec_schema)
     def sample(params):
         return {"role": "assistant", "content": {"type": "text", "text": "the window seat"}, "model": "scripted"}
 
-    client = Client(stdio(command("sdk")), era="auto", era_cache=EraCache(), timeout=20, elicitation=elicit,
+    client = Client(stdio(command("sdk")), era="auto", timeout=20, elicitation=elicit,
                     sampling=sample, roots=["file:///home/lab"])
     client.probe_timeout = SLOW_START  # the probe's answer is under test here, not silence
     async with client:
@@ -94,14 +85,14 @@ async def test_the_sdk_server_in_auto_lands_modern_with_mrtr_rounds(spec_schema)
 
 
 async def test_the_sdk_server_also_answers_an_explicitly_modern_client():
-    async with Client(stdio(command("sdk")), era="modern", era_cache=EraCache(), timeout=20) as client:
+    async with Client(stdio(command("sdk")), era="modern", timeout=20) as client:
         assert client.era == "modern"
         assert (await client.call_tool("get_weather", {"city": "Oslo"})).text.startswith("Oslo")
 
 
 @pytest.mark.parametrize("name, argv", [("mcp-server-everything", []), ("mcp-server-filesystem", ["/tmp"])])
 async def test_an_npm_reference_server_in_auto_lands_legacy_after_the_probe(name, argv, spec_schema):
-    client = Client(stdio([npm_server(name), *argv]), era="auto", era_cache=EraCache(), timeout=20)
+    client = Client(stdio([npm_server(name), *argv]), era="auto", timeout=20)
     client.probe_timeout = SLOW_START  # the -32601 answer is under test here, not silence
     async with client:
         assert client.era == "legacy" and client.protocol_version == "2025-11-25"
@@ -118,19 +109,27 @@ async def test_an_npm_reference_server_in_auto_lands_legacy_after_the_probe(name
 
 async def test_era_modern_against_an_npm_server_fails_deterministically():
     with pytest.raises(EraError, match="legacy.*era='auto'"):
-        async with Client(stdio([npm_server("mcp-server-everything")]), era="modern", era_cache=EraCache(),
+        async with Client(stdio([npm_server("mcp-server-everything")]), era="modern",
                           timeout=20):
             pass
 
 
 async def test_a_server_that_ignores_requests_before_initialize_is_legacy_after_the_probe_timeout():
-    client = Client(stdio(command("mini", "--quiet-before-init")), era="auto", era_cache=EraCache(), timeout=5)
+    client = Client(stdio(command("mini", "--quiet-before-init")), era="auto", timeout=5)
     client.probe_timeout = 0.3
     with anyio.fail_after(5):
         async with client:
             assert client.era == "legacy"
     assert methods(client.trace)[:3] == ["server/discover", "initialize", "result"]
     assert "no answer in time" in client.era_reason
+
+
+async def test_without_an_era_cache_a_client_remembers_nothing_and_each_one_probes():
+    for _ in range(2):
+        async with Client(stdio(command("mini")), era="auto", timeout=5) as client:
+            assert client.era == "legacy" and client.era_cache is None
+        assert methods(client.trace)[0] == "server/discover"
+        assert "remembered" not in client.era_reason
 
 
 async def test_the_era_is_remembered_per_server_so_the_second_connection_skips_the_probe():

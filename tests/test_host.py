@@ -223,6 +223,20 @@ async def test_a_crashed_server_is_started_again_and_the_others_keep_their_conne
         assert sorted(e.server for e in host.catalogue) == ["files", "files", "files", "files", "weather", "weather"]
 
 
+@pytest.mark.subprocess
+async def test_a_server_started_again_opens_in_the_era_the_host_remembers_without_a_second_probe():
+    async with Host({"weather": ["python", str(ROOT / "servers" / "weather.py")]}, era="auto", timeout=10) as host:
+        first = host.clients["weather"]
+        assert first.trace.messages()[0].method == "server/discover" and len(host.era_cache) == 1
+        assert await host.reconnect("weather") == "up"
+        again = host.clients["weather"]
+        assert again is not first and again.era == first.era == "modern"
+        assert again.trace.messages()[0].method == "server/discover"  # the modern era's opening, not a probe
+        assert again.era_reason.startswith("remembered from an earlier connection to this server")
+    async with Host({"weather": ["python", str(ROOT / "servers" / "weather.py")]}, era="auto", timeout=10) as other:
+        assert "probe with server/discover first" in other.clients["weather"].era_reason  # hosts share nothing
+
+
 async def test_only_a_server_given_as_a_command_can_be_started_again():
     weather = fake("weather", tool("get_weather", city="string"))
     async with Host({"weather": weather.transport}) as host:

@@ -212,10 +212,9 @@ def test_targets_name_bundled_servers_files_and_urls() -> None:
 
 async def handshake(argv: list[str], cwd: str | None, env: dict[str, str]) -> tuple[dict, list[str]]:
     from mcplab import Client
-    from mcplab.client.eras import EraCache
     from mcplab.transports.stdio import stdio
 
-    async with Client(stdio(argv, env=env, cwd=cwd, inherit_env=False), era="auto", era_cache=EraCache()) as client:
+    async with Client(stdio(argv, env=env, cwd=cwd, inherit_env=False), era="auto") as client:
         return client.server_info, [tool.name for tool in await client.list_tools()]
 
 
@@ -256,7 +255,6 @@ def test_each_configured_server_starts_as_the_host_starts_it_and_shakes_hands(ho
 @pytest.mark.parametrize("host", ["vscode", "generic"])
 def test_an_http_server_in_the_config_answers_at_its_url(host: str, tmp_path: Path) -> None:
     from mcplab import Client
-    from mcplab.client.eras import EraCache
     from mcplab.server.streamable_http import launch
     from mcplab.transports.http import http
 
@@ -270,7 +268,7 @@ def test_an_http_server_in_the_config_answers_at_its_url(host: str, tmp_path: Pa
             hostconfig.launch_spec(host, written, "weather_http")
 
         async def connect() -> str:
-            async with Client(http(url), era="auto", era_cache=EraCache()) as client:
+            async with Client(http(url), era="auto") as client:
                 return (await client.call_tool("get_weather", {"city": "Seoul"})).text
 
         assert anyio.run(connect).startswith("Seoul: cloudy")

@@ -23,31 +23,17 @@ from mcplab import Client
 from mcplab.wire.errors import INVALID_PARAMS, RemoteError
 from mcplab.server.streamable_http import launch
 from mcplab.transports.http import http
-from server_helpers import fill_form
+from sdk_driver import callbacks
+from server_helpers import PROMPT_ARGUMENTS, TOOL_ARGUMENTS
 
 try:
     import mcp
-    from mcp import types
 except ImportError:  # pragma: no cover - the test extra is missing
     mcp = None
 
 pytestmark = [pytest.mark.anyio, pytest.mark.http, pytest.mark.interop, pytest.mark.subprocess,
               pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning") if mcp else pytest.mark.http]
 
-TOOL_ARGUMENTS = {
-    "get_weather": {"city": "Beijing"}, "get_forecast": {"city": "London", "days": 2},
-    "read_file": {"path": "notes.md"}, "list_directory": {}, "search_files": {"pattern": "*.py"},
-    "get_file_info": {"path": "logo.png"},
-    "test_sampling": {"prompt": "Test prompt for sampling"},
-    "test_elicitation": {"message": "Please provide your information"},
-    "json_schema_2020_12_tool": {"name": "Ada", "phone": "123", "contactMethod": "phone"},
-}
-PROMPT_ARGUMENTS = {
-    "weather_report": {"city": "Seattle"}, "summarize_file": {"path": "README.txt"},
-    "review_code": {"path": "src/greet.py"},
-    "test_prompt_with_arguments": {"arg1": "testValue1", "arg2": "testValue2"},
-    "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
-}
 EXPECTED_TOOL_ERRORS = {"test_error_handling"}
 # conformance.py also grows fixtures for later revisions; over the legacy wire these are the ones that count
 LEGACY_FIXTURES = {
@@ -74,20 +60,9 @@ def frames_with_bodies(trace) -> list:
 async def test_the_sdk_client_uses_every_feature_of_each_bundled_server_over_http(name):
     need(mcp is not None, "the official SDK (mcp==2.3.0) is not installed")
 
-    async def sampling(context: Any, params: Any) -> Any:
-        return types.CreateMessageResult(role="assistant", model="test-model", stop_reason="endTurn",
-                                         content=types.TextContent(type="text", text="This is a test response"))
-
-    async def elicitation(context: Any, params: Any) -> Any:
-        return types.ElicitResult(action="accept", content=fill_form(params.requested_schema))
-
-    async def roots(context: Any) -> Any:
-        return types.ListRootsResult(roots=[types.Root(uri="file:///lab", name="lab")])
-
     progress: list = []
     with launch([sys.executable, str(ROOT / "servers" / f"{name}.py")]) as server:
-        async with mcp.Client(server.url, mode="legacy", sampling_callback=sampling,
-                              elicitation_callback=elicitation, list_roots_callback=roots) as client:
+        async with mcp.Client(server.url, mode="legacy", **callbacks()) as client:
             assert client.protocol_version == "2025-11-25"
             await client.send_ping()
             tools = (await client.list_tools()).tools

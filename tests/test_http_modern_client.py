@@ -20,7 +20,6 @@ from starlette.responses import JSONResponse, Response
 from client_helpers import validate_frames
 from http_helpers import MODERN, Scripted, served
 from mcplab import Client
-from mcplab.client.eras import EraCache
 from mcplab.wire.errors import METHOD_NOT_FOUND, RemoteError, RequestTimeout
 from mcplab.server import Context, Server
 from mcplab.server.streamable_http import create_app
@@ -82,7 +81,7 @@ def modern_frames(client: Client) -> list:
 
 async def test_every_modern_post_mirrors_its_routing_facts_into_headers(spec_schema):
     async with served(create_app(toy_server())) as url:
-        async with Client(http(url), era="modern", era_cache=EraCache()) as client:
+        async with Client(http(url), era="modern") as client:
             await client.list_tools()
             assert (await client.call_tool("where", {"region": "上海", "zone": 2})).text == "上海/2"
             assert (await client.read_resource("notes://today")).text == "buy milk"
@@ -100,7 +99,7 @@ async def test_every_modern_post_mirrors_its_routing_facts_into_headers(spec_sch
 
 async def test_an_unknown_method_is_a_404_with_method_not_found(spec_schema):
     async with served(create_app(toy_server(), era="modern")) as url:
-        async with Client(http(url), era="modern", era_cache=EraCache()) as client:
+        async with Client(http(url), era="modern") as client:
             with pytest.raises(RemoteError) as refused:
                 await client.request("tools/frobnicate")
     assert refused.value.code == METHOD_NOT_FOUND
@@ -110,7 +109,7 @@ async def test_an_unknown_method_is_a_404_with_method_not_found(spec_schema):
 async def test_a_timeout_closes_the_stream_and_that_cancels_the_request():
     events: list = []
     async with served(create_app(toy_server(events))) as url:
-        async with Client(http(url), era="modern", era_cache=EraCache()) as client:
+        async with Client(http(url), era="modern") as client:
             with pytest.raises(RequestTimeout):
                 await client.call_tool("crawl", {}, timeout=0.5, on_progress=lambda params: None)
             with anyio.fail_after(3):
@@ -136,7 +135,7 @@ async def test_a_timeout_cancels_a_silent_request_whose_reply_would_be_json():
         return "rested"
 
     async with served(create_app(server)) as url:
-        async with Client(http(url), era="modern", era_cache=EraCache()) as client:
+        async with Client(http(url), era="modern") as client:
             with anyio.fail_after(4), pytest.raises(RequestTimeout):
                 await client.call_tool("nap", {"seconds": 5}, timeout=0.5)
             with anyio.fail_after(3):
@@ -149,9 +148,9 @@ async def test_a_timeout_cancels_a_silent_request_whose_reply_would_be_json():
 
 async def test_auto_lands_modern_on_a_dual_era_server_and_legacy_on_a_legacy_only_one():
     async with served(create_app(toy_server())) as dual, served(create_app(toy_server(), era="legacy")) as legacy:
-        async with Client(http(dual), era="auto", era_cache=EraCache()) as modern_client:
+        async with Client(http(dual), era="auto") as modern_client:
             assert (await modern_client.call_tool("where", {"region": "eu"})).text == "eu/1"
-        async with Client(http(legacy), era="auto", era_cache=EraCache()) as legacy_client:
+        async with Client(http(legacy), era="auto") as legacy_client:
             assert (await legacy_client.call_tool("where", {"region": "eu"})).text == "eu/1"
     assert (modern_client.era, legacy_client.era) == ("modern", "legacy")
     probe, refusal, opening = wire(legacy_client)[:3]
@@ -175,7 +174,7 @@ def scripted_refusal(status: int, body: dict | None) -> Scripted:
 async def test_auto_falls_back_to_initialize_when_the_4xx_body_is_no_modern_error(status, body):
     scripted = scripted_refusal(status, body)
     async with served(scripted.app()) as url:
-        async with Client(http(url), era="auto", era_cache=EraCache()) as client:
+        async with Client(http(url), era="auto") as client:
             assert client.era == "legacy" and client.protocol_version == "2025-11-25"
     assert len(scripted.posts("server/discover")) == 1 and len(scripted.posts("initialize")) == 1
 
@@ -196,7 +195,7 @@ async def test_auto_reads_a_400_unsupported_version_as_modern_and_asks_again():
 
     scripted = Scripted({"server/discover": discover})
     async with served(scripted.app()) as url:
-        async with Client(http(url), era="auto", era_cache=EraCache()) as client:
+        async with Client(http(url), era="auto") as client:
             assert client.era == "modern" and client.server_capabilities == {}
     assert len(scripted.posts("server/discover")) == 2 and not scripted.posts("initialize")
     assert "ask again with 2026-07-28" in client.era_reason
@@ -213,7 +212,7 @@ async def test_over_http_a_slow_answer_to_the_probe_is_waited_for_not_taken_for_
 
     scripted = Scripted({"server/discover": discover})
     async with served(scripted.app()) as url:
-        client = Client(http(url), era="auto", era_cache=EraCache(), timeout=10)
+        client = Client(http(url), era="auto", timeout=10)
         client.probe_timeout = 0.1
         async with client:
             assert client.era == "modern"
@@ -234,7 +233,7 @@ async def test_a_modern_exchange_keeps_no_session_id_the_server_hands_out():
 
     scripted = Scripted({"server/discover": discover, "tools/list": tools_list})
     async with served(scripted.app()) as url:
-        async with Client(http(url), era="modern", era_cache=EraCache()) as client:
+        async with Client(http(url), era="modern") as client:
             await client.list_tools()
     assert all("mcp-session-id" not in headers for verb, headers, _ in scripted.received)
     assert [verb for verb, _, _ in scripted.received] == ["POST", "POST"]  # and no DELETE
@@ -261,7 +260,7 @@ async def test_a_tool_with_invalid_header_marks_is_left_out_with_a_warning(caplo
 
     scripted = Scripted({"server/discover": discover, "tools/list": tools_list, "tools/call": tools_call})
     async with served(scripted.app()) as url:
-        async with Client(http(url), era="modern", era_cache=EraCache()) as client:
+        async with Client(http(url), era="modern") as client:
             with caplog.at_level(logging.WARNING, logger="mcplab.client"):
                 listed = await client.list_tools()
             assert (await client.call_tool("valid_tool", {"region": "us-west1"})).text == "us-west1"
@@ -306,7 +305,7 @@ async def test_a_broken_response_stream_is_reissued_as_a_new_request_with_a_new_
 
     scripted = Scripted({"server/discover": _discover, "tools/call": tools_call})
     async with served(scripted.app()) as url:
-        async with Client(http(url), era="modern", era_cache=EraCache(), timeout=5) as client:
+        async with Client(http(url), era="modern", timeout=5) as client:
             with anyio.fail_after(4):
                 result = await client.call_tool("echo", {"text": "hi"})
     assert result.text == "second time lucky"
@@ -327,7 +326,7 @@ async def test_a_stream_that_keeps_breaking_is_reissued_a_bounded_number_of_time
 
     scripted = Scripted({"server/discover": _discover, "tools/call": tools_call})
     async with served(scripted.app()) as url:
-        async with Client(http(url), era="modern", era_cache=EraCache(), timeout=5) as client:
+        async with Client(http(url), era="modern", timeout=5) as client:
             with anyio.fail_after(4), pytest.raises(TransportError, match="broke"):
                 await client.call_tool("echo", {"text": "hi"})
     assert len(attempts) == 1 + MAX_REISSUES and len({a["id"] for a in attempts}) == len(attempts)

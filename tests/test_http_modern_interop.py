@@ -26,7 +26,6 @@ from conftest import need
 from http_helpers import HERE, ROOT, server_everything_http
 from sdk_driver import MODERN, callbacks, exercise_everything
 from mcplab import Client
-from mcplab.client.eras import EraCache
 from mcplab.server.streamable_http import launch
 from mcplab.transports.http import http
 
@@ -122,7 +121,7 @@ def probe_and_answer(trace) -> list[tuple[str, int | None]]:
 async def test_this_client_in_auto_mode_lands_modern_on_the_sdk_http_server(spec_schema) -> None:
     need(mcp is not None, "the official SDK (mcp==2.3.0) is not installed")
     with launch([sys.executable, str(HERE), "sdk"]) as server:
-        async with Client(http(server.url), era="auto", era_cache=EraCache()) as client:
+        async with Client(http(server.url), era="auto") as client:
             assert client.era == "modern" and client.protocol_version == MODERN, client.era_reason
             assert {t.name for t in await client.list_tools()} >= {"get_weather", "divide"}
             assert "sunny" in (await client.call_tool("get_weather", {"city": "Paris"})).text
@@ -140,7 +139,7 @@ async def test_this_client_in_auto_mode_falls_back_to_legacy_on_server_everythin
     need((HERE.parent.parent / ".node" / "node_modules" / ".bin" / "mcp-server-everything").exists(),
          "@modelcontextprotocol/server-everything is not installed in .node/ (make .node/.installed)")
     with server_everything_http() as url:
-        async with Client(http(url), era="auto", era_cache=EraCache()) as client:
+        async with Client(http(url), era="auto") as client:
             assert client.era == "legacy" and client.protocol_version == "2025-11-25", client.era_reason
             assert "echo" in {tool.name for tool in await client.list_tools()}
             assert (await client.call_tool("echo", {"message": "hi"})).text.endswith("hi")

@@ -27,7 +27,6 @@ from mcplab.wire.errors import (
     HEADER_MISMATCH, RemoteError, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcplab.client.eras import EraCache
 from mcplab.wire.headers import encode_value
 from mcplab.server import Context, Server
 from mcplab.server.streamable_http import create_app, launch
@@ -43,7 +42,7 @@ def anyio_backend() -> str:
 
 
 def toy_server(events: list | None = None) -> Server:
-    server = Server("toy", "1.0", logging=True)  # count logs
+    server = Server("toy", "1.0", declare_logging=True)  # count logs
 
     @server.tool
     def echo(text: str) -> str:
@@ -354,7 +353,7 @@ async def test_a_legacy_only_endpoint_treats_a_modern_request_as_a_legacy_server
 @pytest.mark.parametrize("script", ["weather", "files", "conformance"])
 async def test_each_bundled_server_serves_http_in_each_era(script, era, lands):
     with launch([sys.executable, str(ROOT / "servers" / f"{script}.py"), "--era", era]) as server:
-        async with Client(http(server.url), era="auto", era_cache=EraCache()) as client:
+        async with Client(http(server.url), era="auto") as client:
             assert client.era == lands, client.era_reason
             assert await client.list_tools()
         assert server.stdout() == "" and "Traceback" not in server.stderr()

@@ -400,3 +400,10 @@ def test_the_decision_modules_import_no_io_library(module):
                            "socket"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json_module.loads(done.stdout) == []
+
+
+def test_client_info_is_handed_out_as_a_copy_never_the_shared_default():
+    first = lifecycle.initialize_request(1, "2025-06-18")
+    first.params["clientInfo"]["name"] = "changed by a caller"
+    assert lifecycle.initialize_request(2, "2025-06-18").params["clientInfo"]["name"] == "mcplab"
+    assert lifecycle.CLIENT_INFO["name"] == "mcplab"

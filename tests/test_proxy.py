@@ -130,7 +130,6 @@ async def test_the_child_process_proxy_serves_and_exits_when_its_stdin_closes():
 async def test_behind_the_proxy_a_legacy_session_breaks_and_modern_calls_all_succeed():
     from mcplab import Client
     from mcplab.wire.errors import HTTPStatusError
-    from mcplab.client.eras import EraCache
     from mcplab.notebook.matrix import WEATHER
     from mcplab.server.streamable_http import launch
     from mcplab.transports.http import http
@@ -139,10 +138,10 @@ async def test_behind_the_proxy_a_legacy_session_breaks_and_modern_calls_all_suc
     try:
         async with proxy.serving([b.url for b in backends]) as url:
             with pytest.raises(HTTPStatusError) as refused:
-                async with Client(http(url), era="legacy", era_cache=EraCache()):
+                async with Client(http(url), era="legacy"):
                     pass
             assert refused.value.status == 404  # initialize on backend 1, initialized on backend 2
-            async with Client(http(url), era="modern", era_cache=EraCache()) as client:
+            async with Client(http(url), era="modern") as client:
                 results = [await client.call_tool("get_weather", {"city": "Beijing"}) for _ in range(4)]
             served_by = [f.http["headers"].get("x-backend") for f in client.trace if f.direction == "s2c"]
     finally:
@@ -156,7 +155,6 @@ async def test_behind_the_proxy_a_legacy_session_breaks_and_modern_calls_all_suc
 async def test_behind_the_proxy_an_mrtr_retry_survives_without_state_and_fails_with_another_processes_state():
     from mcplab import Client
     from mcplab.wire.errors import RemoteError
-    from mcplab.client.eras import EraCache
     from mcplab.notebook.matrix import WEATHER
     from mcplab.transports.http import http
 
@@ -170,12 +168,12 @@ async def test_behind_the_proxy_an_mrtr_retry_survives_without_state_and_fails_w
     try:
         weather = [b.url for b in backends[:2]]
         async with proxy.serving(weather) as url:  # discover → 1, round 1 → 2, the retry → 1
-            async with Client(http(url), era="modern", elicitation=pick, era_cache=EraCache()) as client:
+            async with Client(http(url), era="modern", elicitation=pick) as client:
                 forecast = await client.call_tool("get_forecast", {"city": "China", "days": 1})
         assert forecast.structured["city"] == "Beijing"     # no requestState: any backend runs the retry
 
         async with proxy.serving([b.url for b in backends[2:]]) as url:
-            async with Client(http(url), era="modern", elicitation=pick, era_cache=EraCache()) as client:
+            async with Client(http(url), era="modern", elicitation=pick) as client:
                 with pytest.raises(RemoteError) as refused:
                     await client.call_tool("test_input_required_result_request_state")
         assert refused.value.code == -32602 and "integrity" in refused.value.message  # sealed by the other one

@@ -11,7 +11,8 @@ from typing import Any, AsyncIterator
 import pytest
 
 from conftest import need
-from server_helpers import ROOT, SERVERS, fill_form
+from sdk_driver import callbacks
+from server_helpers import PROMPT_ARGUMENTS, ROOT, SERVERS, TOOL_ARGUMENTS
 
 try:
     import mcp
@@ -23,20 +24,6 @@ pytestmark = [pytest.mark.interop, pytest.mark.subprocess,
               # logging and resources/subscribe are deprecated in 2026-07-28, still part of the legacy wire
               pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
-TOOL_ARGUMENTS = {
-    "get_weather": {"city": "Beijing"}, "get_forecast": {"city": "London", "days": 2},
-    "read_file": {"path": "notes.md"}, "list_directory": {}, "search_files": {"pattern": "*.py"},
-    "get_file_info": {"path": "logo.png"}, "write_file": {"path": "scratch.txt", "content": "hello"},
-    "test_sampling": {"prompt": "Test prompt for sampling"},
-    "test_elicitation": {"message": "Please provide your information"},
-    "json_schema_2020_12_tool": {"name": "Ada", "phone": "123", "contactMethod": "phone"},
-    "test_header_param": {"region": "us-west1"},
-}
-PROMPT_ARGUMENTS = {
-    "weather_report": {"city": "Seattle"}, "summarize_file": {"path": "README.txt"},
-    "review_code": {"path": "src/greet.py"}, "test_prompt_with_arguments": {"arg1": "testValue1", "arg2": "testValue2"},
-    "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
-}
 TEMPLATE_URIS = {"weather": "weather://city/Paris", "files": "file:///data.json",
                  "conformance": "test://template/123/data"}
 EXPECTED_ERRORS = {"test_error_handling"}
@@ -51,24 +38,13 @@ def anyio_backend() -> str:
 async def sdk_session(name: str, *flags: str, logs: list | None = None) -> AsyncIterator[Any]:
     need(mcp is not None, "the official SDK (mcp==2.3.0) is not installed")
 
-    async def sampling(context: Any, params: Any) -> Any:
-        return types.CreateMessageResult(role="assistant", model="test-model", stop_reason="endTurn",
-                                         content=types.TextContent(type="text", text="This is a test response"))
-
-    async def elicitation(context: Any, params: Any) -> Any:
-        return types.ElicitResult(action="accept", content=fill_form(params.requested_schema))
-
-    async def roots(context: Any) -> Any:
-        return types.ListRootsResult(roots=[])
-
     async def logging(params: Any) -> None:
         if logs is not None:
             logs.append(params)
 
     server = mcp.StdioServerParameters(command=sys.executable, args=[str(SERVERS / f"{name}.py"), *flags], cwd=ROOT)
     async with mcp.stdio_client(server) as (read, write):
-        async with mcp.ClientSession(read, write, sampling_callback=sampling, elicitation_callback=elicitation,
-                                     list_roots_callback=roots, logging_callback=logging) as session:
+        async with mcp.ClientSession(read, write, **callbacks(), logging_callback=logging) as session:
             yield session
 
 
@@ -136,7 +112,7 @@ async def test_the_sdk_client_uses_everything_the_conformance_server_offers() ->
     logs: list = []
     async with sdk_session("conformance", logs=logs) as session:
         outcomes = await exercise_everything(session, "conformance")
-    assert outcomes["test_sampling"].content[0].text == "LLM response: This is a test response"
+    assert outcomes["test_sampling"].content[0].text == "LLM response: The capital is Paris."  # sdk_driver.callbacks
     assert "action=accept" in outcomes["test_elicitation"].content[0].text
     assert "action=accept" in outcomes["test_elicitation_sep1330_enums"].content[0].text
     assert outcomes["test_audio_content"].content[0].mime_type == "audio/wav"

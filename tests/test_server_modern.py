@@ -26,7 +26,7 @@ def anyio_backend() -> str:
 
 
 def small_server() -> Server:
-    server = Server("small", "2.0.0", title="Small", instructions="Say hello.", logging=True)  # chatty logs
+    server = Server("small", "2.0.0", title="Small", instructions="Say hello.", declare_logging=True)  # chatty logs
 
     @server.tool
     def hello(name: str) -> str:

@@ -243,7 +243,7 @@ async def test_asking_without_the_capability_is_32021_naming_it(declared, missin
 async def test_only_tools_resources_and_prompts_may_ask() -> None:
     server = Server("s")
     server.tool(lambda: "x", name="x", description="x")
-    server.resource("s://r/{n}", list=lambda: [{"uri": "s://r/1", "name": "r"}])(lambda n: n)
+    server.resource("s://r/{n}", lister=lambda: [{"uri": "s://r/1", "name": "r"}])(lambda n: n)
     assert mrtr.MRTR_METHODS == {"tools/call", "resources/read", "prompts/get"}
     result = await ModernSession(server, capabilities=ALL).result("resources/read", {"uri": "s://r/1"})
     assert result["resultType"] == "complete"

@@ -9,7 +9,9 @@ import json
 
 import pytest
 
-from server_helpers import MODERN, RawServer, modern_params, server_argv
+from server_helpers import (
+    ASKS_WHICH_CITY, MODERN, PROMPT_ARGUMENTS, TOOL_ARGUMENTS, RawServer, modern_params, server_argv,
+)
 
 pytestmark = pytest.mark.subprocess
 
@@ -17,16 +19,8 @@ ALL = {"elicitation": {}, "sampling": {}, "roots": {}}
 SUB = "io.modelcontextprotocol/subscriptionId"
 INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}
 
-ARGUMENTS = {  # what to call each tool and prompt with (in the modern era; {} when not listed)
-    "get_weather": {"city": "Beijing"}, "get_forecast": {"city": "China", "days": 2},
-    "weather_report": {"city": "Tokyo"},
-    "read_file": {"path": "notes.md"}, "search_files": {"pattern": "*.py"}, "get_file_info": {"path": "data.json"},
-    "summarize_file": {"path": "notes.md"}, "review_code": {"path": "src/greet.py"},
-    "test_sampling": {"prompt": "Say hi"}, "test_elicitation": {"message": "Who?"},
-    "json_schema_2020_12_tool": {"name": "Ada", "contactMethod": "email", "email": "ada@example.org"},
-    "test_header_param": {"region": "us-west1"}, "test_prompt_with_arguments": {"arg1": "a", "arg2": "b"},
-    "test_prompt_with_embedded_resource": {"resourceUri": "test://example-resource"},
-}
+# What to call each tool and prompt with: the shared table, with get_forecast asking which city (MRTR).
+ARGUMENTS = {**TOOL_ARGUMENTS, **PROMPT_ARGUMENTS, "get_forecast": ASKS_WHICH_CITY}
 FORMS = {"string": "x", "boolean": True, "integer": 1, "number": 1.5, "array": []}
 
 

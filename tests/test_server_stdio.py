@@ -401,3 +401,58 @@ def test_in_a_2025_06_18_session_an_unreadable_line_keeps_the_json_rpc_null_id()
         reply = server.recv()
         assert reply["error"]["code"] == -32700 and reply["id"] is None
         assert server.close() == 0
+
+
+# --- errors that must not hide a bug ----------------------------------------------------------------
+
+BUGGY_RESOURCES = ("from mcplab.server import Server, run\n"
+                   "server = Server('buggy')\n"
+                   "NOTES = {'today': 'buy milk'}\n"
+                   "@server.resource('notes://{day}')\n"
+                   "def day(day: str) -> str:\n"
+                   "    if day == 'missing':\n"
+                   "        raise LookupError(day)  # the toolkit's 'not there'\n"
+                   "    if day == 'bug':\n"
+                   "        return NOTES['tomorow']  # a typo: a KeyError is a bug, not a missing resource\n"
+                   "    return NOTES[day]\n"
+                   "@server.prompt\n"
+                   "def greet(who: str) -> str:\n"
+                   "    return f'Say hello to {who}'\n"
+                   "run(server)\n")
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_a_key_error_in_a_resource_function_is_an_internal_error_with_its_traceback_on_stderr(tmp_path,
+                                                                                               version) -> None:
+    script = tmp_path / "buggy.py"
+    script.write_text(BUGGY_RESOURCES)
+    with RawServer([sys.executable, str(script)], version=version) as server:
+        server.initialize(version)
+        missing = server.request("resources/read", {"uri": "notes://missing"})
+        assert missing["error"]["code"] == -32002 and missing["error"]["data"] == {"uri": "notes://missing"}
+        bug = server.request("resources/read", {"uri": "notes://bug"})
+        assert bug["error"]["code"] == -32603, bug
+        assert "KeyError" in bug["error"]["message"]
+        subscribed = server.request("resources/subscribe", {"uri": "notes://bug"})
+        assert subscribed["error"]["code"] == -32603, subscribed
+        assert server.result("resources/read", {"uri": "notes://today"})["contents"][0]["text"] == "buy milk"
+        server.close()
+    stderr = b"".join(l for l in server.stderr if l).decode()
+    assert "Traceback" in stderr and "KeyError: 'tomorow'" in stderr
+
+
+@pytest.mark.parametrize("method", ["prompts/get", "tools/call"])
+@pytest.mark.parametrize("name, came", [(["greet"], "an array"), (7, "a number"), ({"n": 1}, "an object"),
+                                        (None, "nothing"), (True, "a boolean")])
+def test_a_name_that_is_not_a_string_is_invalid_params_naming_what_came(tmp_path, method, name, came) -> None:
+    script = tmp_path / "buggy.py"
+    script.write_text(BUGGY_RESOURCES.replace("run(server)", "@server.tool\ndef echo() -> str:\n"
+                                                             "    return 'echo'\nrun(server)"))
+    with RawServer([sys.executable, str(script)], version="2025-11-25") as server:
+        server.initialize("2025-11-25")
+        params = {"name": name} if name is not None else {}
+        reply = server.request(method, params)
+        assert reply["error"]["code"] == -32602, reply
+        message = reply["error"]["message"]
+        assert "expected params.name" in message and "(a string)" in message and f"got {came}" in message
+        assert server.result("prompts/get", {"name": "greet", "arguments": {"who": "Ada"}})["messages"]

@@ -24,7 +24,7 @@ def anyio_backend() -> str:
 
 
 def demo_server(page_size: int = 50) -> Server:
-    server = Server("demo", "1.2.3", title="Demo", page_size=page_size, logging=True)  # count logs
+    server = Server("demo", "1.2.3", title="Demo", page_size=page_size, declare_logging=True)  # count logs
 
     @server.tool(title="Add", annotations={"readOnlyHint": True})
     def add(a: int, b: int = 1) -> str:
@@ -188,7 +188,7 @@ async def test_params_must_be_an_object() -> None:
 
 @pytest.mark.anyio
 async def test_only_capabilities_the_server_implements_are_advertised() -> None:
-    server = Server("tools-only", logging=False)
+    server = Server("tools-only", declare_logging=False)
     server.tool(lambda: "x", name="x", description="x")
     session = MemorySession(server)
     assert (await session.initialize())["capabilities"] == {"tools": {"listChanged": True}}
@@ -641,7 +641,7 @@ def test_a_bundled_server_advertises_logging_only_if_it_logs(name: str, logs: bo
 
 @pytest.mark.anyio
 async def test_a_server_declares_logging_only_when_told_and_a_log_it_did_not_declare_is_not_sent(caplog) -> None:
-    quiet, loud = Server("quiet"), Server("loud", logging=True)
+    quiet, loud = Server("quiet"), Server("loud", declare_logging=True)
     for server in (quiet, loud):
         @server.tool
         async def chatty(ctx: Context) -> str:
@@ -657,7 +657,7 @@ async def test_a_server_declares_logging_only_when_told_and_a_log_it_did_not_dec
             await session.result("tools/call", {"name": "chatty"})
         sent = [n for n in session.notifications if n["method"] == "notifications/message"]
         assert len(sent) == (1 if declared else 0)
-    assert any("logging=True" in record.getMessage() for record in caplog.records)
+    assert any("declare_logging=True" in record.getMessage() for record in caplog.records)
 
 
 def test_the_deprecated_features_of_2026_07_28_are_named_with_their_sep_and_marked_where_shown() -> None:
@@ -676,3 +676,23 @@ def test_the_deprecated_features_of_2026_07_28_are_named_with_their_sep_and_mark
                        mcplab.server.context.Context.list_roots, mcplab.client.Client,
                        mcplab.client.Client.set_logging_level, mcplab.client.Client.notify_roots_changed):
         assert "deprecated in 2026-07-28" in (documented.__doc__ or ""), documented
+
+
+def test_a_tool_record_never_changes_after_registration_its_checkers_are_derived() -> None:
+    import dataclasses
+
+    from mcplab.server import Server
+
+    server = Server("frozen")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    tool = server.tools["add"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tool.description = "changed"  # type: ignore[misc]
+    assert tool.check({"a": 1, "b": 2}) is None and "'b' is a required property" in tool.check({"a": 1})
+    assert tool.check is tool.check  # compiled once
+    assert tool.check_output(object()) is None  # no outputSchema: nothing to check

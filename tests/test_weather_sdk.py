@@ -227,13 +227,11 @@ async def test_mcplab_client_uses_either_server_and_every_frame_validates(name: 
     from client_helpers import validate_frames
 
     from mcplab import Client
-    from mcplab.client.eras import EraCache
     from mcplab.transports.stdio import stdio
 
     if name == "weather_sdk":
         need_sdk()
-    async with Client(stdio(server_argv(name)), era=era, elicitation=lambda params: CITY_FORM,
-                      era_cache=EraCache()) as client:
+    async with Client(stdio(server_argv(name)), era=era, elicitation=lambda params: CITY_FORM) as client:
         assert [t.name for t in await client.list_tools()] == ["get_weather", "get_forecast"]
         forecast = await client.call_tool("get_forecast", {"city": "China", "days": 3})
         report = await client.get_prompt("weather_report", {"city": "Paris"})
@@ -249,7 +247,6 @@ async def test_over_http_the_sdk_server_starts_like_ours_and_exits_when_its_stdi
     import anyio
 
     from mcplab import Client
-    from mcplab.client.eras import EraCache
     from mcplab.server.streamable_http import launch
     from mcplab.transports.http import http
 
@@ -258,7 +255,7 @@ async def test_over_http_the_sdk_server_starts_like_ours_and_exits_when_its_stdi
     try:
         assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/mcp")
         for era in ("legacy", "modern"):
-            async with Client(http(server.url), era=era, era_cache=EraCache()) as client:
+            async with Client(http(server.url), era=era) as client:
                 result = await client.call_tool("get_weather", {"city": "Paris"})
             assert result.text.startswith("Paris: overcast (阴), 13 °C"), era
     finally:

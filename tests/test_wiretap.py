@@ -39,11 +39,10 @@ def wire(trace: Trace) -> list[tuple[str, str]]:
 
 async def test_the_tap_records_exactly_what_the_client_saw(tmp_path: Path) -> None:
     from mcplab import Client
-    from mcplab.client.eras import EraCache
     from mcplab.transports.stdio import stdio
 
     path = tmp_path / "tap.jsonl"
-    async with Client(stdio(tapped(path, WEATHER)), era="auto", era_cache=EraCache()) as client:
+    async with Client(stdio(tapped(path, WEATHER)), era="auto") as client:
         result = await client.call_tool("get_weather", {"city": "北京"})
     assert result.text.startswith("Beijing: sunny (晴)")
     recorded = Trace.load(path)

@@ -13,8 +13,12 @@ Theory of operation
 **Opening** (``opening.py``): ``era="legacy"`` runs the ``initialize`` handshake, ``era="modern"``
 asks ``server/discover``, and ``era="auto"`` probes with ``server/discover`` and falls back to
 ``initialize`` when the answer is not a modern one. ``eras.py`` makes each decision; the client
-keeps them (``era_decisions``) and says why in one sentence (``era_reason``). The era found is
-remembered per server (:class:`~mcplab.client.eras.EraCache`), so the next connection need not probe.
+keeps them (``era_decisions``) and says why in one sentence (``era_reason``). The default is
+``era="legacy"`` (:data:`DEFAULT_ERA`): the handshake the labs teach first, with no probe in the trace;
+``era="auto"`` is what a client facing unknown servers picks (``mcplab inspect`` does). A caller who
+opens many connections may hand each Client the same :class:`~mcplab.client.eras.EraCache` (a Host
+does): then the era found is remembered per server, and the next connection need not probe. Without
+one, a Client remembers nothing beyond itself.
 
 **Every request** goes through the lifecycle (``lifecycle.py``), which refuses a method whose
 server capability was never declared and, in the modern era, stamps ``_meta``; the connection
@@ -32,8 +36,9 @@ cursor like any other (2026-07-28 pagination).
 
 **Asking the client.** A legacy server sends requests (``sampling/createMessage``,
 ``elicitation/create``, ``roots/list``); a modern one puts them in an ``input_required`` result.
-The handlers you pass (``sampling=``, ``elicitation=``, ``roots=``) answer both, and a capability
-is declared only when it has a handler. ``input_handler=`` replaces them for MRTR (a prompt, a form).
+The handlers (``handlers.py``: :class:`~mcplab.client.handlers.Handlers`, or each by its name,
+``sampling=``, ``elicitation=``, ``roots=``, ``on_log=`` ...) answer both, and a capability is declared
+only when it has a handler. ``input_handler=`` replaces them for MRTR (a prompt, a form).
 Roots, Sampling and Logging (``on_log=``, :meth:`Client.set_logging_level`) are deprecated in
 2026-07-28 (SEP-2577, ``versions.DEPRECATED``): they still work, and new servers should not need them.
 
@@ -45,12 +50,14 @@ is left out of :meth:`Client.list_tools`, with a logged warning and an entry in 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Sequence
+from dataclasses import replace
+from typing import Any
 
 import anyio
 
 from mcplab.client.connection import Connection, call
 from mcplab.client.eras import INITIALIZE, EraCache, Verdict, first_step, server_key
+from mcplab.client.handlers import ELICITATION, ROOTS, SAMPLING, Callback, Handler, Handlers
 from mcplab.wire.errors import (
     HEADER_MISMATCH, INTERNAL_ERROR, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, JSONRPCError,
     LocalProtocolError, RemoteError, RemoteProtocolError, SessionExpired, TransportError,
@@ -58,7 +65,7 @@ from mcplab.wire.errors import (
 from mcplab.wire.headers import InvalidHeaderAnnotation, header_annotations, param_headers
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcplab.lifecycle import DISCOVER, PING, LegacyLifecycle, ModernLifecycle, client_capabilities
-from mcplab.client.mrtr import MAX_ROUNDS, InputHandler, handler_for, run_rounds
+from mcplab.client.mrtr import MAX_ROUNDS, handler_for, run_rounds
 from mcplab.client.opening import open_era
 from mcplab.client.results import (
     Completion, Listing, Prompt, PromptResult, Resource, ResourceRead, ResourceTemplate, Tool, ToolResult,
@@ -68,28 +75,26 @@ from mcplab.trace import Trace
 from mcplab.transports.base import StreamEnded, Transport
 from mcplab.wire.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS
 
-__all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_ERA", "PROBE_TIMEOUT", "ERA_CACHE", "MAX_REISSUES"]
+__all__ = ["Client", "Handlers", "DEFAULT_TIMEOUT", "DEFAULT_ERA", "PROBE_TIMEOUT", "MAX_REISSUES"]
 
 DEFAULT_TIMEOUT = 30.0   # seconds per request, unless the caller says otherwise
 PROBE_TIMEOUT = 5.0      # seconds era="auto" waits on stdio for server/discover before calling the server legacy
 MAX_PAGES = 1000         # a list that never ends must not hang the client
 MAX_REISSUES = 2         # times a modern request whose reply stream broke is sent again
-# DESIGN.md's default is "auto"; it stays "legacy" until the labs' stored traces (made with the
-# legacy default) are regenerated, since "auto" adds the probe to every trace.
+# Legacy unless asked: the labs open with the initialize handshake they teach, and a probe in every
+# trace would come before it. era="auto" (the probe, then the fallback) is one argument away.
 DEFAULT_ERA = "legacy"
-# The era each server spoke, for this Python process (the spec: remember it per server). Module
-# state on purpose: a new Client for the same server is exactly who should find it. Pass
-# ``era_cache=EraCache()`` for a private one.
-ERA_CACHE = EraCache()
 LOG = logging.getLogger("mcplab.client")
-
-Callback = Callable[..., Any]
-Handler = Callable[[dict], Any]
 
 
 class Client:
     """A connection to one MCP server (see the module docstring).
 
+    ``era``: ``"legacy"`` (the default), ``"modern"`` or ``"auto"``; ``version`` pins a revision;
+    ``timeout`` is per request; ``client_info`` is the identity sent to the server; ``era_cache`` an
+    :class:`~mcplab.client.eras.EraCache` the caller owns and shares between its clients (None: no
+    memory). ``handlers`` (:class:`~mcplab.client.handlers.Handlers`), or its fields by name
+    (``elicitation=...``), answer what the server asks and hear what it tells.
     ``sampling=``, ``roots=`` and ``on_log=`` serve features deprecated in 2026-07-28 (SEP-2577):
     Sampling, Roots and Logging keep working in every revision, but new servers should not rely on them.
     """
@@ -99,29 +104,23 @@ class Client:
 
     def __init__(self, transport: Transport, *, era: str = DEFAULT_ERA, version: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, client_info: dict | None = None,
-                 on_progress: Callback | None = None, on_log: Callback | None = None,
-                 on_list_changed: Callback | None = None, on_notification: Callback | None = None,
-                 sampling: Handler | None = None, elicitation: Handler | None = None,
-                 roots: Sequence[str | dict] | Handler | None = None, input_handler: InputHandler | None = None,
-                 era_cache: EraCache = ERA_CACHE) -> None:
+                 era_cache: EraCache | None = None, handlers: Handlers | None = None, **by_name: Any) -> None:
+        unknown = set(by_name) - set(Handlers.names())
+        if unknown:
+            raise TypeError(f"Client() got unexpected keyword argument(s) {', '.join(sorted(unknown))}; "
+                            f"expected era, version, timeout, client_info, era_cache, handlers, or a handler: "
+                            f"{', '.join(Handlers.names())}")
         self.transport = transport
         self.timeout = timeout
         self.client_info = client_info
-        self.on_progress, self.on_log = on_progress, on_log
-        self.on_list_changed, self.on_notification = on_list_changed, on_notification
-        self._handlers: dict[str, Handler] = {}
-        if sampling is not None:
-            self._handlers["sampling/createMessage"] = sampling
-        if elicitation is not None:
-            self._handlers["elicitation/create"] = elicitation
-        if roots is not None:
-            self._handlers["roots/list"] = roots if callable(roots) else _static_roots(roots)
-        self._input_handler = input_handler or handler_for(self._handlers)
+        self.handlers = replace(handlers or Handlers(), **by_name)
+        self._answers: dict[str, Handler] = self.handlers.answers()
+        self._input_handler = self.handlers.input_handler or handler_for(self._answers)
         self.asked_era, self.era_cache = era, era_cache
         self._key = server_key(transport)
         if era == "legacy" and version is not None:
             LegacyLifecycle(version)  # refuses a version it cannot speak now, before anything starts
-        self._plan = first_step(era, version, era_cache.get(self._key))
+        self._plan = first_step(era, version, era_cache.get(self._key) if era_cache is not None else None)
         first = self._make_lifecycle("legacy" if self._plan.step == INITIALIZE else "modern", self._plan.version)
         self._connection = Connection(transport, first, on_notification=self._notified, on_request=self._answer)
         self._progress: dict[Any, Callback] = {}
@@ -134,9 +133,8 @@ class Client:
     def _make_lifecycle(self, era: str, version: str | None) -> Any:
         """A fresh lifecycle for one opening step, declaring the capabilities we have handlers for."""
         version = version or (LATEST_LEGACY if era == "legacy" else LATEST_MODERN)
-        capabilities = client_capabilities(sampling="sampling/createMessage" in self._handlers,
-                                           elicitation="elicitation/create" in self._handlers,
-                                           roots="roots/list" in self._handlers, version=version)
+        capabilities = client_capabilities(sampling=SAMPLING in self._answers, elicitation=ELICITATION in self._answers,
+                                           roots=ROOTS in self._answers, version=version)
         if era == "legacy":
             return LegacyLifecycle(version, capabilities=capabilities, client_info=self.client_info)
         return ModernLifecycle(version, capabilities=capabilities, client_info=self.client_info)
@@ -163,7 +161,8 @@ class Client:
             self.era_decisions = await open_era(self._connection, self._plan, self._make_lifecycle,
                                                 asked_era=self.asked_era, timeout=self.timeout,
                                                 probe_timeout=probe_timeout)
-            self.era_cache.remember(self._key, self.era, self.protocol_version)
+            if self.era_cache is not None:
+                self.era_cache.remember(self._key, self.era, self.protocol_version)
         except BaseException:
             with anyio.CancelScope(shield=True):  # the child must be reaped even if we were cancelled
                 await self.aclose()
@@ -324,9 +323,11 @@ class Client:
             usable = [v for v in MODERN_VERSIONS if v in (supported or [])]
             if usable and usable[-1] != self._lifecycle.version:
                 self._lifecycle.use_version(usable[-1])
-                self.era_cache.remember(self._key, "modern", usable[-1])
+                if self.era_cache is not None:
+                    self.era_cache.remember(self._key, "modern", usable[-1])
                 return True
-            self.era_cache.forget(self._key)  # what we remembered no longer holds: probe next time
+            if self.era_cache is not None:
+                self.era_cache.forget(self._key)  # what we remembered no longer holds: probe next time
         if error.code == HEADER_MISMATCH and method == "tools/call":
             await self.list_tools()  # the spec: the tool's inputSchema may have changed; list again, retry
             return True
@@ -349,20 +350,20 @@ class Client:
 
     # --- what the server sends on its own ------------------------------------------------------
     async def _notified(self, notification: Notification) -> None:
-        method, params = notification.method, notification.params or {}
+        method, params, heard = notification.method, notification.params or {}, self.handlers
         if method == "notifications/progress":
-            await call(self._progress.get(params.get("progressToken"), self.on_progress), params)
+            await call(self._progress.get(params.get("progressToken"), heard.on_progress), params)
         elif method == "notifications/message":
-            await call(self.on_log, params)
+            await call(heard.on_log, params)
         elif method.endswith("/list_changed"):
-            await call(self.on_list_changed, method)
-        await call(self.on_notification, notification)
+            await call(heard.on_list_changed, method)
+        await call(heard.on_notification, notification)
 
     async def _answer(self, request: Request) -> Response | ErrorResponse:
         if isinstance(self._lifecycle, ModernLifecycle):
             raise RemoteProtocolError(f"the server sent a request ({request.method}); in the modern era a "
                                       f"server never does (it asks with an input_required result instead)")
-        handler = {PING: lambda params: {}, **self._handlers}.get(request.method)
+        handler = {PING: lambda params: {}, **self._answers}.get(request.method)
         if handler is None:
             reply: Response | ErrorResponse = ErrorResponse(request.id, METHOD_NOT_FOUND,
                                                             f"this client has no handler for {request.method}")
@@ -485,8 +486,3 @@ class Client:
         """Tell the server the roots changed (it will ask ``roots/list`` again); legacy only:
         2026-07-28 removed the notification, and Roots are deprecated in 2026-07-28 (SEP-2577)."""
         await self.notify("notifications/roots/list_changed")
-
-
-def _static_roots(roots: Sequence[str | dict]) -> Handler:
-    listed = [r if isinstance(r, dict) else {"uri": r} for r in roots]
-    return lambda params: {"roots": listed}

@@ -63,6 +63,7 @@ from mcplab.client.agent import (  # noqa: F401  (merge_catalogue re-exported: t
     AgentRun, CatalogueEntry, Rule, ScriptedModel, count, function_call_parts, merge_catalogue, model_text, short,
 )
 from mcplab.client import Client
+from mcplab.client.eras import EraCache
 from mcplab.wire.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
 from mcplab.i18n import N_, _
 from mcplab.client.results import Tool, ToolResult
@@ -111,6 +112,10 @@ class Host:
         if unknown:
             raise ValueError(f"trust names servers this host does not have: {sorted(unknown)} "
                              f"(servers: {', '.join(servers)})")
+        # One memory of eras for this host's clients: a server started again after a crash (reconnect)
+        # is opened in the era it spoke, with no second probe. The host owns it; no other host shares it.
+        given = client_options.pop("era_cache", None)  # (an empty cache is falsy: test for None)
+        self.era_cache: EraCache = EraCache() if given is None else given
         self.client_options = client_options
         self.clients: dict[str, Client] = {}        # the servers in service
         self._all_clients: dict[str, Client] = {}   # and the ones that failed: their traces and processes
@@ -140,7 +145,8 @@ class Host:
         return self
 
     async def _open(self, name: str) -> None:
-        client = Client(self.transports[name], on_list_changed=lambda method: self._mark_stale(), **self.client_options)
+        client = Client(self.transports[name], on_list_changed=lambda method: self._mark_stale(),
+                        era_cache=self.era_cache, **self.client_options)
         self._all_clients[name] = client
         try:
             self.clients[name] = await client.connect()

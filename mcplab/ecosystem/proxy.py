@@ -39,6 +39,8 @@ import sys
 from typing import Any, AsyncIterator, Callable, Sequence
 from urllib.parse import urlsplit
 
+import anyio
+import anyio.abc
 import httpx
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
@@ -124,14 +126,14 @@ async def serving(backends: Sequence[str], *, app: Starlette | None = None) -> A
 
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(_config(app or create_app(backends)))
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
     try:
-        await _started(server, task)
-        yield endpoint_url(sock)
+        async with anyio.create_task_group() as tasks:  # leaving it waits for uvicorn: nothing is left running
+            await tasks.start(_run, server, sock)
+            try:
+                yield endpoint_url(sock)
+            finally:
+                server.should_exit = True
     finally:
-        server.should_exit = True  # the task is awaited here: nothing is left running
-        with contextlib.suppress(Exception):
-            await task
         sock.close()
 
 
@@ -171,12 +173,23 @@ def stop_all(processes: Sequence[Any]) -> list[int | None]:
     return [process.stop() for process in processes]
 
 
-async def _started(server: Any, task: asyncio.Task) -> None:
-    while not server.started:
-        if task.done():
-            task.result()  # raise what stopped it
-            raise RuntimeError("the proxy stopped before it started serving")
-        await asyncio.sleep(0.005)
+async def _run(server: Any, sock: Any, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    """Serve on ``sock`` until ``server.should_exit``; report started once uvicorn accepts connections."""
+    stopped = anyio.Event()
+
+    async def serve() -> None:
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            stopped.set()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(serve)
+        while not server.started:  # uvicorn has no readiness callback: poll its flag, briefly
+            if stopped.is_set():
+                raise RuntimeError("the proxy stopped before it started serving")
+            await anyio.sleep(0.005)
+        task_status.started()
 
 
 def _watch_stdin(loop: asyncio.AbstractEventLoop, on_eof: Callable[[], None]) -> bool:
@@ -198,11 +211,10 @@ async def _serve(app: Starlette, host: str, port: int) -> None:
 
     sock = bind(host, port)
     server = uvicorn.Server(_config(app))
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
     _watch_stdin(asyncio.get_running_loop(), lambda: setattr(server, "should_exit", True))
-    await _started(server, task)
-    print(BANNER.format(url=endpoint_url(sock)), file=sys.stderr, flush=True)
-    await task
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(_run, server, sock)
+        print(BANNER.format(url=endpoint_url(sock)), file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -12,16 +12,14 @@ that names what was expected and what came, never a traceback.
 from __future__ import annotations
 
 import functools
-import json
 import inspect
+import json
 import re
 from dataclasses import dataclass
 from types import FunctionType
 from typing import Any, Callable
 
 from mcplab.i18n import N_, _
-from mcplab.wire import jsonrpc
-from mcplab.wire.errors import JSONRPCError, error_name
 
 NOT_ANSWERED = N_("Not answered yet")
 COMPARE = N_("the question above the cell shows the shape of the answer: compare yours with it")
@@ -145,14 +143,15 @@ def check(expects: str, accepts: type | tuple[type, ...] | None = None, *,
     return decorate
 
 
-def read_message(answer: Any, *, refused: str, write_it: str, start: str) -> tuple[Any, Feedback | None]:
-    """A message the student wrote, as a dict or as JSON text, decoded as a peer decodes it; or, for an
-    answer that is not one, the feedback instead.
+def decoded(answer: Any, *, refused: str, start: str, write: str) -> tuple[Any, Feedback | None]:
+    """The JSON-RPC message a student wrote (a dict or JSON text), or the feedback for an answer that is none.
 
-    The sentences that differ between labs come from the lab, marked with ``N_`` there: ``refused``
-    (filled with ``code``, ``name`` and ``message``) says who refuses it, ``write_it`` how to write an
-    answer of the wrong type, ``start`` how to begin again after a refusal.
+    Each lab words its own hints, marked with ``N_``: ``refused`` (with ``{code}``, ``{name}`` and
+    ``{message}``) says who would refuse it, ``start`` where to start again, ``write`` how to write it.
     """
+    from mcplab.wire import jsonrpc
+    from mcplab.wire.errors import JSONRPCError, error_name
+
     if isinstance(answer, dict):
         try:
             answer = json.dumps(answer, ensure_ascii=False, allow_nan=False)
@@ -160,8 +159,7 @@ def read_message(answer: Any, *, refused: str, write_it: str, start: str) -> tup
             return None, failed(_("the dict cannot be written as JSON: {exc}", exc=exc),
                                 _("use only dicts, lists, strings, numbers, True/False and None"))
     if not isinstance(answer, (str, bytes)):
-        return None, failed(_("expected a dict or a JSON string, got {kind}", kind=type(answer).__name__),
-                            _(write_it))
+        return None, failed(_("expected a dict or a JSON string, got {kind}", kind=type(answer).__name__), _(write))
     try:
         return jsonrpc.decode(answer), None
     except JSONRPCError as exc:

@@ -12,7 +12,7 @@ from typing import Any
 
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import error_name
-from mcplab.exercises._feedback import Feedback, check, failed, passed, read_message
+from mcplab.exercises._feedback import Feedback, check, decoded, failed, passed
 from mcplab.i18n import N_, Texts, _
 
 __all__ = [
@@ -27,9 +27,9 @@ _KIND = {jsonrpc.Request: N_("a request"), jsonrpc.Notification: N_("a notificat
 
 def _read(answer: Any) -> tuple[Any, Feedback | None]:
     """The decoded message, or the feedback for an answer that is not one."""
-    return read_message(answer, refused=N_("a peer would refuse this with {code} ({name}): {message}"),
-                        write_it=N_("write the message as a Python dict, or as the JSON text itself"),
-                        start=N_('start from {"jsonrpc": "2.0", ...} and check each member against the table above'))
+    return decoded(answer, refused=N_("a peer would refuse this with {code} ({name}): {message}"),
+                   start=N_('start from {"jsonrpc": "2.0", ...} and check each member against the table above'),
+                   write=N_("write the message as a Python dict, or as the JSON text itself"))
 
 
 # --- 1. the seed's request ---------------------------------------------------------------------

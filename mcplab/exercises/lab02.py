@@ -13,7 +13,7 @@ from typing import Any
 
 from mcplab.wire import jsonrpc
 from mcplab import lifecycle
-from mcplab.exercises._feedback import Feedback, check, failed, passed, read_message
+from mcplab.exercises._feedback import Feedback, check, decoded, failed, passed
 from mcplab.i18n import N_, _
 from mcplab.trace import Trace
 from mcplab.wire.versions import LEGACY_VERSIONS
@@ -25,10 +25,9 @@ __all__ = [
 
 
 def _request(answer: Any) -> tuple[Any, Feedback | None]:
-    """The decoded message, or the feedback for an answer that is not one."""
-    return read_message(answer, refused=N_("a server would refuse this with {code} ({name}): {message}"),
-                        write_it=N_("write the message as a Python dict"),
-                        start=N_('start from {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}'))
+    return decoded(answer, refused=N_("a server would refuse this with {code} ({name}): {message}"),
+                   start=N_('start from {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}'),
+                   write=N_("write the message as a Python dict"))
 
 
 # --- 1. the seed's initialize request -----------------------------------------------------------

@@ -40,7 +40,7 @@ import anyio
 from mcplab.client import Client
 from mcplab.course import servers_dir
 from mcplab.wire.errors import HTTPStatusError, MCPLabError, RemoteError, error_name
-from mcplab.client.eras import EraCache, error_in
+from mcplab.client.eras import error_in
 from mcplab.i18n import N_, _
 from mcplab.wire.jsonrpc import ErrorResponse, Request, Response
 from mcplab.trace import Trace
@@ -183,7 +183,7 @@ async def run_row(row: Row, *, transport: str = "stdio", url: str | None = None,
         link: Any = http(url)
     else:
         link = stdio([*(server or [sys.executable, str(WEATHER)]), "--era", SERVER_ERA[row.server]])
-    client = Client(link, era=CLIENT_ERA[row.client], timeout=timeout, era_cache=EraCache())
+    client = Client(link, era=CLIENT_ERA[row.client], timeout=timeout)
     client.probe_timeout = PROBE_TIMEOUT
     try:
         with anyio.fail_after(timeout):

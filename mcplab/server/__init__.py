@@ -31,13 +31,13 @@ views, the graders and the command line build on it.
 from mcplab.server.content import (
     Contents, ToolError, ToolResult, assistant, audio, embedded, image, resource_link, text, user,
 )
-from mcplab.server.context import Connection, Context, Peer
+from mcplab.server.context import ClientState, Context, Peer
 from mcplab.server.mrtr import InputRequest, elicitation, roots, sampling
 from mcplab.server.runner import arguments, run
 from mcplab.server.toolkit import Server
 
 __all__ = [
-    "Server", "Context", "Connection", "Peer", "run", "arguments",
+    "Server", "Context", "ClientState", "Peer", "run", "arguments",
     "ToolError", "ToolResult", "Contents",
     "text", "image", "audio", "embedded", "resource_link", "user", "assistant",
     "InputRequest", "elicitation", "sampling", "roots",

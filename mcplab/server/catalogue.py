@@ -29,11 +29,12 @@ import inspect
 import re
 import typing
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterable, Literal
 
 from mcplab.wire.errors import InvalidParams
 from mcplab.server.content import for_version
-from mcplab.server.schema import without_header_annotations
+from mcplab.server.schema import compile_validator, without_header_annotations
 from mcplab.wire.versions import at_least
 
 Completer = Callable[[str], Iterable[str]] | Iterable[str]
@@ -41,8 +42,11 @@ MAX_COMPLETIONS = 100  # completion/complete returns at most 100 values (MCP "co
 HEADERS_SINCE = "2026-07-28"  # x-mcp-header in a tool's inputSchema (Streamable HTTP, SEP-2243)
 
 
-@dataclass(eq=False)  # records are compared by identity
+@dataclass(frozen=True, eq=False)  # records are compared by identity
 class Tool:
+    """One registered tool. Its fields never change after registration; the two schema checkers are
+    derived from them once, on the first call (jsonschema loads only then: a server starts without it)."""
+
     name: str
     fn: Callable
     description: str
@@ -53,8 +57,6 @@ class Tool:
     context_param: str | None = None
     params: frozenset[str] = frozenset()
     takes_any: bool = False  # the function has **kwargs: pass every argument through
-    check: Callable[[Any], str | None] | None = None  # compiled on first call (schema.compile_validator)
-    check_output: Callable[[Any], str | None] | None = None
     headers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # x-mcp-header name → argument path
 
     def descriptor(self, version: str) -> dict[str, Any]:
@@ -71,14 +73,24 @@ class Tool:
             tool["annotations"] = self.annotations
         return for_version("tool", tool, version)
 
+    @cached_property
+    def check(self) -> Callable[[Any], str | None]:
+        """The inputSchema's checker: ``check(arguments)`` → None, or why they are invalid."""
+        return compile_validator(self.input_schema)
+
+    @cached_property
+    def check_output(self) -> Callable[[Any], str | None]:
+        """The outputSchema's checker (a tool without one has nothing to check: every value passes)."""
+        return compile_validator(self.output_schema) if self.output_schema is not None else (lambda value: None)
+
     def arguments(self, given: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments to call with: names the function does not take are dropped."""
         return dict(given) if self.takes_any else {k: v for k, v in given.items() if k in self.params}
 
 
-@dataclass(eq=False)
-class Resource:
-    uri: str
+@dataclass(eq=False, kw_only=True)
+class _Readable:
+    """What a resource and a resource template share: the function that reads it, and its description."""
     fn: Callable
     name: str
     description: str = ""
@@ -86,21 +98,23 @@ class Resource:
     title: str | None = None
     context_param: str | None = None
 
-    def descriptor(self, version: str) -> dict[str, Any]:
-        return for_version("resource", _drop_empty({"uri": self.uri, "name": self.name, "title": self.title,
+    def _descriptor(self, key: str, value: str, version: str) -> dict[str, Any]:
+        return for_version("resource", _drop_empty({key: value, "name": self.name, "title": self.title,
                                                     "description": self.description, "mimeType": self.mime_type}),
                            version)
 
 
-@dataclass(eq=False)
-class ResourceTemplate:
+@dataclass(eq=False, kw_only=True)
+class Resource(_Readable):
+    uri: str
+
+    def descriptor(self, version: str) -> dict[str, Any]:
+        return self._descriptor("uri", self.uri, version)
+
+
+@dataclass(eq=False, kw_only=True)
+class ResourceTemplate(_Readable):
     uri_template: str
-    fn: Callable
-    name: str
-    description: str = ""
-    mime_type: str | None = None
-    title: str | None = None
-    context_param: str | None = None
     lister: Callable[[], Iterable[dict[str, Any]]] | None = None
     completers: dict[str, Completer] = field(default_factory=dict)
     pattern: re.Pattern = field(init=False)
@@ -114,9 +128,7 @@ class ResourceTemplate:
         return {k: _unquote(v) for k, v in found.groupdict().items()} if found else None
 
     def descriptor(self, version: str) -> dict[str, Any]:
-        return for_version("resource", _drop_empty({"uriTemplate": self.uri_template, "name": self.name,
-                                                    "title": self.title, "description": self.description,
-                                                    "mimeType": self.mime_type}), version)
+        return self._descriptor("uriTemplate", self.uri_template, version)
 
 
 @dataclass(eq=False)

@@ -8,11 +8,11 @@ Three objects, from the outside in:
   the client. ``post`` queues a message (notification) to the client, ``request`` sends a
   server→client request and waits for its response, ``cancel`` stops work on a request the client
   cancelled. The toolkit never touches a pipe or a socket; only the runner does.
-* :class:`Connection` is what the server knows about one client: the era, the negotiated protocol
+* :class:`ClientState` is what the server knows about one client: the era, the negotiated protocol
   version, the client's capabilities and identity, the log level it chose, its resource
   subscriptions. In the legacy era ``initialize`` fills it once per connection. In the modern era
   (2026-07-28) every request carries the same facts in ``params._meta``, and ``Server.handle`` builds
-  a per-request view (a fresh Connection, never stored) from them: the handlers read the same
+  a per-request view (a fresh ClientState, never stored) from them: the handlers read the same
   fields either way. ``eras`` is what the server was started to speak; ``era`` is what this
   connection speaks, ``None`` while a dual-era connection has not decided yet (modern.py).
 * :class:`Context` is one request seen from inside a tool: its id, its ``_meta``, and the things a tool
@@ -65,8 +65,9 @@ class Peer(Protocol):
 
 
 @dataclass(eq=False)
-class Connection:
-    """Everything the server knows about one client."""
+class ClientState:
+    """Everything the server knows about one client (the client side's ``Connection`` is another
+    thing: it matches responses to requests)."""
     peer: Peer
     era: Era | None = "legacy"
     phase: Phase = "new"
@@ -94,7 +95,7 @@ class Context:
                 await ctx.report_progress(i + 1, total=n)
     """
 
-    def __init__(self, connection: Connection, request_id: RequestId, meta: dict[str, Any] | None = None) -> None:
+    def __init__(self, connection: ClientState, request_id: RequestId, meta: dict[str, Any] | None = None) -> None:
         self.connection = connection
         self.request_id = request_id
         self.meta = meta or {}
@@ -131,14 +132,14 @@ class Context:
         """``notifications/message`` at ``level``, sent only if the client's level lets it through.
 
         Logging is deprecated in 2026-07-28 (SEP-2577): a new server logs to stderr (Python's
-        ``logging``) instead. A server that still sends log messages declares it: ``Server(logging=True)``.
+        ``logging``) instead. A server that still sends log messages declares it: ``Server(declare_logging=True)``.
         """
         if level not in LOG_LEVELS:
             raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
         if "logging" not in self.connection.server_capabilities:
             # A capability the server never declared must not be used: said on stderr, not on the wire.
             log.warning("a %s log message was not sent: this server does not declare the logging capability "
-                        "(Server(..., logging=True)); logging is deprecated in 2026-07-28, stderr is the "
+                        "(Server(..., declare_logging=True)); logging is deprecated in 2026-07-28, stderr is the "
                         "place for logs", level)
             return
         if not self.connection.wants_log(level):

@@ -25,7 +25,7 @@ def add_to(server: Server) -> Server:
     """Register the five diagnostic tools on ``server`` (once) and return it."""
     if "test_missing_capability" in server.tools:
         return server
-    server.logging = True  # test_logging_tool logs: a server declares what it really does
+    server.declare_logging = True  # test_logging_tool logs: a server declares what it really does
     server.memo.clear()
 
     @server.tool

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from mcplab.wire.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, RequestTimeout, ResourceNotFound
 from mcplab.wire.jsonrpc import Request
-from mcplab.server import catalogue, content, schema
+from mcplab.server import catalogue, content
 from mcplab.server.catalogue import Resource, ResourceTemplate
-from mcplab.server.context import LOG_LEVELS, Connection, Context
+from mcplab.server.context import LOG_LEVELS, ClientState, Context
 from mcplab.wire.versions import LATEST_LEGACY, LEGACY_VERSIONS, at_least
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def kept_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
 
 # --- lifecycle and utilities -----------------------------------------------------------------------
 
-async def initialize(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def initialize(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     requested = params.get("protocolVersion")
     if not isinstance(requested, str):
         raise InvalidParams("expected params.protocolVersion, a revision string such as \"2025-06-18\"")
@@ -84,11 +84,11 @@ async def initialize(server: Server, params: dict, conn: Connection, request: Re
     return result
 
 
-async def ping(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def ping(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     return {}
 
 
-async def set_level(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def set_level(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     if params.get("level") not in LOG_LEVELS:
         raise InvalidParams(f"expected params.level to be one of {', '.join(LOG_LEVELS)}, got {params.get('level')!r}")
     conn.log_level = params["level"]
@@ -97,20 +97,15 @@ async def set_level(server: Server, params: dict, conn: Connection, request: Req
 
 # --- tools -------------------------------------------------------------------------------------------
 
-async def list_tools(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def list_tools(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     return _page(server, [t.descriptor(conn.version) for t in server.tools.values()], params, "tools")
 
 
-async def call_tool(server: Server, params: dict, conn: Connection, request: Request) -> Result:
-    name, arguments = params.get("name"), params.get("arguments") or {}
-    if not isinstance(name, str):
-        raise InvalidParams("expected params.name, the name of a tool (a string)")
-    if name not in server.tools:
-        raise InvalidParams(f"Unknown tool: {name!r}; this server has: {', '.join(server.tools)}")
+async def call_tool(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+    tool, arguments = _named(params, "tool", server.tools), params.get("arguments") or {}
+    name = tool.name
     if not isinstance(arguments, dict):
-        raise InvalidParams(f"expected params.arguments to be an object, got {type(arguments).__name__}")
-    tool = server.tools[name]
-    tool.check = tool.check or schema.compile_validator(tool.input_schema)
+        raise InvalidParams(f"expected params.arguments to be an object, got {_json_type(arguments)}")
     problem = tool.check(arguments)
     if problem:
         message = f"Invalid arguments for tool {name}: {problem}"
@@ -118,7 +113,7 @@ async def call_tool(server: Server, params: dict, conn: Connection, request: Req
             return content.error_result(message)
         raise InvalidParams(message)
     try:
-        value = await call(tool.fn, tool.arguments(arguments), tool.context_param, conn, request)
+        value = await call_author(tool.fn, tool.arguments(arguments), tool.context_param, conn, request)
         if tool.output_schema is not None:
             check_structured(tool, value)
         return content.tool_result(value, conn.version, structured_output=tool.output_schema is not None)
@@ -145,14 +140,13 @@ def check_structured(tool: Any, value: Any) -> None:
         value = value.structured
         if value is None:
             raise content.ToolError(f"{tool.name} has an outputSchema but returned no structured content")
-    tool.check_output = tool.check_output or schema.compile_validator(tool.output_schema)
     if wrong := tool.check_output(value):
         raise content.ToolError(f"{tool.name} returned output that does not match its outputSchema: {wrong}")
 
 
 # --- resources ---------------------------------------------------------------------------------------
 
-async def list_resources(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def list_resources(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     listed = [r.descriptor(conn.version) for r in server.resources.values()]
     for template in server.templates:
         if template.lister is not None:
@@ -160,21 +154,22 @@ async def list_resources(server: Server, params: dict, conn: Connection, request
     return _page(server, listed, params, "resources")
 
 
-async def list_templates(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def list_templates(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     return _page(server, [t.descriptor(conn.version) for t in server.templates], params, "resourceTemplates")
 
 
-async def read_resource(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def read_resource(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     uri = _uri(params)
     target, variables = find_resource(server, uri, conn)
     try:
-        value = await call(target.fn, variables, target.context_param, conn, request)
-    except (LookupError, FileNotFoundError):
-        raise not_found(uri, conn) from None
+        value = await call_author(target.fn, variables, target.context_param, conn, request)
+    except LookupError as exc:
+        raise_not_found_if_said(exc, uri, conn)
+        raise
     return {"contents": content.resource_contents(value, uri, target.mime_type)}
 
 
-async def subscribe(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def subscribe(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     uri = _uri(params)
     if len(uri) > MAX_URI:
         raise InvalidParams(f"expected a resource URI of at most {MAX_URI} characters, got {len(uri)} characters")
@@ -186,19 +181,20 @@ async def subscribe(server: Server, params: dict, conn: Connection, request: Req
                             f"({server.max_subscriptions}); unsubscribe from one first")
     if isinstance(target, ResourceTemplate):  # a template matches any URI of its shape: is this one there?
         try:
-            await call(target.fn, variables, target.context_param, conn, request)
-        except (LookupError, FileNotFoundError):
-            raise not_found(uri, conn) from None
+            await call_author(target.fn, variables, target.context_param, conn, request)
+        except LookupError as exc:
+            raise_not_found_if_said(exc, uri, conn)
+            raise
     conn.subscriptions.add(uri)
     return {}
 
 
-async def unsubscribe(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def unsubscribe(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     conn.subscriptions.discard(_uri(params))
     return {}
 
 
-def find_resource(server: Server, uri: str, conn: Connection) -> tuple[Resource | ResourceTemplate, dict[str, str]]:
+def find_resource(server: Server, uri: str, conn: ClientState) -> tuple[Resource | ResourceTemplate, dict[str, str]]:
     """The resource with this exact URI, else the first template that matches it (with its variables)."""
     if uri in server.resources:
         return server.resources[uri], {}
@@ -209,7 +205,18 @@ def find_resource(server: Server, uri: str, conn: Connection) -> tuple[Resource 
     raise not_found(uri, conn)
 
 
-def not_found(uri: str, conn: Connection) -> JSONRPCError:
+def raise_not_found_if_said(exc: LookupError, uri: str, conn: ClientState) -> None:
+    """A resource function says "not there" by raising a bare ``LookupError``: then answer not found.
+
+    Python itself raises only LookupError's subclasses (``KeyError``, ``IndexError``), so one of those is
+    a bug in the function, not a missing resource: it is left to propagate, and the toolkit answers
+    -32603 with the traceback on stderr instead of hiding it behind "Resource not found".
+    """
+    if type(exc) is LookupError:
+        raise not_found(uri, conn) from None
+
+
+def not_found(uri: str, conn: ClientState) -> JSONRPCError:
     # Legacy revisions answer a missing resource with -32002; 2026-07-28 (SEP-2164) with -32602.
     error = ResourceNotFound if conn.era == "legacy" else InvalidParams
     return error(f"Resource not found: {uri}", data={"uri": uri})
@@ -217,26 +224,23 @@ def not_found(uri: str, conn: Connection) -> JSONRPCError:
 
 # --- prompts and completion ----------------------------------------------------------------------------
 
-async def list_prompts(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def list_prompts(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     return _page(server, [p.descriptor(conn.version) for p in server.prompts.values()], params, "prompts")
 
 
-async def get_prompt(server: Server, params: dict, conn: Connection, request: Request) -> Result:
-    name, arguments = params.get("name"), params.get("arguments") or {}
-    if name not in server.prompts:
-        raise InvalidParams(f"Unknown prompt: {name!r}; this server has: {', '.join(server.prompts)}")
+async def get_prompt(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+    prompt, arguments = _named(params, "prompt", server.prompts), params.get("arguments") or {}
     if not isinstance(arguments, dict):
-        raise InvalidParams("expected params.arguments to be an object of strings")
-    prompt = server.prompts[name]
+        raise InvalidParams(f"expected params.arguments to be an object of strings, got {_json_type(arguments)}")
     prompt.check_arguments(arguments)
-    value = await call(prompt.fn, arguments, prompt.context_param, conn, request)
+    value = await call_author(prompt.fn, arguments, prompt.context_param, conn, request)
     result: Result = {"messages": content.prompt_messages(value, conn.version)}
     if prompt.description:
         result = {"description": prompt.description, **result}
     return result
 
 
-async def complete(server: Server, params: dict, conn: Connection, request: Request) -> Result:
+async def complete(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
     ref, argument = params.get("ref"), params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
         raise InvalidParams("expected params.ref ({type, name|uri}) and params.argument ({name, value})")
@@ -251,7 +255,7 @@ async def complete(server: Server, params: dict, conn: Connection, request: Requ
 
 # --- the table and helpers ---------------------------------------------------------------------------
 
-Handler = Callable[["Server", dict, Connection, Request], Any]
+Handler = Callable[["Server", dict, ClientState, Request], Any]
 
 REQUESTS: dict[str, tuple[Handler, str | None]] = {
     "initialize": (initialize, None),
@@ -279,14 +283,33 @@ def _page(server: Server, items: list[Any], params: dict, what: str) -> Result:
     return result
 
 
+def _named(params: dict, kind: str, registered: dict[str, Any]) -> Any:
+    """The tool or prompt ``params.name`` names, or -32602 saying what was expected and what came."""
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise InvalidParams(f"expected params.name, the name of a {kind} (a string), got {_json_type(name)}")
+    if name not in registered:
+        raise InvalidParams(f"Unknown {kind}: {name!r}; this server has: {', '.join(registered)}")
+    return registered[name]
+
+
+def _json_type(value: Any) -> str:
+    """What came, in JSON's words (``an array``, not ``list``), for an error that names it."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    return {dict: "an object", list: "an array", int: "a number", float: "a number"}.get(type(value), repr(value))
+
+
 def _uri(params: dict) -> str:
     if not isinstance(params.get("uri"), str):
         raise InvalidParams("expected params.uri, a resource URI (a string)")
     return params["uri"]
 
 
-async def call(fn: Callable, kwargs: dict[str, Any], context_param: str | None, conn: Connection,
-               request: Request) -> Any:
+async def call_author(fn: Callable, kwargs: dict[str, Any], context_param: str | None, conn: ClientState,
+                      request: Request) -> Any:
     """Call a sync or async function of the server's author, passing the request Context if it asks."""
     if context_param:
         meta = request.params.get("_meta") if isinstance(request.params, dict) else None

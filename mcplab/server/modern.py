@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from mcplab.wire.errors import InternalError, InvalidParams, InvalidRequest, MethodNotFound, UnsupportedProtocolVersion
 from mcplab.wire.jsonrpc import Message, Request
 from mcplab.server import content, mrtr, subscriptions
-from mcplab.server.context import LOG_LEVELS, Connection
+from mcplab.server.context import LOG_LEVELS, ClientState
 from mcplab.server.handlers import REQUESTS
 from mcplab.wire.versions import (
     LEGACY_VERSIONS, MODERN_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
@@ -178,7 +178,7 @@ def check_version(meta: RequestMeta, eras: ServerEra = "dual") -> None:
                                      data={"supported": supported, "requested": meta.protocol_version})
 
 
-def capabilities(server: Server, conn: Connection) -> dict[str, Any]:
+def capabilities(server: Server, conn: ClientState) -> dict[str, Any]:
     """The server's capabilities in 2026-07-28: list changes only where ``subscriptions/listen`` works."""
     key = ("capabilities", subscriptions.can_listen(conn.peer))
     if key not in server.memo:  # every request needs them: worked out once per catalogue
@@ -188,7 +188,7 @@ def capabilities(server: Server, conn: Connection) -> dict[str, Any]:
 
 # --- answering one request -------------------------------------------------------------------------
 
-async def answer(server: Server, request: Request, conn: Connection) -> dict[str, Any]:
+async def answer(server: Server, request: Request, conn: ClientState) -> dict[str, Any]:
     """The result of one modern request (or the JSON-RPC error it raises); see the module docstring."""
     method = request.method
     if method == "initialize":
@@ -202,7 +202,7 @@ async def answer(server: Server, request: Request, conn: Connection) -> dict[str
                              data={"supported": supported, **({"requested": requested} if requested else {})})
     meta = read_meta(request)
     check_version(meta, conn.eras)
-    view = Connection(conn.peer, era="modern", phase="ready", version=meta.protocol_version,
+    view = ClientState(conn.peer, era="modern", phase="ready", version=meta.protocol_version,
                       client_capabilities=meta.client_capabilities, client_info=meta.client_info or {},
                       log_level=meta.log_level, eras=conn.eras)
     view.server_capabilities = capabilities(server, view)
@@ -227,13 +227,13 @@ async def answer(server: Server, request: Request, conn: Connection) -> dict[str
     return _stamp(server, result, view)
 
 
-def refuse_on_legacy(request: Request, conn: Connection) -> None:
+def refuse_on_legacy(request: Request, conn: ClientState) -> None:
     """-32600 for a modern request on a stdio connection that opened with ``initialize``."""
     raise InvalidRequest(f"this connection opened with initialize and speaks {conn.version}; {request.method} "
                          f"with a 2026-07-28 envelope needs a connection of its own (start the server again)")
 
 
-def _handler(method: str, view: Connection) -> Any:
+def _handler(method: str, view: ClientState) -> Any:
     if method in REMOVED:
         raise MethodNotFound(f"{method} was removed in MCP 2026-07-28: {REMOVED[method]}")
     entry = MODERN_ONLY.get(method) or REQUESTS.get(method)
@@ -249,7 +249,7 @@ def _handler(method: str, view: Connection) -> Any:
     return handler
 
 
-def _stamp(server: Server, result: dict[str, Any], view: Connection) -> dict[str, Any]:
+def _stamp(server: Server, result: dict[str, Any], view: ClientState) -> dict[str, Any]:
     # Spec "basic", per-response fields: a server SHOULD name itself in every result's _meta.
     if "server_info" not in server.memo:
         server.memo["server_info"] = content.for_version("implementation", server.info, MODERN_VERSIONS[-1])
@@ -257,7 +257,7 @@ def _stamp(server: Server, result: dict[str, Any], view: Connection) -> dict[str
     return result
 
 
-async def discover(server: Server, params: dict, conn: Connection, request: Request) -> dict[str, Any]:
+async def discover(server: Server, params: dict, conn: ClientState, request: Request) -> dict[str, Any]:
     """``server/discover``: the versions, capabilities and instructions of this server."""
     result: dict[str, Any] = {"supportedVersions": supported_versions(conn.eras),
                               "capabilities": conn.server_capabilities}

@@ -33,7 +33,7 @@ from mcplab.wire.errors import InvalidParams, JSONRPCError
 from mcplab.wire.jsonrpc import Notification, Request, RequestId
 
 if TYPE_CHECKING:
-    from mcplab.server.context import Connection, Peer
+    from mcplab.server.context import ClientState, Peer
     from mcplab.server.toolkit import Server
 
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
@@ -57,7 +57,7 @@ def can_listen(peer: Any) -> bool:
     return callable(getattr(peer, "hold", None))
 
 
-async def listen(server: Server, params: dict, conn: Connection, request: Request) -> dict[str, Any]:
+async def listen(server: Server, params: dict, conn: ClientState, request: Request) -> dict[str, Any]:
     """``subscriptions/listen``: acknowledge, then deliver notifications until the subscription ends."""
     wanted = params.get("notifications")
     if not isinstance(wanted, dict):
@@ -72,7 +72,7 @@ async def listen(server: Server, params: dict, conn: Connection, request: Reques
     return {"_meta": {META_SUBSCRIPTION_ID: request.id}}  # the graceful end (spec "subscriptions")
 
 
-def honour(server: Server, wanted: dict[str, Any], conn: Connection) -> dict[str, Any]:
+def honour(server: Server, wanted: dict[str, Any], conn: ClientState) -> dict[str, Any]:
     """The part of a filter this server will honour; what it cannot is left out (spec: the ack says so)."""
     from mcplab.server.handlers import MAX_URI, find_resource
 

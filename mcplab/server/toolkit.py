@@ -7,7 +7,7 @@ A :class:`Server` is a catalogue plus one pure-ish function, :meth:`Server.handl
     reply = await server.handle(decoded_message, connection)   # a Response, an ErrorResponse, or None
 
 ``handle`` never reads or writes bytes. A runner (``stdio.py``, ``streamable_http/``) decodes a frame,
-calls ``handle``, encodes the reply; the :class:`~mcplab.server.context.Connection` it passes in holds
+calls ``handle``, encodes the reply; the :class:`~mcplab.server.context.ClientState` it passes in holds
 the era, the negotiated version and the way back to the client. ``handle`` is ``async`` only because
 tools may be: a tool that reports progress or asks the client something awaits the runner.
 
@@ -24,7 +24,9 @@ capability it belongs to). Before the function runs, four checks decide the erro
    and ``initialize`` only once per connection → -32600;
 3. ``params`` must be an object → -32602 Invalid params;
 4. the function's own checks (unknown tool, bad cursor, missing argument ...) → -32602, or -32002 for
-   a resource that is not there (the legacy revisions' code).
+   a resource that is not there (the legacy revisions' code; 2026-07-28 says -32602). A resource
+   function says "not there" with a bare ``LookupError``; a ``KeyError`` or any other exception is
+   a bug: -32603, with the traceback logged on stderr (spec server/resources, "Error Handling").
 
 A failing *tool* is not a protocol error: it returns a result with ``isError: true`` whose text the
 model can read. Invalid tool arguments are a protocol error up to 2025-06-18 and a tool execution error
@@ -45,7 +47,7 @@ from mcplab.wire import jsonrpc
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response, is_request_id
 from mcplab.server import catalogue, modern, subscriptions
 from mcplab.server.catalogue import Completer, Prompt, Resource, ResourceTemplate, Tool
-from mcplab.server.context import Connection, Context, Peer
+from mcplab.server.context import ClientState, Context, Peer
 from mcplab.server.handlers import REQUESTS
 from mcplab.server.schema import check_output_schema, header_parameters, parse_docstring, reflect
 from mcplab.wire.versions import LATEST_LEGACY, Era, ServerEra, at_least
@@ -61,7 +63,7 @@ BEFORE_INITIALIZE = frozenset({"initialize", "ping"})  # MCP lifecycle: nothing 
 class Server:
     """A catalogue of tools, resources and prompts, and :meth:`handle` to answer MCP messages.
 
-    It declares only what it really does: ``logging`` only when told (``logging=True``; Logging, like
+    It declares only what it really does: ``logging`` only when told (``declare_logging=True``; Logging, like
     Roots and Sampling, is deprecated in 2026-07-28, SEP-2577), list changes and subscriptions only
     where the transport can carry them (:meth:`capabilities`).
     """
@@ -72,16 +74,16 @@ class Server:
     max_subscriptions = 100  # resources/subscribe: URIs one session may watch
 
     def __init__(self, name: str, version: str = "0.1.0", *, title: str | None = None,
-                 instructions: str | None = None, page_size: int = 50, logging: bool = False,
+                 instructions: str | None = None, page_size: int = 50, declare_logging: bool = False,
                  ttl_ms: dict[str, int] | None = None, cache_scope: str | dict[str, str] | None = None,
                  state_key: bytes | None = None) -> None:
-        """``logging=True`` declares the ``logging`` capability, for a server whose tools send log
+        """``declare_logging=True`` declares the ``logging`` capability, for a server whose tools send log
         messages (``ctx.info(...)``). Logging is deprecated in 2026-07-28 (SEP-2577, "deprecated
         features"): a new server logs to stderr instead, so the default declares nothing."""
         self.info = {k: v for k, v in {"name": name, "title": title, "version": version}.items() if v}
         self.instructions = instructions
         self.page_size = page_size
-        self.logging = logging
+        self.declare_logging = declare_logging
         # Modern caching hints, per method: resources are private and stale unless marked (modern.py).
         self.ttl_ms, self.cache_scope = modern.cache_hints(ttl_ms, cache_scope)
         self._state_key = state_key
@@ -89,7 +91,7 @@ class Server:
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
-        self.connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.connections: weakref.WeakSet[ClientState] = weakref.WeakSet()
         self.listeners: list[subscriptions.Subscription] = []  # open subscriptions/listen requests
         self.memo: dict[Any, Any] = {}  # facts derived from the catalogue (modern.py); emptied when it changes
 
@@ -117,7 +119,7 @@ class Server:
 
     def resource(self, uri: str, *, name: str | None = None, description: str | None = None,
                  mime_type: str | None = None, title: str | None = None,
-                 list: Callable[[], Iterable[dict[str, Any]]] | None = None,
+                 lister: Callable[[], Iterable[dict[str, Any]]] | None = None,
                  complete: dict[str, Completer] | None = None) -> Callable:
         """Register a resource (a fixed URI) or a resource template (a URI with ``{variables}``)."""
         def register(f: Callable) -> Callable:
@@ -125,9 +127,10 @@ class Server:
             args = dict(name=name or f.__name__, description=description if description is not None else doc,
                         mime_type=mime_type, title=title, context_param=context_param)
             if "{" in uri:
-                self.add(ResourceTemplate(uri, f, **args, lister=list, completers=dict(complete or {})))
+                self.add(ResourceTemplate(uri_template=uri, fn=f, **args, lister=lister,
+                                          completers=dict(complete or {})))
             else:
-                self.add(Resource(uri, f, **args))
+                self.add(Resource(uri=uri, fn=f, **args))
             return f
         return register
 
@@ -161,13 +164,13 @@ class Server:
 
     # --- talking to connected clients ---------------------------------------------------------------
 
-    def connect(self, peer: Peer, era: ServerEra = "legacy") -> Connection:
+    def connect(self, peer: Peer, era: ServerEra = "legacy") -> ClientState:
         """A new connection; the runner keeps it for as long as the client is there.
 
         ``era`` is what the server was started to speak: ``"legacy"``, ``"modern"``, or ``"dual"``,
         where the connection decides from its first served request (modern.py).
         """
-        connection = Connection(peer, None if era == "dual" else era, eras=era)
+        connection = ClientState(peer, None if era == "dual" else era, eras=era)
         self.connections.add(connection)
         return connection
 
@@ -211,7 +214,7 @@ class Server:
         changes = {"listChanged": True} if pushes else {}
         if self.completions_offered() and at_least(version, "2025-03-26"):
             caps["completions"] = {}
-        if self.logging:
+        if self.declare_logging:
             caps["logging"] = {}
         if self.prompts:
             caps["prompts"] = dict(changes)
@@ -226,7 +229,7 @@ class Server:
 
     # --- handle --------------------------------------------------------------------------------------
 
-    async def handle(self, message: Message, conn: Connection) -> Response | ErrorResponse | None:
+    async def handle(self, message: Message, conn: ClientState) -> Response | ErrorResponse | None:
         """Answer one decoded message: a reply for a request, ``None`` for anything else.
 
         >>> await server.handle(Request(1, "ping"), conn)
@@ -250,7 +253,7 @@ class Server:
             log.exception("%s failed", message.method)
             return ErrorResponse(message.id, InternalError.code, f"{message.method} failed: {type(exc).__name__}: {exc}")
 
-    async def handle_batch(self, batch: list, conn: Connection) -> list[Response | ErrorResponse] | None:
+    async def handle_batch(self, batch: list, conn: ClientState) -> list[Response | ErrorResponse] | None:
         """Answer a JSON-RPC batch (allowed only in MCP 2025-03-26): the replies, in order, or None.
 
         Elements are decoded messages or the errors decoding them (``jsonrpc.decode(allow_batch=True)``).
@@ -266,7 +269,7 @@ class Server:
                 replies.append(reply)
         return replies or None
 
-    def _speaks_modern(self, request: Request, conn: Connection) -> bool:
+    def _speaks_modern(self, request: Request, conn: ClientState) -> bool:
         if conn.eras == "legacy":
             return False  # a legacy-only server knows nothing of eras: _meta is just _meta
         if conn.era is not None:
@@ -275,7 +278,7 @@ class Server:
             return conn.era == "modern"
         return modern.era_for(request) == "modern"  # undecided: the request itself says (modern.py)
 
-    async def _request(self, request: Request, conn: Connection) -> Any:
+    async def _request(self, request: Request, conn: ClientState) -> Any:
         method = request.method
         # A message with an "id" is a request, whatever its method is called (JSON-RPC 2.0 §4). So
         # "notifications/initialized" sent with an id asks for a method no server has: -32601, and the
@@ -304,7 +307,7 @@ class Server:
     def _offers(self, capability: str) -> bool:
         return capability in self.capabilities(LATEST_LEGACY)
 
-    def _notification(self, note: Notification, conn: Connection) -> None:
+    def _notification(self, note: Notification, conn: ClientState) -> None:
         # Nobody answers a notification, so a wrong one can only be ignored (and logged on stderr):
         # an "initialized" before initialize was answered, a second one, one we do not know.
         params = note.params if isinstance(note.params, dict) else {}

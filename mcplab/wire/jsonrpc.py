@@ -110,7 +110,7 @@ class ErrorResponse:
 
 
 Message = Union[Request, Notification, Response, ErrorResponse]
-Batch = list  # a decoded batch: list[Message | JSONRPCError], one entry per array element
+Batch = list[Union[Message, JSONRPCError]]  # a decoded batch: one entry per array element, in order
 
 
 # --- encode ------------------------------------------------------------------------------------
