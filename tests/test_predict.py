@@ -49,6 +49,22 @@ def _status_after_initialized(text: str) -> str:
     return re.search(r"← http POST (\d+)", lines[sent + 1])[1]
 
 
+def _frames_of_the_modern_trace(text: str) -> int:
+    blocks = re.split(r"\n\s*\n", text)
+    trace = next(block for block in blocks if re.search(r"^\s+\d+ → stdio .*server/discover", block, re.M))
+    return sum(bool(re.match(r"\s+\d+ [→←] ", line)) for line in trace.splitlines())
+
+
+def _lists_every_version_it_speaks(text: str) -> bool:
+    listed = re.search(r'"supportedVersions": \[(.*?)\]', text.split("--- modern")[1], re.S)[1]
+    return re.findall(r'"([0-9-]+)"', listed) == ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+
+
+def _failing_rows_over_stdio(text: str) -> int:
+    table = text.split("rows over stdio")[0]
+    return sum(" fails: " in line for line in table.splitlines())
+
+
 # key → (the right answer, plausible wrong ones for a short value, what the lab's next cells show)
 ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "01.null_id": ("refused with -32600 (Invalid Request)", (),
@@ -77,6 +93,16 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "05.session_headers": ("5", ("1", "2", "4", "6", "9", "10"), lambda out: out.count("Mcp-Session-Id: yes")),
     "05.not_acceptable": ("406", ("400", "415", "200", "403"),
                           lambda out: re.search(r"Accept without SSE\s+→ (\d+)", out)[1]),
+    "06.modern_frames": ("4", ("5", "3", "2", "6"), _frames_of_the_modern_trace),
+    "06.supported_versions": ("2026-07-28 and the four legacy revisions it also speaks", (),
+                              _lists_every_version_it_speaks),
+    "06.retry_version": ("2026-07-28", (), lambda out: re.search(r"retry with (\S+) →", out)[1]),
+    "06.matrix_failures": ("2", ("0", "1", "3", "4", "7"), _failing_rows_over_stdio),
+    "07.session_404": ("404", ("400", "200", "202", "409", "410"),
+                       lambda out: re.search(r"the server ended this session \((\d+)\)", out)[1]),
+    "07.input_required": ("input_required", (), lambda out: re.search(r'"resultType": "(\w+)"', out)[1]),
+    "07.tampered": ("an error, before the tool runs", (),
+                    lambda out: "RemoteError -32602" in out and "integrity check" in out.split("\n")[0]),
 }
 
 
@@ -204,11 +230,12 @@ def test_every_sentence_of_the_widget_and_the_predictions_is_translated_into_chi
     assert "第 3 步" in asked.feedback.value
 
 
-def test_each_lab_from_01_to_05_asks_at_least_three_predictions_and_each_one_is_asked_once():
+def test_each_lab_from_01_to_07_asks_at_least_three_predictions_and_each_one_is_asked_once():
     asked = {path.stem: [key for _, key in asked_in(path)] for path in labs()}
     everywhere = [key for keys in asked.values() for key in keys]
     assert sorted(everywhere) == sorted(PREDICTIONS), "every prediction is asked exactly once"
-    for lab in ("01_jsonrpc", "02_handshake", "03_primitives", "04_host", "05_streamable_http"):
+    for lab in ("01_jsonrpc", "02_handshake", "03_primitives", "04_host", "05_streamable_http", "06_stateless",
+                "07_scaling"):
         assert len(asked[lab]) >= MINIMUM_PER_LAB, f"{lab} asks {len(asked[lab])}"
         assert all(key.startswith(lab[:2] + ".") for key in asked[lab])
 
