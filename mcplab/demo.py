@@ -314,7 +314,7 @@ async def step_economics(ui: Terminal) -> None:
         ui.item(f"compare({n}, {m:_})", str(compare(n, m)))
     ui.say(_("That counts every pair as wanted and an implementation as cheap as an adapter. Drop both: only "
              "5 % of the pairs wanted, an implementation three adapters' work, 5 years of upkeep, 2 revisions "
-             "(economics.ILLUSTRATIVE_COSTS, a guess to argue with; lab 07 lets you move every number):"))
+             "(economics.ILLUSTRATIVE_COSTS, a guess to argue with; lab 08 lets you move every number):"))
     ui.rows(summarize(100, 10_000, density=0.05, costs=ILLUSTRATIVE_COSTS, years=5, revisions=2).table())
 
 

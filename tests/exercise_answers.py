@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from conftest import ROOT
 from mcplab.wire import jsonrpc
-from mcplab.exercises import lab01, lab02, lab04, lab05, lab06
+from mcplab.exercises import lab01, lab02, lab04, lab05, lab06, lab07
 from mcplab.client.host import Rule
 from mcplab.client.results import ResourceRead, ToolResult
 from mcplab.trace import Trace
@@ -220,7 +220,7 @@ def _reader_that_forgets_to_return(body):
     messages = read_events(body)  # noqa: F841 - the slip under test
 
 
-# --- Lab 06 -------------------------------------------------------------------------------------------
+# --- Labs 06 and 07 -----------------------------------------------------------------------------------
 
 MODERN = changed(lab06.LEGACY_CALL, "params._meta", {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
@@ -228,7 +228,7 @@ MODERN = changed(lab06.LEGACY_CALL, "params._meta", {
 ROUTING = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "get_forecast",
            "Mcp-Param-City": "=?base64?5YyX5Lqs?="}
 PROXY = {"a": "ok", "b": "fails", "c": "ok", "d": "ok", "e": "fails"}
-TAMPERED = {"kind": "error", "code": -32602, "next": lab06.NEXT_STEPS[1]}
+TAMPERED = {"kind": "error", "code": -32602, "next": lab07.NEXT_STEPS[1]}
 
 # --- Lab 12 -------------------------------------------------------------------------------------------
 
@@ -702,8 +702,8 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("a result", {**TAMPERED, "kind": "result"}), ("a tool error", {**TAMPERED, "kind": "isError"}),
         ("Error capitalised", {**TAMPERED, "kind": "Error"}), ("an internal error", {**TAMPERED, "code": -32603}),
         ("the code as text", {**TAMPERED, "code": "-32602"}), ("the code as a float", {**TAMPERED, "code": -32602.0}),
-        ("HTTP 400", {**TAMPERED, "code": 400}), ("retry as it was", {**TAMPERED, "next": lab06.NEXT_STEPS[0]}),
-        ("cancel", {**TAMPERED, "next": lab06.NEXT_STEPS[2]}), ("the step's number", {**TAMPERED, "next": 1}),
+        ("HTTP 400", {**TAMPERED, "code": 400}), ("retry as it was", {**TAMPERED, "next": lab07.NEXT_STEPS[0]}),
+        ("cancel", {**TAMPERED, "next": lab07.NEXT_STEPS[2]}), ("the step's number", {**TAMPERED, "next": 1}),
         ("the step in own words", {**TAMPERED, "next": "send the original request again"}),
         ("a key missing", without(TAMPERED, "next")), ("one still ...", {**TAMPERED, "code": ...}),
     ],

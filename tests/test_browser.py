@@ -3,9 +3,9 @@
 Every ``labs/*.ipynb`` and every Chinese lab ``labs/zh-CN/*.ipynb`` (found when the tests are
 collected, so new labs join by themselves) is opened, its outputs cleared, Run All, and then no cell
 may hold an error or stderr output (a glyph missing from a plot's font is a stderr warning too). Lab
-07's explorer must redraw its plot and table when a slider moves, the playground in Lab 00 must send a
+08's explorer must redraw its plot and table when a slider moves, the playground in Lab 00 must send a
 call from its form and grow its trace, a prediction in Lab 02 must refuse a wrong answer and take the
-right one through its Check button, and the Chinese Lab 07's kernel must draw Chinese with a CJK
+right one through its Check button, and the Chinese Lab 08's kernel must draw Chinese with a CJK
 font, every glyph found. Screenshots of what the student sees (traces, plots, widgets) are written to
 ``test-output/browser/``.
 
@@ -34,7 +34,7 @@ LABS = (sorted(path.name for path in (ROOT / "labs").glob("*.ipynb"))
 OUTPUT = ROOT / "test-output" / "browser"
 RUN_TIMEOUT = 120_000  # ms for one notebook's Run All
 CHANGE_TIMEOUT = 20_000  # ms for a widget to react
-KEEP_OPEN = {"00_start_here.ipynb", "02_handshake.ipynb", "07_economics.ipynb", "zh-CN/07_economics.ipynb"}  # later tests use these pages
+KEEP_OPEN = {"00_start_here.ipynb", "02_handshake.ipynb", "08_economics.ipynb", "zh-CN/08_economics.ipynb"}  # later tests use these pages
 
 TRACE = "th:text-is('stderr')"  # the header of every trace diagram (mcplab.trace.views)
 
@@ -126,7 +126,7 @@ def opened(page, kept, name: str):
 
 
 def test_moving_a_slider_in_lab_07_redraws_the_plot_and_the_table(page, kept):
-    notebook = opened(page, kept, "07_economics.ipynb")
+    notebook = opened(page, kept, "08_economics.ipynb")
     explorer = notebook.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).filter(
         has=page.locator(".widget-image")).first
     explorer.scroll_into_view_if_needed()
@@ -140,7 +140,7 @@ def test_moving_a_slider_in_lab_07_redraws_the_plot_and_the_table(page, kept):
         arg=[explorer.element_handle(), before[0], before[1]], timeout=CHANGE_TIMEOUT)
     assert int(readout.inner_text()) == int(before[2]) + 1
     assert image.get_attribute("src") != before[0] and table.inner_text() != before[1]
-    explorer.screenshot(path=OUTPUT / "07_economics-explorer-after-slider.png")
+    explorer.screenshot(path=OUTPUT / "08_economics-explorer-after-slider.png")
 
 
 def test_sending_from_the_playground_grows_its_trace(page, kept):
@@ -181,7 +181,7 @@ def test_a_prediction_answered_wrongly_then_rightly_says_so_in_the_browser(page,
         widget.screenshot(path=OUTPUT / f"02_handshake-predict-{key}.png")
 
 
-# Run in the kernel of the Chinese Lab 07 after its Run All: the language its setup cell chose, the CJK
+# Run in the kernel of the Chinese Lab 08 after its Run All: the language its setup cell chose, the CJK
 # font matplotlib resolved there, and the characters of every plot's text that no font could draw.
 FONT_PROBE = """
 import json, matplotlib
@@ -201,8 +201,8 @@ print(json.dumps({"language": i18n.language(), "font": fonts.cjk_font(), "files"
 
 
 def test_the_chinese_economics_lab_draws_chinese_with_a_cjk_font_and_no_missing_glyph(page, kept):
-    opened(page, kept, "zh-CN/07_economics.ipynb")
-    probe = json.loads(page.evaluate(KERNEL_RUN, ["zh-CN/07_economics.ipynb", FONT_PROBE]))
+    opened(page, kept, "zh-CN/08_economics.ipynb")
+    probe = json.loads(page.evaluate(KERNEL_RUN, ["zh-CN/08_economics.ipynb", FONT_PROBE]))
     assert probe["language"] == "zh" and probe["font"] and probe["chinese"] > 50
     assert probe["missing"] == "" and probe["files"] and "DejaVuSans.ttf" not in probe["files"], probe
 

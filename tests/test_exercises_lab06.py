@@ -32,8 +32,6 @@ RIGHT = {
     "check_routing_headers": {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
                               "Mcp-Name": "get_forecast", "Mcp-Param-City": "=?base64?5YyX5Lqs?="},
     "check_matrix_failures": {2: "a", 5: "b"},
-    "check_behind_proxy": {"a": "ok", "b": "fails", "c": "ok", "d": "ok", "e": "fails"},
-    "check_tampered_state": {"kind": "error", "code": -32602, "next": lab06.NEXT_STEPS[1]},
 }
 
 
@@ -88,18 +86,6 @@ def test_the_worked_answer_passes(name):
     ("check_matrix_failures", {2: "b", 5: "b"}, "not for that reason"),
     ("check_matrix_failures", {2: "d", 5: "b"}, "over stdio there is no session id"),
     ("check_matrix_failures", ["2", "5"], "expected a dict"),
-    # 4. the proxy
-    ("check_behind_proxy", {**RIGHT["check_behind_proxy"], "b": "ok"}, "backend 2 answers 404"),
-    ("check_behind_proxy", {**RIGHT["check_behind_proxy"], "d": "fails"}, "any backend can run it"),
-    ("check_behind_proxy", {**RIGHT["check_behind_proxy"], "e": "ok"}, "same state key"),
-    ("check_behind_proxy", {**RIGHT["check_behind_proxy"], "c": "maybe"}, '"ok" or "fails"'),
-    ("check_behind_proxy", {"a": "ok"}, "expected a dict with the keys"),
-    # 5. tampered state
-    ("check_tampered_state", {**RIGHT["check_tampered_state"], "kind": "result"}, "MUST reject state"),
-    ("check_tampered_state", {**RIGHT["check_tampered_state"], "code": -32603}, "the server's choice"),
-    ("check_tampered_state", {**RIGHT["check_tampered_state"], "next": lab06.NEXT_STEPS[0]},
-     "leaves the client's next step open"),
-    ("check_tampered_state", {"kind": "error"}, "expected a dict"),
 ])
 def test_a_wrong_answer_names_the_slip_and_gives_a_hint(name, answer, says):
     feedback = getattr(lab06, name)(answer)
@@ -143,14 +129,6 @@ def test_the_matrix_rows_are_the_spec_rows_of_mcplab_matrix():
     assert [(r.client, r.server) for r in SPEC_ROWS] == [lab06.MATRIX_ROWS[n] for n in range(1, 8)]
     failing = {n for n, row in enumerate(SPEC_ROWS, 1) if row.spec == "fails"}
     assert failing == set(RIGHT["check_matrix_failures"])
-
-
-def test_the_tampered_state_check_says_which_part_is_the_spec_and_which_is_this_servers_choice():
-    # MRTR (2026-07-28, requestState): the server MUST reject state that fails verification; the
-    # error code and the client's next step are not the spec's.
-    message = lab06.check_tampered_state(RIGHT["check_tampered_state"]).message
-    assert "MUST reject state that fails verification" in message and "names no error code" in message
-    assert "this server's choices" in message
 
 
 def test_the_matrix_question_is_about_stdio_where_no_session_id_exists():

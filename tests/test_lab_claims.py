@@ -144,18 +144,18 @@ REMOVED_LIVE = [  # (cell, what its stored output must show)
 
 
 @pytest.mark.parametrize("cell_id, shown", REMOVED_LIVE, ids=[f"{c}: {s[:40]}" for c, s in REMOVED_LIVE])
-def test_lab06_shows_live_what_2026_07_28_removed_replaced_and_deprecated(cell_id, shown):
-    assert shown in output("06_stateless.ipynb", cell_id)
+def test_lab07_shows_live_what_2026_07_28_removed_replaced_and_deprecated(cell_id, shown):
+    assert shown in output("07_scaling.ipynb", cell_id)
 
 
-def test_lab06_weather_advertises_no_logging_in_its_stored_discovery():
+def test_lab06_and_lab07_weather_advertises_no_logging_in_its_stored_discovery():
     assert '"logging"' not in output("06_stateless.ipynb", "e1712c4e")
-    assert "weather:     completions, prompts" in output("06_stateless.ipynb", "7e5a000e")
+    assert "weather:     completions, prompts" in output("07_scaling.ipynb", "7e5a000e")
 
 
-def test_lab06_cites_the_spec_for_each_removed_or_deprecated_feature():
+def test_lab07_cites_the_spec_for_each_removed_or_deprecated_feature():
     for cell_id in ("7e5a0001", "7e5a0003", "7e5a0005", "7e5a0007", "7e5a0009", "7e5a000b", "7e5a000d"):
-        assert cites(source("06_stateless.ipynb", cell_id), "2026-07-28"), cell_id
+        assert cites(source("07_scaling.ipynb", cell_id), "2026-07-28"), cell_id
 
 
 def test_lab06_teaches_the_base64_sentinel_before_exercise_2_asks_for_it():
@@ -164,21 +164,21 @@ def test_lab06_teaches_the_base64_sentinel_before_exercise_2_asks_for_it():
     assert "Mcp-Param-City: =?base64?5LiK5rW3?=" in output("06_stateless.ipynb", "6b1c0e22")
 
 
-def test_lab06_exercise_3_asks_about_stdio_and_exercise_5_separates_the_spec_from_the_servers_choice():
+def test_lab06_exercise_3_asks_about_stdio_and_lab07_exercise_2_separates_the_spec_from_the_servers_choice():
     assert "over stdio" in words("06_stateless.ipynb", "436f2c54")
-    five = words("06_stateless.ipynb", "eb18eb0d")
-    assert "MUST reject state that fails verification" in five and "names neither" in five and cites(five, "2026-07-28")
+    two = words("07_scaling.ipynb", "eb18eb0d")
+    assert "MUST reject state that fails verification" in two and "names neither" in two and cites(two, "2026-07-28")
 
 
-def test_lab06_puts_the_state_expiry_beside_the_time_a_user_may_take():
-    text = words("06_stateless.ipynb", "5c01b703")
+def test_lab07_puts_the_state_expiry_beside_the_time_a_user_may_take():
+    text = words("07_scaling.ipynb", "5c01b703")
     assert "a second or an hour" not in text and "15 minutes" in text
 
 
-# --- Lab 07 ---------------------------------------------------------------------------------------------------
+# --- Lab 08 ---------------------------------------------------------------------------------------------------
 
-def test_lab07_dates_the_registry_preview_to_2025_09_08():
-    text = source("07_economics.ipynb", "e10df0b9")
+def test_lab08_dates_the_registry_preview_to_2025_09_08():
+    text = source("08_economics.ipynb", "e10df0b9")
     assert "8 September 2025" in text and "preview" in text and "late 2025" not in text
     assert "2025-09-08-mcp-registry-preview" in text
 

@@ -68,6 +68,22 @@ def _fewer_pieces_at_half_density(text: str) -> str:
     return "point-to-point" if adapters < implementations else "the protocol"
 
 
+def _frames_of_the_modern_trace(text: str) -> int:
+    blocks = re.split(r"\n\s*\n", text)
+    trace = next(block for block in blocks if re.search(r"^\s+\d+ → stdio .*server/discover", block, re.M))
+    return sum(bool(re.match(r"\s+\d+ [→←] ", line)) for line in trace.splitlines())
+
+
+def _lists_every_version_it_speaks(text: str) -> bool:
+    listed = re.search(r'"supportedVersions": \[(.*?)\]', text.split("--- modern")[1], re.S)[1]
+    return re.findall(r'"([0-9-]+)"', listed) == ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+
+
+def _failing_rows_over_stdio(text: str) -> int:
+    table = text.split("rows over stdio")[0]
+    return sum(" fails: " in line for line in table.splitlines())
+
+
 # key → (the right answer, plausible wrong ones for a short value, what the lab's next cells show)
 ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "01.null_id": ("refused with -32600 (Invalid Request)", (),
@@ -117,13 +133,24 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
                        lambda out: "stderr never read: nothing within 1 s" in out),
     "10.sigkill_status": ("-9", ("9", "137", "-15", "0", "1", "143"),
                           lambda out: re.search(r"stopped by SIGKILL, status (-?\d+)", out)[1]),
+    "06.modern_frames": ("4", ("5", "3", "2", "6"), _frames_of_the_modern_trace),
+    "06.supported_versions": ("2026-07-28 and the four legacy revisions it also speaks", (),
+                              _lists_every_version_it_speaks),
+    "06.retry_version": ("2026-07-28", (), lambda out: re.search(r"retry with (\S+) →", out)[1]),
+    "06.matrix_failures": ("2", ("0", "1", "3", "4", "7"), _failing_rows_over_stdio),
+    "07.session_404": ("404", ("400", "200", "202", "409", "410"),
+                       lambda out: re.search(r"the server ended this session \((\d+)\)", out)[1]),
+    "07.input_required": ("input_required", (), lambda out: re.search(r'"resultType": "(\w+)"', out)[1]),
+    "07.tampered": ("an error, before the tool runs", (),
+                    lambda out: "RemoteError -32602" in out and "integrity check" in out.split("\n")[0]),
 }
 
 # key prefix → how the name of the lab's notebook ends. The prefix is the lab's number in the course and a
 # notebook's file name may lag behind a renumbering (economics is Lab 08 once Lab 06 is split in two,
 # whether its file is still 07_economics.ipynb or already 08_economics.ipynb), so the topic finds it.
 LAB_TOPICS = {"00": "start_here", "01": "jsonrpc", "02": "handshake", "03": "primitives", "04": "host",
-              "05": "streamable_http", "08": "economics", "09": "build_server", "10": "build_client"}
+              "05": "streamable_http", "06": "stateless", "07": "scaling", "08": "economics", "09": "build_server",
+              "10": "build_client"}
 
 
 def labs() -> list[Path]:

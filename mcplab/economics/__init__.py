@@ -1,7 +1,7 @@
 """The N×M versus N+M economics: ``model.py`` (pure arithmetic) and ``plots.py`` (the pictures, the explorer).
 
 Layer: a leaf. Of mcplab it imports only ``i18n`` (the plots' labels), since a model of costs knows
-nothing of the wire; the demo and the Lab 07 exercises import it.
+nothing of the wire; the demo and the Lab 08 exercises import it.
 
 ``from mcplab import economics`` hands on both: every name of the model at once, and the plots when
 first asked for (PEP 562), so that importing the model never imports matplotlib or ipywidgets.

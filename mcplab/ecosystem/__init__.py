@@ -2,7 +2,7 @@
 
 ``hostconfig`` (a real host's configuration for the bundled servers: ``mcplab config``),
 ``wiretap`` (records what any stdio client and server say: ``python -m mcplab.ecosystem.wiretap``),
-``proxy`` (a round-robin reverse proxy written to be read, Lab 06), ``balancer`` (the same behind
+``proxy`` (a round-robin reverse proxy written to be read, Lab 07), ``balancer`` (the same behind
 nginx, Lab 12).
 
 Layer: above the server side (it starts servers with ``server.streamable_http.launch``) and

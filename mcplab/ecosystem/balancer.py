@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Lab 06 scales the weather server out behind :mod:`mcplab.ecosystem.proxy`, a round-robin proxy written to be
+Lab 07 scales the weather server out behind :mod:`mcplab.ecosystem.proxy`, a round-robin proxy written to be
 read. Operators use nginx or HAProxy for that job. This module runs the same demonstration behind
 Debian's nginx, with the configuration the project ships in ``deploy/nginx/``: three backends,
 round-robin, no sticky routing, Server-Sent Events passed on unbuffered, and an ``X-Upstream: N``

@@ -10,7 +10,7 @@ simplest balancer sends each incoming request to the next backend in turn::
                                   ──▶ backend 3        request 3, then backend 1 again …
 
 It reads no body and remembers no client: there is no *sticky routing* (no "this client's requests
-always go to backend 2"). That is what lab 06 needs to show. A legacy Streamable HTTP session lives
+always go to backend 2"). That is what lab 07 needs to show. A legacy Streamable HTTP session lives
 in the one process that answered ``initialize``: the other processes have never seen its
 ``Mcp-Session-Id`` and answer 404. A 2026-07-28 request carries everything it needs in its own
 ``_meta``, so any backend can answer it. (A real gateway could route on the ``Mcp-Method`` and

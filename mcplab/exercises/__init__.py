@@ -28,5 +28,6 @@ from mcplab.exercises.lab04 import *  # noqa: F401,F403
 from mcplab.exercises.lab05 import *  # noqa: F401,F403
 from mcplab.exercises.lab06 import *  # noqa: F401,F403
 from mcplab.exercises.lab07 import *  # noqa: F401,F403
+from mcplab.exercises.lab08 import *  # noqa: F401,F403
 from mcplab.exercises.lab11 import *  # noqa: F401,F403
 from mcplab.exercises.lab12 import *  # noqa: F401,F403

@@ -27,6 +27,41 @@ from mcplab.notebook.prediction import Prediction
 __all__ = ["PREDICTIONS"]
 
 _ALL = (
+    # --- Lab 00 · start here -----------------------------------------------------------------------
+    Prediction(
+        key="00.frames",
+        question=N_("The next cell sends three requests (initialize, tools/list, tools/call) and one "
+                    "notification (notifications/initialized). How many frames will its trace show, both "
+                    "directions counted?"),
+        choices=(),
+        digest="sha256:4f2cb8c043ab14c932978ec2d0df9f4e856c7d6accbcc61bdb3d41b3cd0cdfaf",
+        wrong=N_("Run the next cell and read the first line of the trace, which counts the frames by kind: "
+                 "every request gets exactly one response, carrying its id (Basic: Responses), and nobody "
+                 "answers a notification (Basic: Notifications)."),
+    ),
+    Prediction(
+        key="00.new_handshake",
+        question=N_("The playground starts a weather server of its own and connects to it. What is the first "
+                    "message on its pipe?"),
+        choices=(N_("initialize: a new connection needs a handshake of its own"),
+                 N_("tools/list: the cell above has done the handshake already"),
+                 N_("a greeting the new server sends before the client says anything")),
+        digest="sha256:ec0d09305ea3592ab44247e043ca99c82d88652c2155e2abd6f7467903baee49",
+        wrong=N_("Run the next cells and read frame 1 of the playground's trace: the first server exited when "
+                 "its connection closed, this is a new process on a new pipe, and the first interaction of "
+                 "every connection is the initialization, which the client starts (Lifecycle: "
+                 "Initialization)."),
+    ),
+    Prediction(
+        key="00.send_frames",
+        question=N_("The playground's trace above holds 11 frames. Send calls get_weather once, on the open "
+                    "connection. How many frames will the trace hold after it?"),
+        choices=(),
+        digest="sha256:45428a4a4301f3476c1dff8c78005c36896c85461f966a2246ad608489a5d765",
+        wrong=N_("Run the next cell and read the first line of the trace it shows, then its last rows: a call "
+                 "on an open connection is one request and the one response that carries its id (Basic: "
+                 "Responses); the handshake is not done again."),
+    ),
     # --- Lab 01 · JSON-RPC 2.0 ------------------------------------------------------------------
     Prediction(
         key="01.null_id",
@@ -197,40 +232,85 @@ _ALL = (
                  "event stream (Transports: Sending Messages to the Server), and HTTP has its own status "
                  "for a request whose Accept the server cannot meet."),
     ),
-    # --- Lab 00 · start here -----------------------------------------------------------------------
+    # --- Lab 06 · the stateless core (2026-07-28) -----------------------------------------------
     Prediction(
-        key="00.frames",
-        question=N_("The next cell sends three requests (initialize, tools/list, tools/call) and one "
-                    "notification (notifications/initialized). How many frames will its trace show, both "
-                    "directions counted?"),
+        key="06.modern_frames",
+        question=N_("The same get_weather call, from a client that speaks 2026-07-28 only and opens with "
+                    "server/discover. How many messages cross the pipe, both ways counted?"),
         choices=(),
-        digest="sha256:4f2cb8c043ab14c932978ec2d0df9f4e856c7d6accbcc61bdb3d41b3cd0cdfaf",
-        wrong=N_("Run the next cell and read the first line of the trace, which counts the frames by kind: "
-                 "every request gets exactly one response, carrying its id (Basic: Responses), and nobody "
-                 "answers a notification (Basic: Notifications)."),
+        digest="sha256:c3f5225a4a27b863f9b45bcc2dbc44f53a1e19048e617914e4221e8ab78fe204",
+        wrong=N_("Run the next cell and count the numbered lines of the second trace: server/discover and its "
+                 "result take the place of initialize, its result and notifications/initialized, and nothing "
+                 "follows a discovery the way notifications/initialized follows a handshake (2026-07-28, "
+                 "Versioning: Protocol Version Negotiation)."),
     ),
     Prediction(
-        key="00.new_handshake",
-        question=N_("The playground starts a weather server of its own and connects to it. What is the first "
-                    "message on its pipe?"),
-        choices=(N_("initialize: a new connection needs a handshake of its own"),
-                 N_("tools/list: the cell above has done the handshake already"),
-                 N_("a greeting the new server sends before the client says anything")),
-        digest="sha256:ec0d09305ea3592ab44247e043ca99c82d88652c2155e2abd6f7467903baee49",
-        wrong=N_("Run the next cells and read frame 1 of the playground's trace: the first server exited when "
-                 "its connection closed, this is a new process on a new pipe, and the first interaction of "
-                 "every connection is the initialization, which the client starts (Lifecycle: "
-                 "Initialization)."),
+        key="06.supported_versions",
+        question=N_("The weather server runs as dual-era. Which versions does its server/discover result list "
+                    "in supportedVersions?"),
+        choices=(N_("only 2026-07-28, the one modern revision"),
+                 N_("2026-07-28 and the four legacy revisions it also speaks"),
+                 N_("none: in 2026-07-28 the version travels in each request's _meta instead")),
+        digest="sha256:1001bf5f8e351ba4ec586e1296182ebfdae9c719f854850fb15dc7daf5827163",
+        wrong=N_("Run the next cell and read the supportedVersions array of the second frame: it lists every "
+                 "version the server supports, for the client to choose from (2026-07-28, Discovery: "
+                 "DiscoverResult); this server answers initialize in four legacy revisions too."),
     ),
     Prediction(
-        key="00.send_frames",
-        question=N_("The playground's trace above holds 11 frames. Send calls get_weather once, on the open "
-                    "connection. How many frames will the trace hold after it?"),
+        key="06.retry_version",
+        question=N_("A client from the future asks for 2027-01-01 and gets -32022 with data.supported. Which "
+                    "version does the dual-era client ask for next?"),
+        choices=("2026-07-28", "2025-11-25", "2027-01-01",
+                 N_("none: -32022 ends the conversation")),
+        digest="sha256:f3d252d15848be43a14714381980af67f14bc3e2a775d9de80dd9dad1bccd65a",
+        wrong=N_('Run the next cell and read the line "the client decides": -32022 is a modern error, so the '
+                 'server is modern, and a dual-era client that meets a modern server stays modern (2026-07-28, '
+                 'Versioning: Compatibility Matrix); it retries with a version in supported that it speaks itself.'),
+    ),
+    Prediction(
+        key="06.matrix_failures",
+        question=N_("The matrix has seven rows of client era × server era. How many of them fail over stdio?"),
         choices=(),
-        digest="sha256:45428a4a4301f3476c1dff8c78005c36896c85461f966a2246ad608489a5d765",
-        wrong=N_("Run the next cell and read the first line of the trace it shows, then its last rows: a call "
-                 "on an open connection is one request and the one response that carries its id (Basic: "
-                 "Responses); the handshake is not done again."),
+        digest="sha256:f3411ecc165d7103152e3533b135bc17b6ccd27517a46a58c03f39b7db34a51a",
+        wrong=N_('Run the next cell and count "fails:" in the "live (stdio)" column: a dual-era side adapts to '
+                 'either era, so only a single-era client meeting a single-era server of the other era fails '
+                 '(2026-07-28, Versioning: Compatibility Matrix).'),
+    ),
+    # --- Lab 07 · scaling and multi-round-trip requests (2026-07-28) ----------------------------
+    Prediction(
+        key="07.session_404",
+        question=N_("A legacy client opens through the proxy: initialize reaches backend 1, which mints a "
+                    "session id; notifications/initialized, carrying that id, reaches backend 2. Which HTTP "
+                    "status does backend 2 answer?"),
+        choices=(),
+        digest="sha256:32f6da79584de3d35519265573b14705256817a4623b1ff14774764b5408bb59",
+        wrong=N_("Run the next cell and read its first line, then the response that says x-backend: 2 in the "
+                 "HTTP trace: a server answers a session id it does not hold as a session that is over, and the "
+                 "client must start again with initialize (2025-11-25, Transports: Session Management)."),
+    ),
+    Prediction(
+        key="07.input_required",
+        question=N_("write_file is asked to replace notes.md, which exists, and the server asks before it "
+                    "replaces a file. What is the resultType of its first reply?"),
+        choices=("complete", "input_required",
+                 N_("none: the server sends its own elicitation/create request instead")),
+        digest="sha256:4b5dc04c8570e165a67044646b5856a6d5a6915501ea4fd40f7fc5b185de6f7a",
+        wrong=N_("Run the next cell and read the resultType line at the top of the result: a 2026-07-28 server "
+                 "never sends a request of its own; it answers with what it needs in inputRequests, and the "
+                 "client sends the request again (2026-07-28, Multi Round-Trip Requests)."),
+    ),
+    Prediction(
+        key="07.tampered",
+        question=N_("The client changes one character of round 2's requestState and sends round 3 with it. "
+                    "What comes back?"),
+        choices=(N_("an error, before the tool runs"),
+                 N_("the final result: a requestState is only echoed, never checked"),
+                 N_("round 2's question again"),
+                 N_("a new requestState")),
+        digest="sha256:5516b47d867bb052ce6357b7ca4c11d3c4f7e507fabd950281414999eea238c0",
+        wrong=N_("Run the next cell and read its first line and frame 10 of the trace: a server must treat "
+                 "requestState as attacker input and reject state that fails verification; this one seals it "
+                 "with an HMAC (2026-07-28, Multi Round-Trip Requests: Server Requirements)."),
     ),
     # --- Lab 08 · the economics, N×M versus N+M ---------------------------------------------------
     Prediction(

@@ -1,0 +1,91 @@
+"""One raw POST to a Streamable HTTP endpoint, shown as it went and as it came back.
+
+Theory of operation
+-------------------
+The :class:`~mcplab.client.Client` always sends well-formed requests, which is what a client should
+do and exactly what a lab cannot use to show a server refusing a bad one. So a lab that wants to
+send the seed's abbreviated POST, a forged ``Mcp-Name`` or a version from the future writes the body
+and the headers by hand, and this module sends them with httpx, nothing added but the two headers
+every POST carries (``Accept`` with both media types, ``Content-Type``: 2026-07-28, Streamable HTTP:
+Sending Messages to the Server). It does not check, fix or retry anything: what the server answers
+is the lesson.
+
+:func:`post` returns a :class:`Posted`: the status, the answer decoded, and a text that shows the
+headers, the whole body and what came back (the error, or a tool result's text). A lab prints it.
+:func:`post_discover` is the one request a version probe needs, ``server/discover`` stamped with
+the version asked for, and keeps the reply whole.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from mcplab.lifecycle import stamp
+from mcplab.wire import jsonrpc
+
+__all__ = ["Posted", "post", "post_discover", "ACCEPT"]
+
+#: what every POST of a message carries (2026-07-28, Streamable HTTP: Sending Messages to the Server)
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A POST and its answer: ``str()`` is what a lab prints."""
+    title: str
+    headers: Mapping[str, str]      # the MCP headers sent (ACCEPT is always added)
+    body: Any                       # the JSON body as sent
+    status: int
+    text: str                       # the reply's body, as it came
+
+    @property
+    def answer(self) -> Any:
+        """The reply's body as JSON (None when it is not JSON)."""
+        try:
+            return json.loads(self.text)
+        except ValueError:
+            return None
+
+    @property
+    def message(self) -> Any:
+        """The reply decoded as a JSON-RPC message (a Response, an ErrorResponse, …)."""
+        return jsonrpc.decode(self.text)
+
+    def said(self) -> Any:
+        """What came back, in short: the error object, a tool result's text, or the whole result."""
+        answer = self.answer
+        if not isinstance(answer, dict):
+            return self.text
+        if "error" in answer:
+            return answer["error"]
+        result = answer.get("result")
+        content = result.get("content") if isinstance(result, dict) else None
+        if isinstance(content, list) and content and isinstance(content[0], dict) and "text" in content[0]:
+            return content[0]["text"]
+        return result
+
+    def __str__(self) -> str:
+        lines = [self.title] if self.title else []
+        lines.append("  → " + "  ".join(f"{name}: {value}" for name, value in self.headers.items()))
+        lines.append("  → " + json.dumps(self.body, ensure_ascii=False))
+        lines.append(f"  ← {self.status} {json.dumps(self.said(), ensure_ascii=False)}")
+        return "\n".join(lines) + "\n"
+
+
+def post(url: str, headers: Mapping[str, str], body: Any, *, title: str = "") -> Posted:
+    """POST ``body`` (JSON, sent as UTF-8) with ``headers`` to ``url``, as it is: nothing checked or fixed."""
+    import httpx  # first use only: `from mcplab import notebook` stays fast
+
+    sent = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    reply = httpx.post(url, content=sent, headers={**ACCEPT, **headers}, timeout=TIMEOUT_S)
+    return Posted(title, dict(headers), body, reply.status_code, reply.text)
+
+
+def post_discover(url: str, version: str, request_id: int | str) -> Posted:
+    """``server/discover`` asking for ``version``, in the body's ``_meta`` and in the headers."""
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "server/discover", "params": stamp(None, version, {})}
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": "server/discover"}
+    return post(url, headers, body, title=f"server/discover asking for {version}")
