@@ -1,0 +1,220 @@
+"""Running a lab's cells a second time in the same kernel starts no second set of servers.
+
+A real kernel (ipykernel, this environment's interpreter) runs Lab 11's cells up to its clean-up cell,
+then the same cells again, as a student who presses Run All twice does; between runs the test counts
+the kernel's live descendant processes. Lab 11 holds every kind of long-lived peer a lab keeps in a
+name: HTTP servers from ``launch`` and ``launch_all``, a ``Host`` and a careless one (stdio children
+each), and a ``Client`` over a stdio transport of its own. The front end here (like nbclient and
+nbval) sends no cell id, so the kernel knows a cell run again by its source.
+"""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+from IPython.core.events import EventManager, available_events
+
+from mcplab import Client, Host, portable
+from mcplab.notebook import playground, rerun
+from mcplab.notebook.rerun import CellPeers
+from mcplab.server.streamable_http import launch
+from mcplab.transports.stdio import stdio
+
+psutil = pytest.importorskip("psutil")  # ipykernel's own dependency: present wherever a kernel runs
+from jupyter_client import KernelManager  # noqa: E402
+from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+LABS = ROOT / "labs"
+WEATHER = [sys.executable, str(ROOT / "servers" / "weather.py")]
+CELL_TIMEOUT = 60
+
+pytestmark = [pytest.mark.subprocess, pytest.mark.http]
+
+
+def live_descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` that are still running (a zombie has ended; it only awaits its parent)."""
+    found = set()
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                found.add(child.pid)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def run(client, source: str) -> None:
+    """Execute one cell's source and fail with its error if it raised."""
+    msg_id = client.execute(source, store_history=True)
+    deadline = time.monotonic() + CELL_TIMEOUT
+    while True:
+        try:
+            reply = client.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            pytest.fail(f"no reply within {CELL_TIMEOUT} s to:\n{source[:300]}")
+        if reply["parent_header"].get("msg_id") == msg_id:
+            break
+    content = reply["content"]
+    assert content["status"] == "ok", f"{content.get('ename')}: {content.get('evalue')}\nin:\n{source[:300]}"
+
+
+def settled(pid: int, expected: int | None = None, wait: float = 5.0) -> set[int]:
+    """The live descendants once their number stops changing (a server that was told to stop takes a moment)."""
+    deadline = time.monotonic() + wait
+    seen = live_descendants(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        now = live_descendants(pid)
+        if now == seen and (expected is None or len(now) == expected):
+            return now
+        seen = now
+    return seen
+
+
+# --- the register itself, in this process: each kind of peer, claimed and ended ----------------------
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"  # what an IPython kernel runs on
+
+
+def cell(source: str, cell_id: str | None = "c1") -> SimpleNamespace:
+    """What IPython hands pre_run_cell: the cell's source, and its id when the front end sent one."""
+    return SimpleNamespace(raw_cell=source, cell_id=cell_id)
+
+
+def ended(pid: int, wait: float = 3.0) -> bool:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if portable.has_exited(pid) is not False and not psutil.pid_exists(pid) or \
+                psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def start(kind: str):
+    """One peer of each kind a lab keeps in a name, and the pids of its processes."""
+    if kind == "client":
+        peer = await Client(stdio(WEATHER)).connect()
+        return peer, [peer.transport.pid]
+    if kind == "host":
+        peer = await Host({"a": WEATHER, "b": WEATHER}).connect()
+        return peer, [t.pid for t in peer.transports.values()]
+    if kind == "launch":
+        peer = [launch(WEATHER)]  # in a list, as launch_all returns them
+        return peer, [peer[0].process.pid]
+    if kind == "popen":
+        peer = subprocess.Popen(WEATHER, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return peer, [peer.pid]
+    peer = playground(WEATHER)
+    await peer.connect()
+    return peer, [peer.client.transport.pid]
+
+
+async def close(peer) -> None:
+    for one in peer if isinstance(peer, list) else [peer]:
+        if hasattr(one, "aclose"):
+            await one.aclose()
+        elif hasattr(one, "stop"):
+            one.stop()
+        elif hasattr(one, "client"):
+            await one.close()
+        else:
+            rerun.end(one)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["client", "host", "launch", "popen", "playground"])
+async def test_running_a_cell_again_ends_the_processes_its_last_run_started(kind):
+    namespace: dict = {}
+    register = CellPeers(namespace)
+    register.before(cell("peer = ..."))
+    namespace["peer"], old = await start(kind)
+    register.after(None)
+    assert list(register.by_cell) == ["id:c1"]
+    register.before(cell("peer = ... (edited: the cell id is the same)"))   # run again
+    assert all(ended(pid) for pid in old), f"{kind}: the first run's processes still run"
+    try:
+        namespace["peer"], new = await start(kind)
+        register.after(None)
+        assert not any(ended(pid, wait=0.2) for pid in new), "the new run's processes run"
+    finally:
+        await close(namespace["peer"])
+
+
+@pytest.mark.anyio
+async def test_a_cell_that_only_uses_a_peer_never_ends_it_and_without_a_cell_id_the_source_is_the_key():
+    namespace: dict = {}
+    register = CellPeers(namespace)
+    register.before(cell("weather = ...", cell_id=None))
+    namespace["weather"] = await Client(stdio(WEATHER)).connect()
+    register.after(None)
+    pid = namespace["weather"].transport.pid
+    try:
+        for _ in range(2):  # a later cell names it too (a loop variable), and runs twice
+            register.before(cell("for each in (weather,): pass", cell_id=None))
+            namespace["each"] = namespace["weather"]
+            register.after(None)
+        register.before(cell("weather = ... (edited)", cell_id=None))  # another source: another cell
+        assert not ended(pid, wait=0.3)
+        assert list(register.by_cell) == ["source:weather = ..."]
+        register.before(cell("weather = ...", cell_id=None))
+        assert ended(pid)
+    finally:
+        await namespace["weather"].aclose()
+
+
+@pytest.mark.anyio
+async def test_a_peer_closed_by_its_cell_is_forgotten_and_nothing_is_ended_twice():
+    namespace: dict = {}
+    register = CellPeers(namespace)
+    register.before(cell("async with ..."))
+    async with Client(stdio(WEATHER)) as namespace["client"]:
+        pass
+    register.after(None)
+    assert register.by_cell == {}
+    register.before(cell("async with ..."))
+    assert register.ended == []
+
+
+def test_end_now_follows_close_s_order_and_kills_a_server_that_ignores_eof_and_sigterm():
+    stubborn = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "print('ready', flush=True); time.sleep(60)"]
+
+    async def opened():
+        transport = stdio(stubborn)
+        await transport.open()
+        return transport
+
+    import anyio
+
+    async def main():
+        transport = await opened()
+        begun = time.monotonic()
+        assert transport.end_now() is True
+        assert time.monotonic() - begun >= 1.4  # stdin closed, 1 s; SIGTERM, 0.5 s; then SIGKILL
+        assert ended(transport.pid) and transport.end_now() is False
+        with anyio.fail_after(3):
+            await transport._process.wait()
+        assert transport.returncode == -9
+
+    anyio.run(main)
+
+
+def test_install_gives_an_ipython_shell_one_register_and_does_nothing_elsewhere():
+    assert rerun.install() is None  # no IPython shell in this process
+    shell = SimpleNamespace(user_ns={})
+    shell.events = EventManager(shell, available_events)
+    register = rerun.install(shell)
+    assert rerun.install(shell) is register and rerun.installed(shell) is register
+    assert shell.events.callbacks["pre_run_cell"] == [register.before]
+    assert shell.events.callbacks["post_run_cell"] == [register.after]
