@@ -90,7 +90,7 @@ def running(peer: Any) -> bool:
     kind = _kind(peer)
     for owner in _processes(peer, kind) if kind else ():
         if _kind(owner) == "stdio":
-            if owner.pid is not None and not owner._closed and owner.returncode is None:
+            if owner.running:
                 return True
         elif (owner.process if _kind(owner) == "process" else owner).poll() is None:
             return True
@@ -110,11 +110,6 @@ def end(peer: Any) -> int:
         elif owner.poll() is None:
             ended += 1
             _end_popen(owner)
-    clients = {"transport": [peer], "playground": [getattr(peer, "client", None)]}.get(kind) or \
-        list(getattr(peer, "clients", {}).values())
-    for client in clients:
-        if client is not None:
-            client._connection.close()  # no request waits on a server that is gone
     return ended
 
 

@@ -142,6 +142,11 @@ class StdioTransport:
     def returncode(self) -> int | None:
         return self._process.returncode if self._process is not None else None
 
+    @property
+    def running(self) -> bool:
+        """A server was started, is not closed by this transport, and has not exited (as far as we know)."""
+        return self._process is not None and not self._closed and self._process.returncode is None
+
     # --- sending -----------------------------------------------------------------------------
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
         """Write one message as one line; ``headers`` are ignored (stdio has none, spec "basic/transports")."""
