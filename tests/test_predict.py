@@ -77,6 +77,20 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "05.session_headers": ("5", ("1", "2", "4", "6", "9", "10"), lambda out: out.count("Mcp-Session-Id: yes")),
     "05.not_acceptable": ("406", ("400", "415", "200", "403"),
                           lambda out: re.search(r"Accept without SSE\s+→ (\d+)", out)[1]),
+    "11.no_token": ("401", ("403", "400", "200", "407", "511"),
+                    lambda out: re.search(r"^\s*1\s+POST /mcp\s+(\d{3})\s", out, re.M)[1]),
+    "11.sandbox_link": ("a tool result with isError: true that names the rule", (),
+                        lambda out: bool(re.search(r"^ours\s+shortcut\.txt\s+→ isError True: refused", out, re.M))),
+    "11.passthrough": ("401", ("403", "200", "400", "407"),
+                       lambda out: re.search(r"^ours\s+(\d{3}) · Bearer error=\"invalid_token\"", out, re.M)[1]),
+    "11.recover": ("starts the file server again and answers from notes.md", (),
+                   lambda out: "ours      host → files: started again" in out and "read_file: # MCP notes" in out
+                   and "hostile kept its process under both: True" in out),
+    "12.host_frames": ("9", ("8", "10", "11", "12", "7"),
+                       lambda out: len(re.findall(r"^\s+\d+ [→←] stdio ", out, re.M))),
+    "12.unknown_resource": ("-32002, then -32602", (),
+                            lambda out: "{}, then {}".format(*re.search(r"error\.code: (-\d+) → (-\d+)", out).groups())),
+    "12.sdk_extra": ("tools/list", (), lambda out: re.search(r"▶\s+│ → (\S+) \(id \d+\)", out)[1]),
 }
 
 
@@ -204,11 +218,12 @@ def test_every_sentence_of_the_widget_and_the_predictions_is_translated_into_chi
     assert "第 3 步" in asked.feedback.value
 
 
-def test_each_lab_from_01_to_05_asks_at_least_three_predictions_and_each_one_is_asked_once():
+def test_each_lab_from_01_to_05_and_11_12_asks_at_least_three_predictions_and_each_one_is_asked_once():
     asked = {path.stem: [key for _, key in asked_in(path)] for path in labs()}
     everywhere = [key for keys in asked.values() for key in keys]
     assert sorted(everywhere) == sorted(PREDICTIONS), "every prediction is asked exactly once"
-    for lab in ("01_jsonrpc", "02_handshake", "03_primitives", "04_host", "05_streamable_http"):
+    for lab in ("01_jsonrpc", "02_handshake", "03_primitives", "04_host", "05_streamable_http",
+                "11_security", "12_ecosystem"):
         assert len(asked[lab]) >= MINIMUM_PER_LAB, f"{lab} asks {len(asked[lab])}"
         assert all(key.startswith(lab[:2] + ".") for key in asked[lab])
 
