@@ -5,7 +5,8 @@ then the same cells again, as a student who presses Run All twice does; between 
 the kernel's live descendant processes. Lab 11 holds every kind of long-lived peer a lab keeps in a
 name: HTTP servers from ``launch`` and ``launch_all``, a ``Host`` and a careless one (stdio children
 each), and a ``Client`` over a stdio transport of its own. The front end here (like nbclient and
-nbval) sends no cell id, so the kernel knows a cell run again by its source.
+nbval) sends no cell id, so the kernel knows a cell run again by its source. Without the kernel's
+register (``mcplab.notebook.rerun``) the second run leaves twice the first run's processes (11, then 22).
 """
 
 from __future__ import annotations
@@ -77,6 +78,41 @@ def settled(pid: int, expected: int | None = None, wait: float = 5.0) -> set[int
             return now
         seen = now
     return seen
+
+
+def test_running_lab_11_twice_in_one_kernel_leaves_one_set_of_servers_and_none_after_shutdown():
+    cells = [cell.source for cell in nbformat.read(str(LABS / "11_security.ipynb"), as_version=4).cells
+             if cell.cell_type == "code"]
+    cleanup = next(i for i, source in enumerate(cells) if "shutil.rmtree(WORK)" in source)
+    manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
+    manager.start_kernel(cwd=str(LABS))
+    client = manager.client()
+    client.start_channels()
+    every: set[int] = set()
+    try:
+        client.wait_for_ready(timeout=60)
+        kernel = manager.provisioner.process.pid
+        for source in cells[:cleanup]:
+            run(client, source)
+        first = settled(kernel)
+        every |= first
+        assert len(first) >= 8, f"expected the lab's servers to be running, found {len(first)} processes"
+
+        for source in cells[:cleanup]:
+            run(client, source)
+        second = settled(kernel, expected=len(first))
+        every |= second
+        assert len(second) == len(first), (f"after the second run {len(second)} processes, after the first "
+                                            f"{len(first)}: re-running a cell left its old servers behind")
+        assert not first & second, "every server of the first run was replaced, none kept"
+
+        run(client, cells[cleanup])
+        assert settled(kernel, expected=0) == set(), "the lab's clean-up cell leaves nothing running"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=False)
+    time.sleep(0.5)
+    assert not [pid for pid in every if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
 
 
 # --- the register itself, in this process: each kind of peer, claimed and ended ----------------------
