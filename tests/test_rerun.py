@@ -254,3 +254,22 @@ def test_install_gives_an_ipython_shell_one_register_and_does_nothing_elsewhere(
     assert rerun.install(shell) is register and rerun.installed(shell) is register
     assert shell.events.callbacks["pre_run_cell"] == [register.before]
     assert shell.events.callbacks["post_run_cell"] == [register.after]
+
+
+@pytest.mark.anyio
+async def test_a_peer_that_cannot_be_ended_is_noted_and_the_cell_still_runs(monkeypatch):
+    namespace: dict = {}
+    register = CellPeers(namespace)
+    register.before(cell("weather = ..."))
+    namespace["weather"] = await Client(stdio(WEATHER)).connect()
+    register.after(None)
+
+    def broken(peer):
+        raise OSError("no such thing")
+
+    monkeypatch.setattr(rerun, "end", broken)
+    try:
+        register.before(cell("weather = ..."))   # no exception reaches the cell
+        assert register.failures == ["Client: OSError('no such thing')"] and register.ended == []
+    finally:
+        await namespace["weather"].aclose()

@@ -133,6 +133,7 @@ class CellPeers:
         self.namespace = namespace
         self.by_cell: dict[str, list[Any]] = {}   # cell key → the peers its last run started
         self.ended: list[tuple[str, int]] = []    # (cell key, processes ended), the last few, for a reader
+        self.failures: list[str] = []             # a peer that could not be ended, and why (the last few)
         self._key: str | None = None
 
     @staticmethod
@@ -143,7 +144,12 @@ class CellPeers:
     def before(self, info: Any) -> None:
         """pre_run_cell: end what this cell's last run started, if it still runs."""
         self._key = self.key(info)
-        count = sum(end(peer) for peer in self.by_cell.pop(self._key, ()) if running(peer))
+        count = 0
+        for peer in self.by_cell.pop(self._key, ()):
+            try:
+                count += end(peer) if running(peer) else 0
+            except Exception as exc:  # never a traceback in the student's cell for plumbing; kept for a reader
+                self.failures = [*self.failures[-9:], f"{type(peer).__name__}: {exc!r}"]
         if count:
             self.ended = [*self.ended[-9:], (self._key, count)]
 
@@ -152,13 +158,14 @@ class CellPeers:
         claimed = {id(peer) for peers in self.by_cell.values() for peer in peers}
         fresh = []
         for value in self._values():
-            if id(value) not in claimed and _kind(value) and running(value):
+            if id(value) not in claimed and _kind(value) and _safely(running, value):
                 claimed.add(id(value))
                 fresh.append(value)
         if fresh and self._key is not None:
             self.by_cell[self._key] = fresh
         # forget what has ended on its own (a close, an async with): the table stays as small as what runs
-        self.by_cell = {key: alive for key, peers in self.by_cell.items() if (alive := [p for p in peers if running(p)])}
+        self.by_cell = {key: alive for key, peers in self.by_cell.items()
+                        if (alive := [p for p in peers if _safely(running, p)])}
 
     def _values(self) -> Iterator[Any]:
         for name, value in list(self.namespace.items()):
@@ -172,6 +179,14 @@ class CellPeers:
                     if index >= SCAN_LIMIT:
                         break
                     yield item
+
+
+def _safely(check: Any, peer: Any) -> bool:
+    """A check that fails (a peer in a state nobody foresaw) counts as "no": the cell runs on, unbothered."""
+    try:
+        return bool(check(peer))
+    except Exception:
+        return False
 
 
 def installed(shell: Any) -> CellPeers | None:
