@@ -52,9 +52,16 @@ def live_descendants(pid: int) -> set[int]:
     return found
 
 
-def run(client, source: str) -> None:
-    """Execute one cell's source and fail with its error if it raised."""
-    msg_id = client.execute(source, store_history=True)
+def run(client, source: str, cell_id: str | None = None) -> None:
+    """Execute one cell's source (with the cell id a notebook front end sends) and fail with its error if it raised."""
+    if cell_id is None:
+        msg_id = client.execute(source, store_history=True)
+    else:  # what JupyterLab sends: the execute request's metadata names the cell
+        content = {"code": source, "silent": False, "store_history": True, "user_expressions": {},
+                   "allow_stdin": False, "stop_on_error": True}
+        message = client.session.msg("execute_request", content, metadata={"cellId": cell_id})
+        client.shell_channel.send(message)
+        msg_id = message["header"]["msg_id"]
     deadline = time.monotonic() + CELL_TIMEOUT
     while True:
         try:
@@ -112,6 +119,33 @@ def test_running_lab_11_twice_in_one_kernel_leaves_one_set_of_servers_and_none_a
         client.stop_channels()
         manager.shutdown_kernel(now=False)
     time.sleep(0.5)
+    assert not [pid for pid in every if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+
+
+def test_with_the_cell_id_a_front_end_sends_an_edited_cell_is_the_same_cell_and_another_cell_is_another():
+    manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
+    manager.start_kernel(cwd=str(LABS))
+    client = manager.client()
+    client.start_channels()
+    every: set[int] = set()
+    try:
+        client.wait_for_ready(timeout=60)
+        kernel = manager.provisioner.process.pid
+        run(client, "from mcplab import Client, notebook\nfrom mcplab.transports.stdio import stdio", "imports")
+        connect = 'weather = await Client(stdio(["python", "../servers/weather.py"])).connect()'
+        run(client, connect, "a")
+        every |= settled(kernel, expected=1)
+        run(client, connect + "  # edited", "a")                  # the same cell, edited: the old one ends
+        assert len(now := settled(kernel, expected=1)) == 1 and not now & every
+        every |= now
+        run(client, connect, "b")                                   # the same source in another cell: both run
+        every |= settled(kernel, expected=2)
+        assert len(live_descendants(kernel)) == 2
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=False)
+    time.sleep(0.5)
+    assert len(every) == 3
     assert not [pid for pid in every if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
 
 
