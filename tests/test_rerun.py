@@ -11,6 +11,7 @@ register (``mcplab.notebook.rerun``) the second run leaves twice the first run's
 
 from __future__ import annotations
 
+import os
 import queue
 import subprocess
 import sys
@@ -38,6 +39,14 @@ WEATHER = [sys.executable, str(ROOT / "servers" / "weather.py")]
 CELL_TIMEOUT = 60
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.http]
+
+
+def alive(pid: int) -> bool:
+    """Is ``pid`` running? A zombie has ended (it only awaits its parent); a pid may vanish while we ask."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def live_descendants(pid: int) -> set[int]:
@@ -119,7 +128,7 @@ def test_running_lab_11_twice_in_one_kernel_leaves_one_set_of_servers_and_none_a
         client.stop_channels()
         manager.shutdown_kernel(now=False)
     time.sleep(0.5)
-    assert not [pid for pid in every if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    assert not [pid for pid in every if alive(pid)]
 
 
 def test_with_the_cell_id_a_front_end_sends_an_edited_cell_is_the_same_cell_and_another_cell_is_another():
@@ -146,7 +155,7 @@ def test_with_the_cell_id_a_front_end_sends_an_edited_cell_is_the_same_cell_and_
         manager.shutdown_kernel(now=False)
     time.sleep(0.5)
     assert len(every) == 3
-    assert not [pid for pid in every if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    assert not [pid for pid in every if alive(pid)]
 
 
 # --- the register itself, in this process: each kind of peer, claimed and ended ----------------------
@@ -162,13 +171,13 @@ def cell(source: str, cell_id: str | None = "c1") -> SimpleNamespace:
 
 
 def ended(pid: int, wait: float = 3.0) -> bool:
+    """Has ``pid`` ended within ``wait`` seconds (gone, or a zombie awaiting its parent)?"""
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if portable.has_exited(pid) is not False and not psutil.pid_exists(pid) or \
-                psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-            return True
+    while alive(pid):
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.05)
-    return False
+    return True
 
 
 async def start(kind: str):
@@ -307,3 +316,20 @@ async def test_a_peer_that_cannot_be_ended_is_noted_and_the_cell_still_runs(monk
         assert register.failures == ["Client: OSError('no such thing')"] and register.ended == []
     finally:
         await namespace["weather"].aclose()
+
+
+def test_has_exited_asks_without_reaping_so_the_child_s_own_waiter_still_gets_its_exit_code():
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read(); sys.exit(3)"], stdin=subprocess.PIPE)
+    if not hasattr(os, "waitid"):  # Windows cannot ask without reaping: it says it does not know
+        assert portable.has_exited(child.pid) is None
+        child.stdin.close()
+        assert child.wait(5) == 3
+        return
+    assert portable.has_exited(child.pid) is False
+    child.stdin.close()
+    deadline = time.monotonic() + 5
+    while not portable.has_exited(child.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert portable.has_exited(child.pid) is True
+    assert child.wait(5) == 3                   # still there to be reaped by its owner, with its code
+    assert portable.has_exited(child.pid) is True  # reaped: no longer our child, and ended
