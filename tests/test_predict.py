@@ -89,7 +89,7 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "12.host_frames": ("9", ("8", "10", "11", "12", "7"),
                        lambda out: len(re.findall(r"^\s+\d+ [→←] stdio ", out, re.M))),
     "12.unknown_resource": ("-32002, then -32602", (),
-                            lambda out: "{}, then {}".format(*re.search(r"error\.code: (-\d+) → (-\d+)", out).groups())),
+                            lambda out: ", then ".join(re.search(r"error\.code: (-\d+) → (-\d+)", out).groups())),
     "12.sdk_extra": ("tools/list", (), lambda out: re.search(r"▶\s+│ → (\S+) \(id \d+\)", out)[1]),
 }
 
