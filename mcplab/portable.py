@@ -72,6 +72,20 @@ def end(process: Any, *, hard: bool) -> None:
         pass
 
 
+def has_exited(pid: int) -> bool | None:
+    """Has the child ``pid`` ended? Asked without reaping it (its waiter, the event loop's, still collects it).
+
+    ``None`` where the system cannot say without reaping (Windows): the caller waits its budget out.
+    A pid that is no longer our child (already reaped) has ended.
+    """
+    if not hasattr(os, "waitid"):
+        return None
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
 def grow_pipe(fd: int, size: int = PIPE_BUFFER) -> None:
     """Give a pipe a bigger buffer where the system allows it (Linux); elsewhere leave it as it is."""
     try:

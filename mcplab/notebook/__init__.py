@@ -14,13 +14,19 @@ starts ``ecosystem.proxy``), ``trace``, ``transports``, ``wire``, ``schemas`` an
 only ``grade`` (whose schema line is this schema check), the exercises and the command line.
 
 ``from mcplab import notebook`` then ``notebook.show(client.trace)``: the names below load on first
-use, so jsonschema and ipywidgets are imported only when a view needs them.
+use, so jsonschema and ipywidgets are imported only when a view needs them. Imported in an IPython
+kernel, the package gives the kernel ``rerun``'s register: running a cell again ends the servers its
+last run started (every lab imports ``notebook`` or ``grade``, so no lab has to ask for it).
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 from typing import Any
+
+from mcplab.notebook import rerun
+
+rerun.install()  # in an IPython kernel only; elsewhere nothing happens
 
 # name → the module that holds it (PEP 562: resolved on first use)
 _LAZY = {

@@ -36,6 +36,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 from collections import deque
 from typing import Any, Mapping, Sequence
 
@@ -140,6 +141,11 @@ class StdioTransport:
     @property
     def returncode(self) -> int | None:
         return self._process.returncode if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        """A server was started, is not closed by this transport, and has not exited (as far as we know)."""
+        return self._process is not None and not self._closed and self._process.returncode is None
 
     # --- sending -----------------------------------------------------------------------------
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
@@ -279,6 +285,49 @@ class StdioTransport:
             self._drain_stderr()
             self._stdout.close()
             self._stderr.close()
+
+
+    def end_now(self) -> bool:
+        """Close without awaiting, for a caller that cannot await (a notebook kernel's cell hook).
+
+        The order of :meth:`close`: stdin first, so that the server ends by itself as the spec asks,
+        then SIGTERM, then SIGKILL, each after a short wait; the wait asks whether the child ended
+        without reaping it, because the event loop's child watcher collects it, as after any close.
+        Returns whether a running server was ended. The transport is closed afterwards, as after close().
+        """
+        if self._closed or self._process is None:
+            self._closed = True
+            return False
+        self._closed = True
+        running = self._process.returncode is None
+        _drop(self._stdin)
+        pid = self._process.pid
+        for hard, wait in ((None, 1.0), (False, 0.5), (True, 0.5)):
+            if hard is not None:
+                portable.end(self._process, hard=hard)
+            deadline = time.monotonic() + wait
+            while (ended := portable.has_exited(pid)) is False and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if ended is None:
+                time.sleep(wait)
+            elif ended:
+                break
+        if portable.SIGNALS_GROUPS:
+            portable.end(self._process, hard=True)  # anything the server left behind in its group
+        _drop(self._stdout)
+        _drop(self._stderr)
+        return running
+
+
+def _drop(pipe: Any) -> None:
+    """Close one of our pipe ends from synchronous code, where there may be no event loop to tell."""
+    try:
+        pipe.close()
+    except Exception:  # no async library running here to notify: close the descriptor itself
+        try:
+            os.close(pipe.fd)
+        except OSError:
+            pass
 
 
 def _signal_name(signum: int) -> str:
