@@ -19,7 +19,10 @@ GOALS = {"stdio round trips/s, legacy: mcplab pair / SDK pair", "http round trip
          "stdio round trips/s, legacy: mcplab pair / raw JSON-lines echo",
          "cold start (spawn → first tools/list): mcplab / SDK",
          "import of the client (less interpreter start): mcplab / SDK",
-         "server peak memory (stdio, after the rounds): mcplab / SDK", "notebook suite under nbval (seconds)"}
+         "server peak memory (stdio, after the rounds): mcplab / SDK", "notebook suite under nbval (seconds)",
+         "stdio calls/s, raw client: weather server / TypeScript server",
+         "http calls/s, raw client: weather server / TypeScript server",
+         "cold start: weather server / TypeScript server"}
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +65,34 @@ def test_every_goal_is_reported_met_unmet_or_with_the_reason_it_could_not_be(qui
         assert goal["met"] is not None or goal["why"]
     assert "Goals (ratios are this project / official SDK" in done.stdout
     assert "load average" in done.stdout
+
+
+def test_the_typescript_server_is_measured_or_says_why_not(quick_run) -> None:
+    """server-everything (npm, on Node) beside ours: in cold start and against the same raw client."""
+    _, results = quick_run
+    cold = results["cold_start"]
+    assert "ts" in cold["ms"] or cold["unavailable"]["ts"]
+    pairs = results["round_trips"]["groups"]["stdio/legacy"]["pairs"]
+    for key in ("raw → mcplab", "raw → ts"):
+        assert pairs[key]["status"] == "ok" or pairs[key]["status"].startswith("not available: "), pairs[key]
+    assert pairs["raw → mcplab"]["status"] == "ok"
+    if pairs["raw → ts"]["status"] == "ok":
+        assert pairs["raw → ts"]["per_s"] > 0 and pairs["raw → ts"]["server_peak_kib"] > 0
+
+
+def test_without_node_or_the_package_the_typescript_rows_name_what_is_missing(monkeypatch, tmp_path) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import harness
+
+    monkeypatch.setattr(harness, "EVERYTHING", tmp_path / "index.js")
+    with pytest.raises(harness.NotAvailable, match="server-everything is not installed"):
+        harness.server_argv("ts")
+    (tmp_path / "index.js").write_text("")
+    monkeypatch.setattr(harness, "NODE_BIN", tmp_path)
+    monkeypatch.setattr(harness.shutil, "which", lambda name: None)
+    with pytest.raises(harness.NotAvailable, match="Node is not installed"):
+        harness.server_argv("ts", "http")
+    assert harness.server_argv("mcplab") == harness.WEATHER
 
 
 def test_a_pair_that_cannot_run_says_why_instead_of_failing_the_run(tmp_path) -> None:
