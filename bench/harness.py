@@ -169,7 +169,8 @@ def stop(process: subprocess.Popen, timeout: float = 5.0) -> None:
 def node() -> str:
     """The Node that runs the TypeScript server, or NotAvailable saying what is missing."""
     if not EVERYTHING.exists():
-        raise NotAvailable("@modelcontextprotocol/server-everything is not installed in .node/ (`make test` installs it)")
+        raise NotAvailable("@modelcontextprotocol/server-everything is not installed in .node/ "
+                           "(`make test` installs it)")
     found = NODE_BIN / "node" if (NODE_BIN / "node").exists() else shutil.which("node")
     if found is None:
         raise NotAvailable("Node is not installed (`make test` installs node@22 into .node/)")

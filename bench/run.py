@@ -119,8 +119,8 @@ def cold_start(argv: list[str], env: dict[str, str]) -> tuple[float, int | None]
             while True:
                 line = lines.read(timeout=30)
                 if line is None:
-                    raise NotAvailable(f"{' '.join(Path(a).name for a in argv[1:])} gave no answer to request {request_id} "
-                                       f"(exit code {process.poll()})")
+                    who = " ".join(Path(a).name for a in argv[1:])
+                    raise NotAvailable(f"{who} gave no answer to request {request_id} (exit code {process.poll()})")
                 reply = json.loads(line)
                 if reply.get("id") == request_id and "method" not in reply:
                     break
