@@ -101,3 +101,13 @@ def test_a_pair_that_cannot_run_says_why_instead_of_failing_the_run(tmp_path) ->
                            "floor"], cwd=ROOT / "bench", capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     reply = json.loads(done.stdout.splitlines()[0])
     assert "unavailable" in reply and "no-such-era" in reply["unavailable"]
+
+
+def test_the_stage_breakdown_runs_and_names_each_stage() -> None:
+    """bench/stages.py with tiny counts: every stage gets a figure on each side (not how fast they are)."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "stages.py"), "--calls", "20", "--repeat", "20"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for words in ("raw → floor", "mcplab client → floor", "raw → mcplab weather server", "client stages",
+                  "decode (parse + classify)", "trace.record s2c", "server stages", "Server.handle tools/call"):
+        assert words in done.stdout
