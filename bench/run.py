@@ -21,7 +21,7 @@ What is measured (each a small function below; one whose prerequisites are missi
                  endpoint with httpx); in the legacy era the TypeScript reference server too, its
                  `echo` tool driven by each client, and the raw client against both it and the weather
                  server (the same client: the servers' own difference)
-    notebooks    wall time of `pytest -p no:cacheprovider labs/` (nbval on every lab and solution)
+    notebooks    wall time of `pytest --nbval ... labs/` (nbval on every lab and solution)
 
 Contenders take turns round by round (harness.alternate); each pair runs in its own driver process
 (driver.py). The table goes to stdout, the JSON to --out (bench/results/ is git-ignored).
@@ -265,7 +265,9 @@ def measure_round_trips(args: argparse.Namespace) -> dict[str, Any]:
 # --- the notebook suite --------------------------------------------------------------------------------
 
 def measure_notebooks(args: argparse.Namespace) -> dict[str, Any]:
-    command = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "labs/"]
+    # nbval's flags by name: tests/conftest.py, which sets them for the whole suite, is not loaded for labs/ alone.
+    command = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval", "--nbval-current-env",
+               "--nbval-sanitize-with", "labs/nbval-sanitize.cfg", "labs/"]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, env=python_env(), capture_output=True, text=True, timeout=1800)
     seconds = time.perf_counter() - started
