@@ -4,7 +4,8 @@
         CLIENT     mcplab | sdk | raw          (raw: no MCP library, the floor's client)
         TRANSPORT  stdio | http
         ERA        legacy | modern
-        SERVER     mcplab | sdk | floor        (servers/weather.py, servers/weather_sdk.py, bench/floor.py)
+        SERVER     mcplab | sdk | floor | ts   (servers/weather.py, servers/weather_sdk.py, bench/floor.py, the
+                                               TypeScript SDK's server-everything from npm, on Node)
 
 Why a process per pair: each client then carries only its own imports and heap, as it would in a
 user's program (one library's garbage does not slow the other's collections), and the process's peak
@@ -19,7 +20,8 @@ It talks to bench/run.py in JSON lines on stdin/stdout:
     run.py → (end of file)                            close the connection and report memory
     driver → {"client_peak_kib": ..., "server_peak_kib": ...}
 
-Every round trip is ``tools/call get_weather {"city": "Beijing"}``. While it waits for a command the
+Every round trip is ``tools/call get_weather {"city": "Beijing"}`` (the TypeScript server has no weather:
+``tools/call echo {"message": "Beijing"}``, a shorter answer). While it waits for a command the
 driver sleeps in its event loop, so a client's background tasks (keep-alives, SSE streams) still run.
 """
 
@@ -34,10 +36,13 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from harness import SERVERS, children, launch_http, peak_kib  # bench/harness.py, beside this file
+from harness import NotAvailable, children, launch_http, launch_ts_http, peak_kib, server_argv  # bench/harness.py
 
 ARGUMENTS = {"city": "Beijing"}
 EXPECTED = "Beijing: sunny"
+# The one call timed per server: (tool, arguments, text the answer contains).
+CALLS = {"ts": ("echo", {"message": "Beijing"}, "Echo: Beijing")}
+WEATHER_CALL = ("get_weather", ARGUMENTS, EXPECTED)
 MODERN_VERSION = "2026-07-28"
 Call = Callable[[], Awaitable[Any]]
 
@@ -53,10 +58,11 @@ def say(obj: dict) -> None:
 
 async def open_pair(stack: AsyncExitStack, client: str, transport: str, era: str, server: str) -> Call:
     """Connect ``client`` to ``server``; return the one call the bench times. Text check included."""
-    argv = SERVERS[server]
+    argv = server_argv(server, transport)
+    tool, arguments, _ = CALLS.get(server, WEATHER_CALL)
     url = ""
     if transport == "http":
-        launched = launch_http(argv)
+        launched = launch_ts_http() if server == "ts" else launch_http(argv)
         stack.callback(launched.stop)
         url = launched.url
 
@@ -76,7 +82,7 @@ async def open_pair(stack: AsyncExitStack, client: str, transport: str, era: str
         await stack.enter_async_context(ours)
 
         async def call() -> str:
-            return (await ours.call_tool("get_weather", ARGUMENTS)).text
+            return (await ours.call_tool(tool, arguments)).text
         return call
 
     if client == "sdk":
@@ -89,13 +95,13 @@ async def open_pair(stack: AsyncExitStack, client: str, transport: str, era: str
         sdk = await stack.enter_async_context(SDKClient(target, mode="legacy" if era == "legacy" else MODERN_VERSION))
 
         async def call() -> str:
-            return (await sdk.call_tool("get_weather", ARGUMENTS)).content[0].text
+            return (await sdk.call_tool(tool, arguments)).content[0].text
         return call
 
     if client == "raw" and transport == "stdio":
-        return await open_raw_stdio(stack, argv)
+        return await open_raw_stdio(stack, argv, tool, arguments)
     if client == "raw" and transport == "http":
-        return await open_raw_http(stack, url)
+        return await open_raw_http(stack, url, tool, arguments)
     raise SystemExit(f"unknown client {client!r}")
 
 
@@ -105,10 +111,12 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
-async def open_raw_stdio(stack: AsyncExitStack, argv: list[str]) -> Call:
+async def open_raw_stdio(stack: AsyncExitStack, argv: list[str], tool: str = "get_weather",
+                         arguments: dict = ARGUMENTS) -> Call:
     """A JSON-lines client in a dozen lines: encode, write, read a line, decode. No MCP library.
 
-    It opens with the legacy handshake (untimed) so that it can drive a real server too (bench/hotpath.py).
+    It opens with the legacy handshake (untimed) so that it can drive a real server too (bench/hotpath.py);
+    lines that are not its answer (a real server's notifications) are read past.
     """
     import asyncio
 
@@ -120,26 +128,32 @@ async def open_raw_stdio(stack: AsyncExitStack, argv: list[str]) -> Call:
         await process.wait()
     stack.push_async_callback(close)
     process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n" + json.dumps(INITIALIZED).encode() + b"\n")
-    await process.stdout.readline()
+    while json.loads(await process.stdout.readline()).get("id") != INITIALIZE["id"]:
+        pass
     ids = iter(range(1, 1 << 62))
 
     async def call() -> str:
         request = {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call",
-                   "params": {"name": "get_weather", "arguments": ARGUMENTS}}
+                   "params": {"name": tool, "arguments": arguments}}
         process.stdin.write(json.dumps(request).encode() + b"\n")
         await process.stdin.drain()
-        return json.loads(await process.stdout.readline())["result"]["content"][0]["text"]
+        while (reply := json.loads(await process.stdout.readline())).get("id") != request["id"]:
+            pass
+        return reply["result"]["content"][0]["text"]
     return call
 
 
-async def open_raw_http(stack: AsyncExitStack, url: str) -> Call:
+async def open_raw_http(stack: AsyncExitStack, url: str, tool: str = "get_weather",
+                        arguments: dict = ARGUMENTS) -> Call:
     """One JSON POST per round trip with httpx, keep-alive on. No MCP library; the legacy handshake
-    (untimed) and its session header let it drive a real server too (bench/hotpath.py)."""
+    (untimed) and its session header let it drive a real server too (bench/hotpath.py). An answer in
+    an event stream (the TypeScript server's way) is read from its ``data:`` line."""
     import httpx
 
     headers = {"Accept": "application/json, text/event-stream"}
     http = await stack.enter_async_context(httpx.AsyncClient(headers=headers))
     opened = await http.post(url, json=INITIALIZE)
+    opened.raise_for_status()
     if "mcp-session-id" in opened.headers:
         http.headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
     http.headers["MCP-Protocol-Version"] = INITIALIZE["params"]["protocolVersion"]
@@ -148,10 +162,20 @@ async def open_raw_http(stack: AsyncExitStack, url: str) -> Call:
 
     async def call() -> str:
         request = {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call",
-                   "params": {"name": "get_weather", "arguments": ARGUMENTS}}
+                   "params": {"name": tool, "arguments": arguments}}
         response = await http.post(url, json=request)
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            return sse_answer(response.text, request["id"])["result"]["content"][0]["text"]
         return response.json()["result"]["content"][0]["text"]
     return call
+
+
+def sse_answer(stream: str, request_id: int) -> dict:
+    """The answer to ``request_id`` among an event stream's ``data:`` lines (one line per event here)."""
+    for line in stream.splitlines():
+        if line.startswith("data:") and (message := json.loads(line[5:])).get("id") == request_id:
+            return message
+    raise ValueError(f"no answer to request {request_id} in the event stream: {stream[:200]!r}")
 
 
 def describe(exc: BaseException) -> str:
@@ -176,13 +200,14 @@ async def read_command() -> str | None:
 
 async def main(client: str, transport: str, era: str, server: str, warmup: int) -> None:
     os.set_blocking(0, False)
+    tool, _, expected = CALLS.get(server, WEATHER_CALL)
     async with AsyncExitStack() as stack:
         try:
             call = await open_pair(stack, client, transport, era, server)
             answer = await call()
-            if EXPECTED not in answer:
-                raise Unavailable(f"unexpected answer to get_weather: {answer!r}")
-        except Unavailable as exc:
+            if expected not in answer:
+                raise Unavailable(f"unexpected answer to {tool}: {answer!r}")
+        except (Unavailable, NotAvailable) as exc:
             say({"unavailable": str(exc)})
             return
         except Exception as exc:  # a pair that cannot connect is reported, not a crash of the whole bench

@@ -28,6 +28,7 @@ import math
 import os
 import re
 import select
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,8 +47,16 @@ WEATHER = [PYTHON, str(ROOT / "servers" / "weather.py")]
 SDK_WEATHER = [PYTHON, str(ROOT / "servers" / "weather_sdk.py")]  # the same server on the official SDK
 FLOOR = [PYTHON, str(BENCH / "floor.py")]
 SERVERS = {"mcplab": WEATHER, "sdk": SDK_WEATHER, "floor": FLOOR}
+# The TypeScript SDK's reference server, from npm into .node/ by `make test`; run by the Node installed
+# beside it (node@22), else the one on PATH. Its transport is its first argument.
+NODE_BIN = ROOT / ".node" / "node_modules" / ".bin"
+EVERYTHING = ROOT / ".node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+TS_TRANSPORTS = {"stdio": "stdio", "http": "streamableHttp"}
+# It listens on every interface, on $PORT; this preload keeps it on 127.0.0.1 and prints the port.
+LOOPBACK_PRELOAD = ROOT / "tests" / "conformance" / "loopback.cjs"
 
 URL = re.compile(r"serving .* at (http://\S+)")
+LOOPBACK_URL = re.compile(r"loopback: listening on (\S+:\d+)")
 
 
 class NotAvailable(Exception):
@@ -157,6 +166,24 @@ def stop(process: subprocess.Popen, timeout: float = 5.0) -> None:
             continue
 
 
+def node() -> str:
+    """The Node that runs the TypeScript server, or NotAvailable saying what is missing."""
+    if not EVERYTHING.exists():
+        raise NotAvailable("@modelcontextprotocol/server-everything is not installed in .node/ "
+                           "(`make test` installs it)")
+    found = NODE_BIN / "node" if (NODE_BIN / "node").exists() else shutil.which("node")
+    if found is None:
+        raise NotAvailable("Node is not installed (`make test` installs node@22 into .node/)")
+    return str(found)
+
+
+def server_argv(name: str, transport: str = "stdio") -> list[str]:
+    """How to start server ``name`` (mcplab, sdk, floor, ts); the Python ones take ``--http`` later."""
+    if name == "ts":
+        return [node(), str(EVERYTHING), TS_TRANSPORTS[transport]]
+    return SERVERS[name]
+
+
 @dataclass
 class HTTPServer:
     process: subprocess.Popen
@@ -172,20 +199,34 @@ def launch_http(argv: Sequence[str], *, env: dict[str, str] | None = None, timeo
     stderr goes to a file, never a pipe: nobody reads a pipe once the URL is known, and a server
     that logs into a full pipe would stall in the middle of a measurement.
     """
+    return _serving([*argv, "--http", "--host", "127.0.0.1", "--port", "0"], env, timeout,
+                    f"{Path(argv[-1]).name} --http", URL, "{}")
+
+
+def launch_ts_http(timeout: float = 30.0) -> HTTPServer:
+    """Start the TypeScript server over Streamable HTTP on 127.0.0.1 and a port the system picks."""
+    env = {**python_env(), "PORT": "0", "MCPLAB_LOOPBACK_REPORT": "1",
+           "NODE_OPTIONS": f"--require {LOOPBACK_PRELOAD}"}
+    return _serving(server_argv("ts", "http"), env, timeout, "server-everything streamableHttp", LOOPBACK_URL,
+                    "http://{}/mcp")
+
+
+def _serving(argv: list[str], env: dict[str, str] | None, timeout: float, name: str, banner: re.Pattern,
+             url: str) -> HTTPServer:
+    """Start ``argv``; return once its stderr matches ``banner`` (group 1 put into ``url``)."""
     log = tempfile.TemporaryFile()
-    process = subprocess.Popen([*argv, "--http", "--host", "127.0.0.1", "--port", "0"], cwd=ROOT,
-                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log,
+    process = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log,
                                env=env if env is not None else python_env())
     deadline = time.monotonic() + timeout
     with log:
         while time.monotonic() < deadline and process.poll() is None:
-            if match := URL.search(text := os.pread(log.fileno(), 1 << 16, 0).decode("utf-8", "replace")):
-                return HTTPServer(process, match.group(1))
+            if match := banner.search(text := os.pread(log.fileno(), 1 << 16, 0).decode("utf-8", "replace")):
+                return HTTPServer(process, url.format(match.group(1)))
             time.sleep(0.005)
         text = os.pread(log.fileno(), 1 << 16, 0).decode("utf-8", "replace")
     stop(process)
     tail = " | ".join(text.strip().splitlines()[-3:]) or "nothing on stderr"
-    raise NotAvailable(f"{Path(argv[-1]).name} --http printed no URL ({tail})")
+    raise NotAvailable(f"{name} printed no URL ({tail})")
 
 
 class Lines:

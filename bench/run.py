@@ -12,13 +12,16 @@ What is measured (each a small function below; one whose prerequisites are missi
                  `from mcp import ClientSession, StdioServerParameters; from mcp.client.stdio import
                  stdio_client`, less a bare `python -c pass`
     cold_start   spawn the bundled weather server → first tools/list answered, against the SDK's
-                 equivalent server (servers/weather_sdk.py) and a raw JSON-lines echo; the
-                 server's peak memory at that moment
+                 equivalent server (servers/weather_sdk.py), the TypeScript SDK's reference server
+                 (server-everything from npm, on Node) and a raw JSON-lines echo; the server's peak
+                 memory at that moment
     round_trips  sequential tools/call per second, p50/p99 latency, client and server peak memory, for
                  every client × server pair over stdio and Streamable HTTP, legacy and modern era; the
                  floor is a raw client against bench/floor.py (a JSON-lines echo; a bare Starlette
-                 endpoint with httpx)
-    notebooks    wall time of `pytest -p no:cacheprovider labs/` (nbval on every lab and solution)
+                 endpoint with httpx); in the legacy era the TypeScript reference server too, its
+                 `echo` tool driven by each client, and the raw client against both it and the weather
+                 server (the same client: the servers' own difference)
+    notebooks    wall time of `pytest --nbval ... labs/` (nbval on every lab and solution)
 
 Contenders take turns round by round (harness.alternate); each pair runs in its own driver process
 (driver.py). The table goes to stdout, the JSON to --out (bench/results/ is git-ignored).
@@ -40,8 +43,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import (
-    BENCH, FLOOR, PYTHON, RESULTS, ROOT, SDK_WEATHER, WEATHER, Lines, NotAvailable, alternate, load_average,
-    peak_kib, percentile, python_env, stop, summary,
+    BENCH, PYTHON, RESULTS, ROOT, Lines, NotAvailable, alternate, load_average, peak_kib, percentile, python_env,
+    server_argv, stop, summary,
 )
 from report import goals, render
 
@@ -57,6 +60,10 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 # (client, server) pairs per transport and era; the floor rows run once per transport, in the legacy group.
 PAIRS = [("mcplab", "mcplab"), ("sdk", "sdk"), ("mcplab", "sdk"), ("sdk", "mcplab")]
 FLOOR_PAIRS = [("raw", "floor"), ("mcplab", "floor"), ("sdk", "floor")]
+# The TypeScript reference server (legacy era only: it does not speak the stateless revision), and the
+# raw client against both servers; --quick keeps the first two.
+TS_PAIRS = [("raw", "mcplab"), ("raw", "ts"), ("mcplab", "ts"), ("sdk", "ts")]
+COLD_SERVERS = ("mcplab", "sdk", "ts", "floor")
 READY_TIMEOUT = 90.0   # seconds for a driver to start, connect and warm up (two SDK imports on a busy machine)
 ROUND_TIMEOUT = 300.0  # seconds for one round of one pair
 
@@ -112,8 +119,8 @@ def cold_start(argv: list[str], env: dict[str, str]) -> tuple[float, int | None]
             while True:
                 line = lines.read(timeout=30)
                 if line is None:
-                    raise NotAvailable(f"{Path(argv[-1]).name} gave no answer to request {request_id} "
-                                       f"(exit code {process.poll()})")
+                    who = " ".join(Path(a).name for a in argv[1:])
+                    raise NotAvailable(f"{who} gave no answer to request {request_id} (exit code {process.poll()})")
                 reply = json.loads(line)
                 if reply.get("id") == request_id and "method" not in reply:
                     break
@@ -125,24 +132,31 @@ def cold_start(argv: list[str], env: dict[str, str]) -> tuple[float, int | None]
 
 def measure_cold_start(args: argparse.Namespace) -> dict[str, Any]:
     env = python_env()
-    servers = {"mcplab": WEATHER, "sdk": SDK_WEATHER, "floor": FLOOR}
-    peaks: dict[str, list[int]] = {name: [] for name in servers}
+    peaks: dict[str, list[int]] = {name: [] for name in COLD_SERVERS}
 
     def contender(name: str) -> Callable[[], float]:
         def run() -> float:
-            elapsed, peak = cold_start(servers[name], env)
+            elapsed, peak = cold_start(server_argv(name), env)
             if peak:
                 peaks[name].append(peak)
             return elapsed
         return run
 
-    samples, unavailable = alternate(args.starts, {name: contender(name) for name in servers})
-    return {"unit": "ms", "servers": {name: " ".join(Path(a).name if "/" in a else a for a in argv[1:])
-                                      for name, argv in servers.items()},
+    samples, unavailable = alternate(args.starts, {name: contender(name) for name in COLD_SERVERS})
+    return {"unit": "ms", "servers": {name: server_name(name) for name in COLD_SERVERS},
             "unavailable": unavailable,
             "ms": {name: summary(values) for name, values in samples.items() if values},
             "server_peak_kib": {name: statistics.median(values) if values else None for name, values in peaks.items()},
             "samples_ms": samples}
+
+
+def server_name(name: str) -> str:
+    """What runs as server ``name``, without this machine's paths."""
+    try:
+        argv = server_argv(name)
+    except NotAvailable as exc:
+        return f"not available: {exc}"
+    return "server-everything stdio (Node)" if name == "ts" else " ".join(Path(a).name for a in argv[1:])
 
 
 # --- round trips ---------------------------------------------------------------------------------------
@@ -218,8 +232,8 @@ class Driver:
 
 def round_trip_group(transport: str, era: str, args: argparse.Namespace) -> dict[str, Any]:
     """Every pair of one transport and era: drivers start together, then take turns round by round."""
-    floors = (FLOOR_PAIRS[:1] if args.quick else FLOOR_PAIRS) if era == "legacy" else []
-    pairs = PAIRS + floors
+    extra = (FLOOR_PAIRS[:1] + TS_PAIRS[:2] if args.quick else FLOOR_PAIRS + TS_PAIRS) if era == "legacy" else []
+    pairs = PAIRS + extra
     calls = args.http_calls if transport == "http" else args.calls
     drivers = [Driver(client, transport, era, server, args.warmup) for client, server in pairs]
     try:
@@ -251,7 +265,9 @@ def measure_round_trips(args: argparse.Namespace) -> dict[str, Any]:
 # --- the notebook suite --------------------------------------------------------------------------------
 
 def measure_notebooks(args: argparse.Namespace) -> dict[str, Any]:
-    command = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "labs/"]
+    # nbval's flags by name: tests/conftest.py, which sets them for the whole suite, is not loaded for labs/ alone.
+    command = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval", "--nbval-current-env",
+               "--nbval-sanitize-with", "labs/nbval-sanitize.cfg", "labs/"]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, env=python_env(), capture_output=True, text=True, timeout=1800)
     seconds = time.perf_counter() - started

@@ -19,7 +19,10 @@ GOALS = {"stdio round trips/s, legacy: mcplab pair / SDK pair", "http round trip
          "stdio round trips/s, legacy: mcplab pair / raw JSON-lines echo",
          "cold start (spawn → first tools/list): mcplab / SDK",
          "import of the client (less interpreter start): mcplab / SDK",
-         "server peak memory (stdio, after the rounds): mcplab / SDK", "notebook suite under nbval (seconds)"}
+         "server peak memory (stdio, after the rounds): mcplab / SDK", "notebook suite under nbval (seconds)",
+         "stdio calls/s, raw client: weather server / TypeScript server",
+         "http calls/s, raw client: weather server / TypeScript server",
+         "cold start: weather server / TypeScript server"}
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +67,47 @@ def test_every_goal_is_reported_met_unmet_or_with_the_reason_it_could_not_be(qui
     assert "load average" in done.stdout
 
 
+def test_the_typescript_server_is_measured_or_says_why_not(quick_run) -> None:
+    """server-everything (npm, on Node) beside ours: in cold start and against the same raw client."""
+    _, results = quick_run
+    cold = results["cold_start"]
+    assert "ts" in cold["ms"] or cold["unavailable"]["ts"]
+    pairs = results["round_trips"]["groups"]["stdio/legacy"]["pairs"]
+    for key in ("raw → mcplab", "raw → ts"):
+        assert pairs[key]["status"] == "ok" or pairs[key]["status"].startswith("not available: "), pairs[key]
+    assert pairs["raw → mcplab"]["status"] == "ok"
+    if pairs["raw → ts"]["status"] == "ok":
+        assert pairs["raw → ts"]["per_s"] > 0 and pairs["raw → ts"]["server_peak_kib"] > 0
+
+
+def test_without_node_or_the_package_the_typescript_rows_name_what_is_missing(monkeypatch, tmp_path) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import harness
+
+    monkeypatch.setattr(harness, "EVERYTHING", tmp_path / "index.js")
+    with pytest.raises(harness.NotAvailable, match="server-everything is not installed"):
+        harness.server_argv("ts")
+    (tmp_path / "index.js").write_text("")
+    monkeypatch.setattr(harness, "NODE_BIN", tmp_path)
+    monkeypatch.setattr(harness.shutil, "which", lambda name: None)
+    with pytest.raises(harness.NotAvailable, match="Node is not installed"):
+        harness.server_argv("ts", "http")
+    assert harness.server_argv("mcplab") == harness.WEATHER
+
+
 def test_a_pair_that_cannot_run_says_why_instead_of_failing_the_run(tmp_path) -> None:
     """A driver that cannot connect reports "not available: ..." on its own line (here: an unknown era)."""
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "driver.py"), "mcplab", "stdio", "no-such-era",
                            "floor"], cwd=ROOT / "bench", capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     reply = json.loads(done.stdout.splitlines()[0])
     assert "unavailable" in reply and "no-such-era" in reply["unavailable"]
+
+
+def test_the_stage_breakdown_runs_and_names_each_stage() -> None:
+    """bench/stages.py with tiny counts: every stage gets a figure on each side (not how fast they are)."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "stages.py"), "--calls", "20", "--repeat", "20"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for words in ("raw → floor", "mcplab client → floor", "raw → mcplab weather server", "client stages",
+                  "decode (parse + classify)", "trace.record s2c", "server stages", "Server.handle tools/call"):
+        assert words in done.stdout

@@ -111,6 +111,26 @@ def test_invalid_utf8_bytes_are_a_parse_error_naming_the_byte():
         jsonrpc.decode(b"{\xff}")
 
 
+@pytest.mark.parametrize("text", [' {"jsonrpc":"2.0","method":"ping"}', '{"jsonrpc":"2.0","method":"ping"} \t',
+                                  '\n{"jsonrpc":"2.0","method":"ping"}\n'])
+def test_whitespace_around_a_message_is_json_and_decodes_the_same(text):
+    assert jsonrpc.decode(text) == Notification("ping")
+
+
+@pytest.mark.parametrize("text, words", [('{"jsonrpc":"2.0","method":"ping"} {}', "Extra data: line 1 column 35"),
+                                         ('1 2', "Extra data: line 1 column 3"), ("", "Expecting value: line 1"),
+                                         ("   ", "Expecting value: line 1 column 4"),
+                                         ('{"a" 1}', "Expecting ':' delimiter: line 1 column 6")])
+def test_a_parse_error_keeps_the_json_decoders_words_and_position(text, words):
+    """The decoder's scanner is called directly on the hot path; every error still reads as
+    json.loads words it (the same message, the same column)."""
+    with pytest.raises(ParseError) as caught:
+        jsonrpc.decode(text)
+    with pytest.raises(ValueError) as standard:
+        json.loads(text)
+    assert words in caught.value.message and str(standard.value) in caught.value.message
+
+
 def test_a_null_request_id_is_refused_under_mcp_and_tolerated_by_plain_json_rpc():
     text = '{"jsonrpc":"2.0","id":null,"method":"ping"}'
     with pytest.raises(InvalidRequest):

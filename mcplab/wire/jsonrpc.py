@@ -208,7 +208,7 @@ def _parse(text: str | bytes, steps: list | None) -> Any:
         if steps is not None:
             steps.append(("bytes → text", "valid UTF-8"))
     try:
-        value = _DECODER.decode(text)
+        value = _load(text)
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError, NaN/Infinity, 1e999, and integers too long to convert.
         raise ParseError(f"expected JSON text, got something that does not parse: {exc}",
@@ -216,6 +216,17 @@ def _parse(text: str | bytes, steps: list | None) -> Any:
     if steps is not None:
         steps.append(("text → JSON", f"a JSON {_kind(value)}"))
     return value
+
+
+def _load(text: str) -> Any:
+    # The decoder's scanner, called directly: JSONDecoder.decode adds two regular-expression matches
+    # (whitespace before and after the value) to every message. A line that starts or ends with
+    # whitespace, or holds more than one value, goes the long way, which also words the error.
+    try:
+        value, end = _DECODER.scan_once(text, 0)
+    except StopIteration:
+        return _DECODER.decode(text)
+    return value if end == len(text) else _DECODER.decode(text)
 
 
 def _kind(value: Any) -> str:
@@ -237,76 +248,92 @@ def is_request_id(value: Any) -> bool:
 
 
 def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
-    """Recognise one JSON value as a message, checking the JSON-RPC 2.0 rules in order."""
-    def refuse(reason: str, request_id: RequestId | None = None) -> InvalidRequest:
-        if steps is not None:
-            steps.append(("refused", reason))
-        return InvalidRequest(reason, request_id=request_id, raw=raw)
-
+    """Recognise one JSON value as a message, checking the JSON-RPC 2.0 rules in order: an object,
+    ``"jsonrpc": "2.0"``, then by its keys a request or notification (:func:`_classify_call`) or a
+    response (:func:`_classify_response`)."""
     if not isinstance(obj, dict):
-        raise refuse(f"expected a JSON object, got a JSON {_kind(obj)}")
-    # Echo the id in the error reply when it is readable, as JSON-RPC 2.0 §5 asks.
-    echo = obj.get("id") if _valid_id(obj.get("id"), allow_null=False) else None
+        raise _refuse(f"expected a JSON object, got a JSON {_kind(obj)}", None, raw, steps)
     if obj.get("jsonrpc") != JSONRPC:
         got = "no \"jsonrpc\" member" if "jsonrpc" not in obj else f"\"jsonrpc\": {json.dumps(obj['jsonrpc'])}"
-        raise refuse(f"expected \"jsonrpc\": \"2.0\", got {got}", echo)
+        raise _refuse(f"expected \"jsonrpc\": \"2.0\", got {got}", _echo(obj), raw, steps)
     if steps is not None:  # the explanation is built only for decode_and_show_work
         steps.append(('"jsonrpc" is "2.0"', "yes"))
-
     if "method" in obj:
-        method = obj["method"]
-        if not isinstance(method, str):
-            raise refuse(f"expected \"method\" to be a string, got a JSON {_kind(method)}", echo)
-        if "result" in obj or "error" in obj:
-            raise refuse("a message with \"method\" cannot also carry \"result\" or \"error\"", echo)
-        params = obj.get("params")
-        if "params" in obj and not isinstance(params, (dict, list)):
-            raise refuse(f"expected \"params\" to be an object or an array, got a JSON {_kind(params)}", echo)
-        if "id" not in obj:
-            if steps is not None:  # the explanation is built only for decode_and_show_work
-                steps.append(("has \"method\" but no \"id\"", "a notification: nobody will answer it"))
-            return Notification(method, params)
-        rid = obj["id"]
-        if rid is None and mcp:
-            raise refuse("expected \"id\" to be a string or an integer, got null "
-                         "(JSON-RPC tolerates a null id, MCP forbids it)")
-        if not _valid_id(rid, allow_null=not mcp):
-            raise refuse(f"expected \"id\" to be a string or an integer, got a JSON {_kind(rid)}")
-        if steps is not None:  # the explanation is built only for decode_and_show_work
-            steps.append(("has \"method\" and \"id\"",
-                          f"a request with id {json.dumps(rid)}: it expects a response"))
-        return Request(rid, method, params)
+        return _classify_call(obj, mcp, raw, steps)
+    return _classify_response(obj, mcp, raw, steps)
 
+
+def _refuse(reason: str, request_id: RequestId | None, raw: Any, steps: list | None) -> InvalidRequest:
+    """The error for a message that breaks a rule (the caller raises it)."""
+    if steps is not None:
+        steps.append(("refused", reason))
+    return InvalidRequest(reason, request_id=request_id, raw=raw)
+
+
+def _echo(obj: dict) -> RequestId | None:
+    """The id to echo in the error reply when it is readable, as JSON-RPC 2.0 §5 asks."""
+    rid = obj.get("id")
+    return rid if _valid_id(rid, allow_null=False) else None
+
+
+def _classify_call(obj: dict, mcp: bool, raw: Any, steps: list | None) -> Request | Notification:
+    """A message with ``"method"``: a request when it has an ``"id"``, else a notification."""
+    method = obj["method"]
+    if not isinstance(method, str):
+        raise _refuse(f"expected \"method\" to be a string, got a JSON {_kind(method)}", _echo(obj), raw, steps)
+    if "result" in obj or "error" in obj:
+        raise _refuse("a message with \"method\" cannot also carry \"result\" or \"error\"", _echo(obj), raw, steps)
+    params = obj.get("params")
+    if "params" in obj and not isinstance(params, (dict, list)):
+        raise _refuse(f"expected \"params\" to be an object or an array, got a JSON {_kind(params)}",
+                      _echo(obj), raw, steps)
+    if "id" not in obj:
+        if steps is not None:
+            steps.append(("has \"method\" but no \"id\"", "a notification: nobody will answer it"))
+        return Notification(method, params)
+    rid = obj["id"]
+    if rid is None and mcp:
+        raise _refuse("expected \"id\" to be a string or an integer, got null "
+                      "(JSON-RPC tolerates a null id, MCP forbids it)", None, raw, steps)
+    if not _valid_id(rid, allow_null=not mcp):
+        raise _refuse(f"expected \"id\" to be a string or an integer, got a JSON {_kind(rid)}", None, raw, steps)
+    if steps is not None:
+        steps.append(("has \"method\" and \"id\"", f"a request with id {json.dumps(rid)}: it expects a response"))
+    return Request(rid, method, params)
+
+
+def _classify_response(obj: dict, mcp: bool, raw: Any, steps: list | None) -> Response | ErrorResponse:
+    """A message without ``"method"``: a success (``"result"``) or an error (``"error"``), never both."""
     has_result, has_error = "result" in obj, "error" in obj
     if has_result and has_error:
-        raise refuse("a response carries \"result\" or \"error\", never both", echo)
+        raise _refuse("a response carries \"result\" or \"error\", never both", _echo(obj), raw, steps)
     if not has_result and not has_error:
-        raise refuse("expected \"method\" (request or notification) or \"result\"/\"error\" "
-                     "(response), got none of them", echo)
+        raise _refuse("expected \"method\" (request or notification) or \"result\"/\"error\" (response), "
+                      "got none of them", _echo(obj), raw, steps)
     # JSON-RPC 2.0 §5 requires "id" in every response ("id": null when the request's id was
     # unreadable). MCP's 2025-11-25 schema lets an error response leave it out instead.
     if "id" not in obj and not (has_error and mcp):
-        raise refuse("a response must carry the \"id\" of the request it answers")
+        raise _refuse("a response must carry the \"id\" of the request it answers", None, raw, steps)
     rid = obj.get("id")
     if has_result:
         # A null id can only answer a null-id request, which MCP forbids and JSON-RPC tolerates.
         if not _valid_id(rid, allow_null=not mcp):
-            raise refuse(f"expected the response \"id\" to be a string or an integer, got a JSON {_kind(rid)}")
-        if steps is not None:  # the explanation is built only for decode_and_show_work
+            raise _refuse(f"expected the response \"id\" to be a string or an integer, got a JSON {_kind(rid)}",
+                          None, raw, steps)
+        if steps is not None:
             steps.append(("has \"result\"", f"a success response to request {json.dumps(rid)}"))
         return Response(rid, obj["result"])
     if not _valid_id(rid, allow_null=True):
-        raise refuse(f"expected the error response \"id\" to be a string, an integer or null, "
-                     f"got a JSON {_kind(rid)}")
+        raise _refuse(f"expected the error response \"id\" to be a string, an integer or null, "
+                      f"got a JSON {_kind(rid)}", None, raw, steps)
     error = obj["error"]
     if not (isinstance(error, dict) and isinstance(error.get("code"), int)
             and not isinstance(error.get("code"), bool) and isinstance(error.get("message"), str)):
-        raise refuse("expected \"error\" to be an object with an integer \"code\" and a string \"message\"", echo)
-    if steps is not None:  # the explanation is built only for decode_and_show_work
-        steps.append(("has \"error\"",
-                      f"an error response (code {error['code']}) to request {json.dumps(rid)}"))
-    return ErrorResponse(rid, error["code"], error["message"], error.get("data"),
-                         null_id="id" in obj and rid is None)
+        raise _refuse("expected \"error\" to be an object with an integer \"code\" and a string \"message\"",
+                      _echo(obj), raw, steps)
+    if steps is not None:
+        steps.append(("has \"error\"", f"an error response (code {error['code']}) to request {json.dumps(rid)}"))
+    return ErrorResponse(rid, error["code"], error["message"], error.get("data"), null_id="id" in obj and rid is None)
 
 
 def decode(text: str | bytes, *, mcp: bool = True, allow_batch: bool = False) -> Message | Batch:
