@@ -52,7 +52,7 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 class Session(RunnerPeer):
-    """One client's session: a toolkit Connection, its running requests, and the way back (a ``Peer``)."""
+    """One client's session: the toolkit's ClientState, its running requests, and the way back (a ``Peer``)."""
 
     def __init__(self, server: Server, session_id: str) -> None:
         super().__init__(server)
