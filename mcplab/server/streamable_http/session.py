@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 The reply to ``initialize`` carries ``Mcp-Session-Id``; every later POST sends it back, and the
 endpoint (``app.py``) finds the :class:`Session` by it. A session holds one toolkit
-``Connection``, so ``Server.handle`` sees a session exactly as it sees a stdio connection.
+``ClientState``, so ``Server.handle`` sees a session exactly as it sees a stdio connection.
 
 The session is also the toolkit's ``Peer``: what a tool posts while it runs (progress, log
 messages, a server→client request such as ``elicitation/create``) goes on the event stream of the
