@@ -12,6 +12,9 @@ Two of its duties do not depend on the transport, and live here:
   (``notifications/cancelled`` goes to the client, spec "basic/utilities/cancellation") and the
   tool hears a :class:`~mcplab.wire.errors.RequestTimeout`; and a session leaves at most
   ``server.max_asking`` questions open at once: one more is refused before it is sent;
+* :meth:`RunnerPeer.resolve` hands the client's answer to the request waiting for it (an answer to an
+  id we never sent, or sent twice, is logged and dropped), and :meth:`RunnerPeer.fail_pending` ends
+  every wait still open when the session ends;
 * :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``).
 
 How the request reaches the client is the runner's own: :meth:`RunnerPeer.deliver` writes a line
@@ -21,14 +24,17 @@ on stdout, or puts the message on the event stream of the request it serves.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any
 
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import LocalProtocolError, RemoteError, RequestTimeout
+from mcplab.wire.errors import LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout, TransportError
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId
 
 if TYPE_CHECKING:
     from mcplab.server.toolkit import Server
+
+log = logging.getLogger("mcplab.server")
 
 
 class RunnerPeer:
@@ -70,6 +76,23 @@ class RunnerPeer:
         if isinstance(reply, ErrorResponse):
             raise RemoteError(reply.code, reply.message, reply.data, method=method)
         return reply.result
+
+    def resolve(self, response: jsonrpc.Response | ErrorResponse) -> None:
+        """Wake the tool waiting for this response to one of our requests."""
+        try:
+            waiter = self.pending.resolve(response)
+        except RemoteProtocolError as exc:
+            log.warning("%s", exc)
+            return
+        if not waiter.done():
+            waiter.set_result(response)
+
+    def fail_pending(self, why: str) -> None:
+        """The session is ending: every tool still waiting for the client hears ``why``."""
+        for request_id in list(self.pending):
+            waiter = self.pending.discard(request_id)
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(TransportError(why))
 
     def cancel(self, request_id: RequestId) -> None:
         if not jsonrpc.is_request_id(request_id):

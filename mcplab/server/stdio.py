@@ -43,7 +43,7 @@ from typing import Any
 
 from mcplab.wire import jsonrpc
 from mcplab import portable
-from mcplab.wire.errors import InvalidRequest, JSONRPCError, RemoteProtocolError, TransportError
+from mcplab.wire.errors import InvalidRequest, JSONRPCError, TransportError
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import Server
@@ -100,7 +100,7 @@ class StdioSession(RunnerPeer):
         elif isinstance(item, JSONRPCError):
             self._write(jsonrpc.error_response(item, null_id=jsonrpc.keeps_null_id(self.connection.version)))
         elif isinstance(item, (Response, ErrorResponse)):
-            self._resolve(item)
+            self.resolve(item)
         elif isinstance(item, Notification) or item.method == "initialize":
             reply = await self.server.handle(item, self.connection)
             if reply is not None:
@@ -116,19 +116,9 @@ class StdioSession(RunnerPeer):
                 # that the next line is judged by a decided connection.
                 await asyncio.sleep(0)
 
-    def _resolve(self, response: Response | ErrorResponse) -> None:
-        """Wake the tool waiting for this response to one of our requests."""
-        try:
-            waiter = self.pending.resolve(response)
-        except RemoteProtocolError as exc:
-            log.warning("%s", exc)
-            return
-        if not waiter.done():
-            waiter.set_result(response)
-
     def _receive_batch(self, batch: list) -> None:
         for response in [m for m in batch if isinstance(m, (Response, ErrorResponse))]:
-            self._resolve(response)
+            self.resolve(response)
         rest = [m for m in batch if not isinstance(m, (Response, ErrorResponse))]
         if rest:  # a batch is answered as one line, so it runs as one task (its members are not cancellable)
             key = ("batch", id(batch))
@@ -174,10 +164,7 @@ class StdioSession(RunnerPeer):
         ending = [request_id for request_id, held in self.holds.items() if not held.done()]
         for request_id in ending:
             self.holds[request_id].set_result(None)  # a graceful end: each subscription answers before we go
-        for request_id in list(self.pending):
-            waiter = self.pending.discard(request_id)
-            if waiter is not None and not waiter.done():
-                waiter.set_exception(TransportError("the client closed stdin before answering"))
+        self.fail_pending("the client closed stdin before answering")
         running = list(self.tasks.values())
         if running:
             _, late = await asyncio.wait(running, timeout=EOF_GRACE)
