@@ -19,8 +19,8 @@ import nbformat
 import pytest
 
 from mcplab import i18n
-from mcplab.notebook.prediction import Asked, Prediction, digest_of, normalise, predict
-from mcplab.notebook.predictions import PREDICTIONS
+from mcplab.notebook.prediction import Asked, Prediction, digest_of, normalise
+from mcplab.notebook.predictions import PREDICTIONS, predict
 
 ROOT = Path(__file__).resolve().parent.parent
 LABS = ROOT / "labs"

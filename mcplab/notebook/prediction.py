@@ -38,7 +38,7 @@ from typing import Any
 
 from mcplab.i18n import _
 
-__all__ = ["Prediction", "Asked", "normalise", "digest_of", "predict"]
+__all__ = ["Prediction", "Asked", "normalise", "digest_of"]
 
 DIGEST_PREFIX = "sha256:"
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")  # plain decimals only: no exponent, no "nan"
@@ -144,14 +144,3 @@ class Asked:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/plain"] = self.text()
         return bundle
-
-
-def predict(prediction: str | Prediction) -> Asked:
-    """Ask a prediction of the course by its key (``"02.downgrade"``), or one of your own."""
-    if isinstance(prediction, str):
-        from mcplab.notebook.predictions import PREDICTIONS
-
-        if prediction not in PREDICTIONS:
-            raise KeyError(f"no prediction {prediction!r}; the course has {', '.join(PREDICTIONS)}")
-        prediction = PREDICTIONS[prediction]
-    return Asked(prediction)

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Each entry is asked in its lab by :func:`mcplab.notebook.prediction.predict` right before the cell that
+Each entry is asked in its lab by :func:`predict` right before the cell that
 runs the exchange it is about, and that cell's output is where the answer shows. An entry keeps the
 digest of its answer, never the answer (see :mod:`mcplab.notebook.prediction`); the test suite holds
 the answers and checks each against the digest and against what the lab's next cell really prints.
@@ -22,9 +22,9 @@ from types import MappingProxyType
 from typing import Mapping
 
 from mcplab.i18n import N_
-from mcplab.notebook.prediction import Prediction
+from mcplab.notebook.prediction import Asked, Prediction
 
-__all__ = ["PREDICTIONS"]
+__all__ = ["PREDICTIONS", "predict"]
 
 _ALL = (
     # --- Lab 00 · start here -----------------------------------------------------------------------
@@ -516,3 +516,12 @@ _ALL = (
 
 #: key → prediction, in the order of the labs (read-only)
 PREDICTIONS: Mapping[str, Prediction] = MappingProxyType({prediction.key: prediction for prediction in _ALL})
+
+
+def predict(prediction: str | Prediction) -> Asked:
+    """Ask a prediction of the course by its key (``"02.downgrade"``), or one of your own."""
+    if isinstance(prediction, str):
+        if prediction not in PREDICTIONS:
+            raise KeyError(f"no prediction {prediction!r}; the course has {', '.join(PREDICTIONS)}")
+        prediction = PREDICTIONS[prediction]
+    return Asked(prediction)
