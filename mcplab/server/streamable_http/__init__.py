@@ -4,7 +4,8 @@
 sessions), ``session`` (one legacy session), ``exchange`` (one 2026-07-28 request), ``header_checks``
 (a modern request's headers against its body), ``replies`` (refusals, JSON replies, event streams),
 ``deadlines`` (slow clients), ``process`` (``serve_http``, and ``launch``: a server script as a child
-whose URL we wait for).
+whose URL we wait for), ``address`` (the path, the loopback names and a Host header's host, which both
+``app`` and ``process`` use).
 
 Layer: part of the server side (the rest of ``mcplab.server``, ``wire``, ``portable``, and the
 resource-server checks of ``auth`` that ``--auth`` wraps around the app); it never imports the

@@ -70,16 +70,14 @@ from mcplab.wire.jsonrpc import Message, Notification, Request, Response, keeps_
 from mcplab.server.streamable_http import deadlines as http_deadlines, exchange as http_modern
 from mcplab.server.streamable_http.session import Session
 from mcplab.server.streamable_http.replies import JSON_TYPE, SSE_TYPE, Refusal, json_reply
-from mcplab.server.streamable_http.process import (  # noqa: F401  (re-exported: the labs import them from here)
-    BANNER, LOOPBACK, MCP_PATH, READY, ServerProcess, bind, endpoint_url, launch, serve_http,
-)
+from mcplab.server.streamable_http.address import LOOPBACK, MCP_PATH, hostname
 from mcplab.server.toolkit import Server
 from mcplab.wire.versions import (
     HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, ServerEra, allows_batches, at_least,
 )
 
-__all__ = ["create_app", "serve_http", "launch", "ServerProcess", "Endpoint", "Session", "Refusal",
-           "check_host_and_origin", "allow_list", "hostname", "MCP_PATH", "MAX_BODY"]
+__all__ = ["create_app", "Endpoint", "Session", "Refusal", "check_host_and_origin", "allow_list", "hostname",
+           "MCP_PATH", "MAX_BODY"]
 
 MAX_BODY = 4 * 1024 * 1024       # bytes; a larger POST body gets 413
 DRAIN_LIMIT = 16 * MAX_BODY      # bytes of an oversized body read and discarded before answering 413
@@ -107,14 +105,6 @@ def _media_type(value: str | None) -> str:
 def _accepts_json_and_sse(accept: str | None) -> bool:
     types = {_media_type(part) for part in (accept or "").split(",")}
     return "*/*" in types or (bool(types & {JSON_TYPE, "application/*"}) and bool(types & {SSE_TYPE, "text/*"}))
-
-
-def hostname(value: str) -> str | None:
-    """The host part of a ``Host`` header or an origin: ``"[::1]:8000"`` → ``"::1"``."""
-    try:
-        return urlsplit(value if "//" in value else "//" + value).hostname
-    except ValueError:
-        return None
 
 
 def _port(value: str, scheme: str = "http") -> int | None:

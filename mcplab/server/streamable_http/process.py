@@ -31,6 +31,7 @@ import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from mcplab import portable
+from mcplab.server.streamable_http.address import LOOPBACK, MCP_PATH, hostname
 from mcplab.wire.errors import ServerExited, TransportError
 from mcplab.wire.versions import ServerEra
 
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["bind", "endpoint_url", "serve_http", "serve_app", "launch", "ServerProcess", "BANNER", "READY", "MCP_PATH"]
 
-MCP_PATH = "/mcp"
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 WATCHDOG_ENV = "MCPLAB_HTTP_WATCHDOG"
 BANNER = "mcplab: serving {name} at {url}"
 READY = re.compile(r"mcplab: serving .* at (https?://\S+)\r?\n")  # the whole line: its end comes in a write of its own
@@ -74,7 +73,6 @@ def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 8000, era
     resource-server checks there, mcplab/auth/middleware.py).
     """
     from mcplab.server.streamable_http import create_app
-    from mcplab.server.streamable_http.app import hostname  # Starlette loads only when serving
 
     sock = bind(host, port)
     app = create_app(server, host=host, era=era)
