@@ -1,5 +1,5 @@
-"""The lifecycle of a connection, client side, in both eras: what to send first and how to stamp
-every request after that. Sans-IO.
+"""The lifecycle of a connection, both roles, both eras: what may be sent or received now, what to send
+first, and how to stamp every request after that. Sans-IO.
 
 Theory of operation
 -------------------
@@ -22,6 +22,12 @@ answer is checked: its version must be one this client speaks (else :class:`Unsu
 and the spec says to disconnect), and a request for a capability it never declared fails here,
 before anything is sent (:func:`required_capability`).
 
+The **server** walks the same states with the moves mirrored (:data:`SERVER_TRANSITIONS`: initialize
+received and answered → ``accepted``; notifications/initialized received → ``operating``). As in h11,
+the code that walks a table never asks which role it plays: :class:`RoleState` is a role, a state and
+:data:`TABLES`. A send or a receive that fails puts either role in ``error`` for good; every later move
+raises :class:`~mcplab.wire.errors.LocalProtocolError` naming the role, the state and what failed.
+
 A **modern** connection (2026-07-28, spec "basic/index", "server/discover") has no handshake and
 no session. What ``initialize`` used to agree once now rides in every request's ``params._meta``:
 
@@ -41,18 +47,20 @@ through MRTR, ``client/mrtr.py``). Which era a server speaks is decided in ``cli
 
 from __future__ import annotations
 
-from typing import Any
+from enum import Enum
+from typing import Any, Literal, Protocol
 
 from mcplab import __version__
 from mcplab.wire.errors import LocalProtocolError, RemoteError, RemoteProtocolError
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from mcplab.wire.versions import (
     LATEST_LEGACY, LATEST_MODERN, LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
-    META_PROTOCOL_VERSION, META_SERVER_INFO, MODERN_VERSIONS, at_least, era_of,
+    META_PROTOCOL_VERSION, META_SERVER_INFO, MODERN_VERSIONS, Era, at_least, era_of,
 )
 
 __all__ = [
-    "INITIALIZE", "INITIALIZED", "PING", "CANCELLED", "DISCOVER", "TRANSITIONS", "CLIENT_INFO",
+    "INITIALIZE", "INITIALIZED", "PING", "CANCELLED", "DISCOVER", "TRANSITIONS", "SERVER_TRANSITIONS", "TABLES",
+    "State", "Event", "RoleState", "Lifecycle", "CLIENT", "SERVER", "CLIENT_INFO",
     "REMOVED_IN_MODERN", "LegacyLifecycle", "ModernLifecycle", "UnsupportedVersion", "initialize_request",
     "check_initialize_result", "required_capability", "client_capabilities", "stamp", "check_discover_result",
 ]
@@ -65,24 +73,59 @@ DISCOVER = "server/discover"
 CLIENT_INFO = {"name": "mcplab", "version": __version__}
 
 # --- states and events -------------------------------------------------------------------------
-IDLE = "idle"                              # nothing sent yet
-AWAITING_RESULT = "awaiting-result"        # initialize sent, no answer yet
-ACCEPTED = "accepted"                      # the answer checked out; initialized not sent yet
-OPERATING = "operating"                    # the session is open
-CLOSED = "closed"
+# Like h11's sentinels: each state and event is one named constant, compared by identity, that reads
+# as its wire-ish name ("idle", "send initialize") in every message and table printout. They are str
+# underneath, so a log or a notebook can compare them with plain strings.
 
-SEND_INITIALIZE = "send initialize"
-RECEIVE_RESULT = "receive initialize result"
-RECEIVE_ERROR = "receive initialize error"
-SEND_INITIALIZED = "send notifications/initialized"
-SEND_PING = "send ping"
-SEND_REQUEST = "send request"
-SEND_NOTIFICATION = "send notification"
-SEND_RESPONSE = "send response"
-CLOSE = "close"
+
+class _Named(str, Enum):
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class State(_Named):
+    """Where one role stands in the lifecycle."""
+    IDLE = "idle"                          # nothing exchanged yet
+    AWAITING_RESULT = "awaiting-result"    # client: initialize sent, no answer yet
+    ACCEPTED = "accepted"                  # initialize answered; notifications/initialized not yet
+    OPERATING = "operating"                # the session is open
+    CLOSED = "closed"
+    ERROR = "error"                        # a send or a receive failed: nothing more can happen
+
+
+class Event(_Named):
+    """What a role does or meets; the tables say in which states each is legal."""
+    SEND_INITIALIZE = "send initialize"
+    RECEIVE_RESULT = "receive initialize result"
+    RECEIVE_ERROR = "receive initialize error"
+    SEND_INITIALIZED = "send notifications/initialized"
+    RECEIVE_INITIALIZE = "receive initialize"
+    RECEIVE_INITIALIZED = "receive notifications/initialized"
+    RECEIVE_PING = "receive ping"
+    RECEIVE_REQUEST = "receive request"
+    SEND_PING = "send ping"
+    SEND_REQUEST = "send request"
+    SEND_NOTIFICATION = "send notification"
+    SEND_RESPONSE = "send response"
+    CLOSE = "close"
+
+
+IDLE, AWAITING_RESULT, ACCEPTED, OPERATING, CLOSED, ERROR = State
+(SEND_INITIALIZE, RECEIVE_RESULT, RECEIVE_ERROR, SEND_INITIALIZED, RECEIVE_INITIALIZE, RECEIVE_INITIALIZED,
+ RECEIVE_PING, RECEIVE_REQUEST, SEND_PING, SEND_REQUEST, SEND_NOTIFICATION, SEND_RESPONSE, CLOSE) = Event
+
+CLIENT, SERVER = "client", "server"
+Role = Literal["client", "server"]
+Table = dict[tuple[State, Event], State]
 
 #: (state, event) → next state: every legal move of the client, and nothing else.
-TRANSITIONS: dict[tuple[str, str], str] = {
+TRANSITIONS: Table = {
     (IDLE, SEND_INITIALIZE): AWAITING_RESULT,
     # "The client SHOULD NOT send requests other than pings before the server has
     # responded to the initialize request"; a ping from the server must be answered.
@@ -98,6 +141,89 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (OPERATING, SEND_RESPONSE): OPERATING,
     **{(state, CLOSE): CLOSED for state in (IDLE, AWAITING_RESULT, ACCEPTED, OPERATING, CLOSED)},
 }
+
+#: The same handshake seen from the server: the same states, the moves mirrored.
+SERVER_TRANSITIONS: Table = {
+    # "basic/lifecycle", Initialization: the handshake MUST be the first interaction; a ping may come first.
+    (IDLE, RECEIVE_PING): IDLE,
+    (IDLE, RECEIVE_INITIALIZE): ACCEPTED,       # the move is made when the answer is ready to go
+    (ACCEPTED, RECEIVE_PING): ACCEPTED,
+    (ACCEPTED, RECEIVE_REQUEST): ACCEPTED,      # the client may ask as soon as it has the answer
+    (ACCEPTED, RECEIVE_INITIALIZED): OPERATING,
+    (OPERATING, RECEIVE_PING): OPERATING,
+    (OPERATING, RECEIVE_REQUEST): OPERATING,
+    # "The server SHOULD NOT send requests other than pings and logging before receiving the
+    # initialized notification": requests and list changes wait for OPERATING.
+    (OPERATING, SEND_REQUEST): OPERATING,
+    (OPERATING, SEND_NOTIFICATION): OPERATING,
+    **{(state, CLOSE): CLOSED for state in (IDLE, ACCEPTED, OPERATING, CLOSED)},
+}
+
+#: Each role's table; both have the same shape, and the code that walks them does not know the role.
+TABLES: dict[str, Table] = {CLIENT: TRANSITIONS, SERVER: SERVER_TRANSITIONS}
+
+
+class RoleState:
+    """One role's place in its table. A failed send or receive moves it to ERROR for good (as h11's
+    ``process_error``: no table row leads there, any state can); every later move then raises,
+    naming the role, the state and what failed."""
+
+    def __init__(self, role: Role, state: State = IDLE) -> None:
+        self.role, self.state = role, state
+        self.failure: BaseException | None = None  # what moved the role to ERROR
+
+    def allows(self, event: Event) -> bool:
+        return (self.state, event) in TABLES[self.role]
+
+    def move(self, event: Event) -> State:
+        """Take one step of the role's table, or raise naming the role, the state and the event."""
+        if self.state is ERROR:
+            error = LocalProtocolError(f"{self.role} in state 'error' cannot '{event}': the connection failed "
+                                       f"earlier ({type(self.failure).__name__}: {self.failure})")
+            raise error from self.failure
+        table = TABLES[self.role]
+        try:
+            self.state = table[(self.state, event)]
+        except KeyError:
+            legal = sorted(e for (s, e) in table if s == self.state)
+            raise LocalProtocolError(f"{self.role} in state '{self.state}' cannot '{event}'; legal "
+                                     f"here: {', '.join(legal) or 'nothing'}") from None
+        return self.state
+
+    def fail(self, failure: BaseException) -> None:
+        """A send or a receive failed: ERROR from now on (the first failure is the one remembered)."""
+        if self.state is not ERROR:
+            self.state, self.failure = ERROR, failure
+
+    def close(self) -> None:
+        if self.state is not ERROR:
+            self.move(CLOSE)
+
+
+class Lifecycle(Protocol):
+    """A client's lifecycle in either era (:class:`LegacyLifecycle`, :class:`ModernLifecycle`): what the
+    client and its connection use, so neither needs to know which era it holds."""
+    role: Role
+    era: Era
+    state: State
+    requested_version: str
+    capabilities: dict[str, Any]
+    result: dict[str, Any] | None
+
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def server_capabilities(self) -> dict[str, Any]: ...
+    @property
+    def server_info(self) -> dict[str, Any]: ...
+    @property
+    def instructions(self) -> str | None: ...
+    def prepare(self, method: str, params: dict[str, Any] | None) -> dict[str, Any] | None: ...
+    def prepare_notification(self, method: str) -> None: ...
+    def prepare_response(self) -> None: ...
+    def fail(self, failure: BaseException) -> None: ...
+    def close(self) -> None: ...
+
 
 #: The server capability each client request needs: (capability, sub-capability or None).
 #: completion/complete has a capability from 2025-03-26 on; 2024-11-05 declared none for it.
@@ -173,32 +299,21 @@ def required_capability(method: str, version: str) -> tuple[str, str | None] | N
     return REQUIRED_CAPABILITY.get(method)
 
 
-class LegacyLifecycle:
+class LegacyLifecycle(RoleState):
     """One legacy session, client side: what was asked, what was agreed, what may be sent now."""
 
-    role = "client"
+    era: Era = "legacy"
 
     def __init__(self, version: str = LATEST_LEGACY, *, capabilities: dict[str, Any] | None = None,
                  client_info: dict[str, Any] | None = None) -> None:
         if version not in LEGACY_VERSIONS:
             raise LocalProtocolError(f"this client does not speak protocol version {version!r} with "
                                      f"initialize; legacy versions are {', '.join(LEGACY_VERSIONS)}")
+        super().__init__(CLIENT)
         self.requested_version = version
         self.capabilities = dict(capabilities or {})
         self.client_info = dict(client_info or CLIENT_INFO)
-        self.state = IDLE
         self.result: dict[str, Any] | None = None  # the server's initialize result, once accepted
-
-    # --- the state table ---------------------------------------------------------------------
-    def move(self, event: str) -> str:
-        """Take one step of :data:`TRANSITIONS`, or raise naming the role, the state and the event."""
-        try:
-            self.state = TRANSITIONS[(self.state, event)]
-        except KeyError:
-            legal = sorted(e for (s, e) in TRANSITIONS if s == self.state)
-            raise LocalProtocolError(f"{self.role} in state {self.state!r} cannot {event!r}; legal "
-                                     f"here: {', '.join(legal) or 'nothing'}") from None
-        return self.state
 
     # --- opening -------------------------------------------------------------------------------
     def initialize_request(self, request_id: RequestId) -> Request:
@@ -267,9 +382,6 @@ class LegacyLifecycle:
     def prepare_response(self) -> None:
         self.move(SEND_RESPONSE)
 
-    def close(self) -> None:
-        self.move(CLOSE)
-
 
 # --- the modern era: no handshake, every request stamped ----------------------------------------
 
@@ -310,21 +422,21 @@ def check_discover_result(result: Any) -> dict[str, Any]:
     return result
 
 
-class ModernLifecycle:
+class ModernLifecycle(RoleState):
     """The modern era, client side: nothing to open, every request stamped with who is asking."""
 
-    role = "client"
+    era: Era = "modern"
 
     def __init__(self, version: str = LATEST_MODERN, *, capabilities: dict[str, Any] | None = None,
                  client_info: dict[str, Any] | None = None, log_level: str | None = None) -> None:
         if version not in MODERN_VERSIONS:
             raise LocalProtocolError(f"{version!r} is not a modern protocol version; modern versions are "
                                      f"{', '.join(MODERN_VERSIONS)}")
+        super().__init__(CLIENT, OPERATING)  # every request stands alone, so there is nothing to open
         self.requested_version = self.version = version
         self.capabilities = dict(capabilities or {})
         self.client_info = dict(client_info or CLIENT_INFO)
         self.log_level = log_level
-        self.state = OPERATING  # every request stands alone, so there is nothing to open
         self.result: dict[str, Any] | None = None  # the DiscoverResult, once the server answered
 
     def stamp(self, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -361,8 +473,10 @@ class ModernLifecycle:
         return self.result.get("instructions") if self.result else None
 
     def _check_open(self, what: str) -> None:
-        if self.state == CLOSED:
-            raise LocalProtocolError(f"{self.role} in state {CLOSED!r} cannot send {what}")
+        if self.state is ERROR:
+            self.move(SEND_NOTIFICATION if what.startswith("notifications/") else SEND_REQUEST)  # raises, naming why
+        if self.state is CLOSED:
+            raise LocalProtocolError(f"{self.role} in state 'closed' cannot send {what}")
 
     def prepare(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         """Refuse what the modern era removed or the server never declared; stamp ``_meta`` on the rest."""
@@ -390,5 +504,3 @@ class ModernLifecycle:
         raise LocalProtocolError("in the modern era a client never sends responses: a server asks for input "
                                  "inside a result (resultType \"input_required\"), not with a request")
 
-    def close(self) -> None:
-        self.state = CLOSED

@@ -11,7 +11,7 @@ import pytest
 from mcplab.wire import jsonrpc
 from mcplab.client import Client
 from mcplab.wire.errors import (
-    LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout, ServerExited, TransportError,
+    LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout, ServerExited,
 )
 from mcplab.lifecycle import UnsupportedVersion
 from mcplab.client.results import ToolResult
@@ -144,10 +144,11 @@ async def test_initialize_that_never_comes_times_out_without_cancelling_it():
 async def test_an_answer_to_an_unknown_id_is_a_protocol_error_for_every_waiter():
     server = FakeServer(handlers={"tools/call": lambda r: [jsonrpc.Response(r.id + 40, text_result("?"))]})
     async with Client(server.transport) as client:
-        with pytest.raises(RemoteProtocolError, match="id 42.*waiting: 2"):
+        with pytest.raises(RemoteProtocolError, match="id 42.*waiting: 2") as caught:
             await client.call_tool("echo")
-        with pytest.raises(RemoteProtocolError):
-            await client.list_tools()
+        with pytest.raises(LocalProtocolError, match="client in state 'error'.*id 42") as later:
+            await client.list_tools()  # the lifecycle is in ERROR for good, and says why
+    assert later.value.__cause__ is caught.value
 
 
 async def test_a_line_that_is_not_json_rpc_ends_the_connection_with_the_raw_line():
@@ -159,7 +160,7 @@ async def test_a_line_that_is_not_json_rpc_ends_the_connection_with_the_raw_line
     assert "not a JSON-RPC message" in str(caught.value)
 
 
-async def test_a_hang_up_reaches_every_waiter_as_server_exited():
+async def test_a_hang_up_reaches_every_waiter_naming_server_exited():
     server = FakeServer(handlers={"tools/call": lambda r: None})
     async with Client(server.transport) as client:
         errors = []
@@ -167,8 +168,11 @@ async def test_a_hang_up_reaches_every_waiter_as_server_exited():
         async def call():
             try:
                 await client.call_tool("slow")
-            except ServerExited as exc:
+            except ServerExited as exc:  # the waiter that was reading met it
                 errors.append(exc.returncode)
+            except LocalProtocolError as exc:  # the other one hears it from the lifecycle's ERROR state
+                assert "client in state 'error'" in str(exc) and "Traceback: boom" in str(exc)
+                errors.append(exc.__cause__.returncode)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(call)
@@ -299,7 +303,7 @@ async def test_a_closed_client_refuses_new_requests():
     client = await Client(server.transport).connect()  # the notebook style: no async with
     await client.ping()
     await client.aclose()
-    with pytest.raises(TransportError, match="closed"):
+    with pytest.raises(LocalProtocolError, match="client in state 'closed' cannot 'send request'"):
         await client.ping()
 
 

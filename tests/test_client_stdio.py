@@ -19,7 +19,7 @@ import pytest
 from client_helpers import command, process_alive
 from mcplab.wire import jsonrpc
 from mcplab.client import Client
-from mcplab.wire.errors import RemoteProtocolError, RequestTimeout, ServerExited, TransportError
+from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError, RequestTimeout, ServerExited, TransportError
 from mcplab.transports.stdio import SHUTDOWN_BUDGET, StdioTransport, stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -111,8 +111,9 @@ async def test_a_crash_carries_the_exit_code_and_the_last_stderr_lines():
         with anyio.fail_after(3):
             with pytest.raises(ServerExited) as caught:
                 await client.call_tool("echo")
-        with pytest.raises(ServerExited):  # and so does every later request
+        with pytest.raises(LocalProtocolError, match="client in state 'error'") as later:  # every later request
             await client.ping()
+    assert isinstance(later.value.__cause__, ServerExited) and "crashing on purpose" in str(later.value)
     assert caught.value.returncode == 3
     assert caught.value.stderr_tail[-1] == "mini server: crashing on purpose"
     assert "crashing on purpose" in str(caught.value)

@@ -10,6 +10,7 @@ from typing import Literal
 
 import pytest
 
+from mcplab import lifecycle
 from mcplab.wire.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
 from mcplab.wire.jsonrpc import Request
 from mcplab.server import Context, Server, ToolError, ToolResult, audio, text
@@ -163,14 +164,14 @@ async def test_initialized_sent_with_an_id_is_a_request_for_a_method_that_does_n
                                         "clientInfo": {"name": "x", "version": "1"}})
     error = await session.error("notifications/initialized")
     assert error["code"] == METHOD_NOT_FOUND and "without an \"id\"" in error["message"]
-    assert session.connection.phase == "initializing"  # only the notification completes the handshake
+    assert session.connection.lifecycle.state is lifecycle.ACCEPTED  # only the notification completes the handshake
 
 
 @pytest.mark.anyio
 async def test_initialized_before_initialize_is_ignored() -> None:
     session = MemorySession(demo_server())
     await session.notify("notifications/initialized")
-    assert session.connection.phase == "new"
+    assert session.connection.lifecycle.state is lifecycle.IDLE
 
 
 @pytest.mark.anyio

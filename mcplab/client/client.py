@@ -64,7 +64,7 @@ from mcplab.wire.errors import (
 )
 from mcplab.wire.headers import InvalidHeaderAnnotation, header_annotations, param_headers
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, Response
-from mcplab.lifecycle import DISCOVER, PING, LegacyLifecycle, ModernLifecycle, client_capabilities
+from mcplab.lifecycle import DISCOVER, PING, LegacyLifecycle, Lifecycle, ModernLifecycle, client_capabilities
 from mcplab.client.mrtr import MAX_ROUNDS, handler_for, run_rounds
 from mcplab.client.opening import open_era
 from mcplab.client.results import (
@@ -130,7 +130,7 @@ class Client:
         self._opened = False
         self._shown = 0  # seq of the last frame recent() handed out
 
-    def _make_lifecycle(self, era: str, version: str | None) -> Any:
+    def _make_lifecycle(self, era: str, version: str | None) -> Lifecycle:
         """A fresh lifecycle for one opening step, declaring the capabilities we have handlers for."""
         version = version or (LATEST_LEGACY if era == "legacy" else LATEST_MODERN)
         capabilities = client_capabilities(sampling=SAMPLING in self._answers, elicitation=ELICITATION in self._answers,
@@ -176,7 +176,7 @@ class Client:
 
     # --- what opening agreed ---------------------------------------------------------------------
     @property
-    def _lifecycle(self) -> Any:
+    def _lifecycle(self) -> Lifecycle:
         """The lifecycle in force: the connection's, which opening replaces at each step."""
         return self._connection.lifecycle
 
@@ -201,7 +201,7 @@ class Client:
     def era(self) -> str:
         """``"legacy"`` or ``"modern"``: the era this connection speaks (before connecting: the one it
         will try first)."""
-        return "modern" if isinstance(self._lifecycle, ModernLifecycle) else "legacy"
+        return self._lifecycle.era
 
     @property
     def era_reason(self) -> str:
@@ -237,12 +237,12 @@ class Client:
     @property
     def initialize_result(self) -> dict | None:
         """The server's answer to initialize (legacy; None in the modern era)."""
-        return self._lifecycle.result if isinstance(self._lifecycle, LegacyLifecycle) else None
+        return self._lifecycle.result if self._lifecycle.era == "legacy" else None
 
     @property
     def discovery(self) -> dict | None:
         """The server's DiscoverResult (modern; None in the legacy era)."""
-        return self._lifecycle.result if isinstance(self._lifecycle, ModernLifecycle) else None
+        return self._lifecycle.result if self._lifecycle.era == "modern" else None
 
     def __repr__(self) -> str:
         info = self.server_info
@@ -360,7 +360,7 @@ class Client:
         await call(heard.on_notification, notification)
 
     async def _answer(self, request: Request) -> Response | ErrorResponse:
-        if isinstance(self._lifecycle, ModernLifecycle):
+        if self._lifecycle.era == "modern":
             raise RemoteProtocolError(f"the server sent a request ({request.method}); in the modern era a "
                                       f"server never does (it asks with an input_required result instead)")
         handler = {PING: lambda params: {}, **self._answers}.get(request.method)

@@ -16,8 +16,10 @@ next. Notifications that arrive while no request is waiting are dispatched when 
 **Failures.** A request with no answer within its timeout is given up and announced with
 ``notifications/cancelled`` (spec "basic/utilities/cancellation"; never for ``initialize``);
 a late answer to it is ignored, as the spec says. A server that exits, writes a line that is not
-JSON-RPC, or answers an id nobody asked for ends the connection: every waiting request and
-every later one raises the same typed error. An HTTP refusal of one POST
+JSON-RPC, or answers an id nobody asked for ends the connection: the request that met the failure
+raises it (:class:`~mcplab.wire.errors.ServerExited` with the server's stderr tail …), and the
+lifecycle goes to its ERROR state, so every other waiting request and every later one raises
+:class:`~mcplab.wire.errors.LocalProtocolError` naming the state and what failed. An HTTP refusal of one POST
 (:class:`~mcplab.wire.errors.HTTPStatusError`) fails only that request: each POST stands alone, and so
 does a modern reply stream that broke (:class:`~mcplab.transports.base.StreamEnded`: the request's
 answer, which the client meets by sending the request again).
@@ -41,7 +43,7 @@ from mcplab.wire.errors import (
 )
 from mcplab.wire.headers import request_headers
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, Response
-from mcplab.lifecycle import CANCELLED, CLOSED, ModernLifecycle
+from mcplab.lifecycle import CANCELLED, CLOSED, SEND_REQUEST, Lifecycle
 from mcplab.transports.base import StreamEnded, Transport
 from mcplab.wire.versions import META_PROTOCOL_VERSION
 
@@ -62,7 +64,7 @@ class _Waiter:
 class Connection:
     """Requests and responses over one transport (see the module docstring)."""
 
-    def __init__(self, transport: Transport, lifecycle: Any, *,
+    def __init__(self, transport: Transport, lifecycle: Lifecycle, *,
                  on_notification: Callable[[Notification], Awaitable[None]],
                  on_request: Callable[[Request], Awaitable[jsonrpc.Message]]) -> None:
         self.transport = transport
@@ -78,7 +80,7 @@ class Connection:
     # --- sending ---------------------------------------------------------------------------------
     def headers(self, message: jsonrpc.Message, extra: dict[str, str] | None = None) -> dict[str, str] | None:
         """The HTTP headers a modern message mirrors from its body (None in the legacy era)."""
-        if not isinstance(self.lifecycle, ModernLifecycle) or not isinstance(message, (Request, Notification)):
+        if self.lifecycle.era != "modern" or not isinstance(message, (Request, Notification)):
             return None
         params = message.params if isinstance(message.params, dict) else {}
         version = (params.get("_meta") or {}).get(META_PROTOCOL_VERSION, self.lifecycle.version)
@@ -155,7 +157,7 @@ class Connection:
                     message = await self.transport.receive()
                 except MCPLabError as exc:
                     self.fail(exc)
-                    continue
+                    raise  # the request that met the failure raises it; the others hear of it from the lifecycle
                 finally:
                     self._reading = False
                 await self._dispatch(message)
@@ -187,7 +189,7 @@ class Connection:
             except RemoteProtocolError as exc:  # an id nobody asked, or null: the peer is confused
                 exc.raw = jsonrpc.encode(message)
                 self.fail(exc)
-                return
+                raise
             waiter.response = message
             if waiter.event is not None:
                 waiter.event.set()
@@ -198,33 +200,40 @@ class Connection:
                 reply = await self.on_request(message)
             except MCPLabError as exc:
                 self.fail(exc)
-                return
+                raise
             await self.send(reply)
         else:
-            self.fail(RemoteProtocolError(
+            error = RemoteProtocolError(
                 f"the server sent something that is not a JSON-RPC message ({message.message}); "
-                f"a server may send MCP messages only (on stdio, logs belong on stderr)", raw=message.raw))
+                f"a server may send MCP messages only (on stdio, logs belong on stderr)", raw=message.raw)
+            self.fail(error)
+            raise error
 
     # --- failing -----------------------------------------------------------------------------------
     def fail(self, error: MCPLabError) -> None:
-        """The connection is unusable: remember why, and wake every waiter to hear it."""
+        """The connection is unusable: the lifecycle goes to ERROR, and every waiter wakes to hear it."""
         if self.failure is None:
             self.failure = error
-            if self.lifecycle.state != CLOSED:
-                self.lifecycle.close()
-        for waiter in self._sleeping:
-            waiter.event.set()
+        self.lifecycle.fail(self.failure)
+        self._wake_all()
 
     def raise_if_failed(self) -> None:
+        """After a failure or a close, raise the lifecycle's own error (a fresh one per call, naming why)."""
         if self.failure is not None:
-            # A copy per raise: one exception object raised in several tasks would mix tracebacks.
-            error = BaseException.__new__(type(self.failure))
-            error.args, error.__dict__ = self.failure.args, dict(self.failure.__dict__)
-            raise error
+            if self.lifecycle.state is not CLOSED:
+                self.lifecycle.fail(self.failure)  # opening may have put a fresh lifecycle in place since
+            self.lifecycle.move(SEND_REQUEST)  # raises: nothing can be sent once closed or in ERROR
 
     def close(self, why: str = "the client was closed") -> None:
+        """Closing is no failure: the lifecycle goes to CLOSED, and later requests hear that."""
         if self.failure is None:
-            self.fail(TransportError(why))
+            self.failure = TransportError(why)
+            self.lifecycle.close()
+        self._wake_all()
+
+    def _wake_all(self) -> None:
+        for waiter in self._sleeping:
+            waiter.event.set()
 
 
 async def call(callback: Callable[..., Any] | None, *args: Any) -> Any:

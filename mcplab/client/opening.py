@@ -35,6 +35,7 @@ from mcplab.wire.errors import (
 )
 from mcplab.wire.jsonrpc import ErrorResponse
 from mcplab.lifecycle import DISCOVER as DISCOVER_METHOD
+from mcplab.lifecycle import Lifecycle, ModernLifecycle
 
 __all__ = ["EraError", "open_era", "http_status"]
 
@@ -53,7 +54,7 @@ def http_status(transport: Any, message: Any) -> int | None:
     return None
 
 
-async def _probe(connection: Connection, lifecycle: Any, timeout: float) -> tuple[Any, int | None]:
+async def _probe(connection: Connection, lifecycle: ModernLifecycle, timeout: float) -> tuple[Any, int | None]:
     request = lifecycle.discover_request(connection.ids())
     try:
         response = await connection.exchange(request, timeout, announce=False)
@@ -64,7 +65,7 @@ async def _probe(connection: Connection, lifecycle: Any, timeout: float) -> tupl
     return response, http_status(connection.transport, response)
 
 
-async def open_era(connection: Connection, plan: Verdict, make_lifecycle: Callable[[str, str], Any], *,
+async def open_era(connection: Connection, plan: Verdict, make_lifecycle: Callable[[str, str], Lifecycle], *,
                    asked_era: str, timeout: float, probe_timeout: float) -> list[Verdict]:
     """Run the opening exchanges from ``plan`` on, leaving ``connection.lifecycle`` the one in force;
     return every verdict, in order."""

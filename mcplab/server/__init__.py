@@ -22,9 +22,9 @@ function per request method), ``modern`` (the 2026-07-28 era: eras, ``_meta``, `
 without escapes, even while links change: the file server's sandbox); ``streamable_http/`` (the
 ``/mcp`` endpoint and its process).
 
-Layer: one of the two sides, above ``wire`` and ``portable``; the runner may wrap an HTTP app in the
-resource-server checks of ``auth`` (``--auth``). It never imports the client side, the lifecycle
-or the transports: today its phases are its own. The bundled servers, ``ecosystem``, the notebook
+Layer: one of the two sides, above ``lifecycle`` (whose server table it walks), ``wire`` and
+``portable``; the runner may wrap an HTTP app in the resource-server checks of ``auth`` (``--auth``).
+It never imports the client side or the transports. The bundled servers, ``ecosystem``, the notebook
 views, the graders and the command line build on it.
 """
 

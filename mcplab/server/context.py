@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from mcplab.lifecycle import ACCEPTED, IDLE, SEND_REQUEST, SERVER, RoleState
 from mcplab.wire.errors import LocalProtocolError, MissingRequiredClientCapability
 from mcplab.wire.jsonrpc import Message, Notification, RequestId
 from mcplab.server import mrtr
@@ -45,10 +46,6 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 """Syslog severities (RFC 5424), lowest first, as ``logging/setLevel`` and ``notifications/message`` use them."""
 
 DEFAULT_LOG_LEVEL = "info"  # before logging/setLevel the server MAY choose what to send (MCP "logging")
-
-Phase = Literal["new", "initializing", "ready"]
-"""Legacy lifecycle: ``new`` → (initialize answered) → ``initializing`` → (notifications/initialized) → ``ready``."""
-
 
 class Peer(Protocol):
     """The runner's side of a connection."""
@@ -70,7 +67,9 @@ class ClientState:
     thing: it matches responses to requests)."""
     peer: Peer
     era: Era | None = "legacy"
-    phase: Phase = "new"
+    # The server's side of the legacy handshake (lifecycle.SERVER_TRANSITIONS): idle → accepted
+    # (initialize answered) → operating (notifications/initialized received).
+    lifecycle: RoleState = field(default_factory=lambda: RoleState(SERVER))
     version: str | None = None
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     client_info: dict[str, Any] = field(default_factory=dict)
@@ -180,7 +179,7 @@ class Context:
         if conn.era == "modern":
             return conn.rounds is not None and not mrtr.missing_capabilities([InputRequest(method)],
                                                                              conn.client_capabilities)
-        return (capability in conn.client_capabilities and conn.phase == "ready"
+        return (capability in conn.client_capabilities and conn.lifecycle.allows(SEND_REQUEST)
                 and at_least(self.version or "2024-11-05", mrtr.SINCE[method]))
 
     @property
@@ -241,9 +240,11 @@ class Context:
             declared = ", ".join(conn.client_capabilities) or "none"
             raise LocalProtocolError(f"{method} needs the client's {capability!r} capability, which this client "
                                      f"did not declare (it declared: {declared})")
-        if conn.phase != "ready":
-            # The server SHOULD NOT send requests other than ping before notifications/initialized.
+        if conn.lifecycle.state in (IDLE, ACCEPTED):
+            # "basic/lifecycle", Initialization: the server SHOULD NOT send requests other than pings
+            # and logging before receiving notifications/initialized.
             raise LocalProtocolError(f"{method} must wait until the client sends notifications/initialized")
+        conn.lifecycle.move(SEND_REQUEST)  # once closed or in ERROR, this raises and names why
         answer = await conn.peer.request(method, params, related_to=self.request_id)
         if method in mrtr.CAPABILITY:  # the client's answer is input like any other: the modern era's checks
             return mrtr.check_answer(method, InputRequest(method, params), answer,

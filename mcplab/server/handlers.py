@@ -25,6 +25,7 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
+from mcplab.lifecycle import RECEIVE_INITIALIZE
 from mcplab.wire.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, RequestTimeout, ResourceNotFound
 from mcplab.wire.jsonrpc import Request
 from mcplab.server import catalogue, content
@@ -75,7 +76,7 @@ async def initialize(server: Server, params: dict, conn: ClientState, request: R
     conn.client_capabilities = kept_capabilities(params.get("capabilities", {}))
     conn.client_info = kept_info(params.get("clientInfo", {}))
     conn.server_capabilities = server.capabilities(conn.version)
-    conn.phase = "initializing"
+    conn.lifecycle.move(RECEIVE_INITIALIZE)  # answered: the client's notifications/initialized comes next
     conn.era = "legacy"  # a dual-era connection that opens with initialize stays legacy (modern.py)
     result: Result = {"protocolVersion": conn.version, "capabilities": conn.server_capabilities,
                       "serverInfo": content.for_version("implementation", server.info, conn.version)}

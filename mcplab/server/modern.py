@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcplab.lifecycle import OPERATING, SERVER, RoleState
 from mcplab.wire.errors import InternalError, InvalidParams, InvalidRequest, MethodNotFound, UnsupportedProtocolVersion
 from mcplab.wire.jsonrpc import Message, Request
 from mcplab.server import content, mrtr, subscriptions
@@ -202,9 +203,10 @@ async def answer(server: Server, request: Request, conn: ClientState) -> dict[st
                              data={"supported": supported, **({"requested": requested} if requested else {})})
     meta = read_meta(request)
     check_version(meta, conn.eras)
-    view = ClientState(conn.peer, era="modern", phase="ready", version=meta.protocol_version,
-                      client_capabilities=meta.client_capabilities, client_info=meta.client_info or {},
-                      log_level=meta.log_level, eras=conn.eras)
+    # No handshake in 2026-07-28: every request stands alone, so its view is operating from the start.
+    view = ClientState(conn.peer, era="modern", lifecycle=RoleState(SERVER, OPERATING),
+                      version=meta.protocol_version, client_capabilities=meta.client_capabilities,
+                      client_info=meta.client_info or {}, log_level=meta.log_level, eras=conn.eras)
     view.server_capabilities = capabilities(server, view)
     handler = _handler(method, view)
     if conn.era is None:  # a dual-era stdio connection decides on its first served request, for good

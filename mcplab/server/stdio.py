@@ -43,6 +43,7 @@ from typing import Any
 
 from mcplab.wire import jsonrpc
 from mcplab import portable
+from mcplab.lifecycle import ERROR
 from mcplab.wire.errors import InvalidRequest, JSONRPCError, TransportError
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.peer import RunnerPeer
@@ -66,7 +67,6 @@ class StdioSession(RunnerPeer):
         self.out_fd = out_fd
         self.holds: dict[RequestId, asyncio.Future] = {}
         self.closing = False
-        self.broken = False  # stdout is gone: nobody reads our replies any more
         self.connection = server.connect(self, era)
 
     # --- Peer: the way back to the client -----------------------------------------------------------
@@ -147,15 +147,15 @@ class StdioSession(RunnerPeer):
     # --- outgoing ------------------------------------------------------------------------------------
 
     def _write(self, message: Message | list[Message]) -> None:
-        if self.broken:
-            return
+        if self.connection.lifecycle.state is ERROR:
+            return  # stdout is gone: nobody reads our replies any more
         data = memoryview((jsonrpc.encode(message) + "\n").encode("utf-8"))
         try:
             while data:
                 data = data[os.write(self.out_fd, data):]
         except OSError as exc:  # BrokenPipeError: the client closed our stdout
             log.warning("stdout closed (%s); dropping further replies", exc)
-            self.broken = True
+            self.connection.lifecycle.fail(exc)  # a failed send: this connection's lifecycle is in ERROR for good
 
     async def close(self, why: str = "the client closed stdin") -> None:
         """The session ends (stdin ended, or the server is stopping): end the subscriptions gracefully,

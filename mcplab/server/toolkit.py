@@ -20,8 +20,8 @@ Requests are dispatched through one table, ``handlers.REQUESTS``: method → (fu
 capability it belongs to). Before the function runs, four checks decide the error, in this order:
 
 1. unknown method, or a capability this server does not offer → -32601 Method not found;
-2. legacy lifecycle: only ``initialize`` and ``ping`` before ``initialize`` → -32600 Invalid Request,
-   and ``initialize`` only once per connection → -32600;
+2. legacy lifecycle (the server's table in ``lifecycle.py``): only ``initialize`` and ``ping`` before
+   ``initialize`` → -32600 Invalid Request, and ``initialize`` only once per connection → -32600;
 3. ``params`` must be an object → -32602 Invalid params;
 4. the function's own checks (unknown tool, bad cursor, missing argument ...) → -32602, or -32002 for
    a resource that is not there (the legacy revisions' code; 2026-07-28 says -32602). A resource
@@ -42,7 +42,12 @@ import logging
 import weakref
 from typing import Any, Callable, Iterable
 
-from mcplab.wire.errors import InternalError, InvalidParams, InvalidRequest, JSONRPCError, MethodNotFound
+from mcplab.lifecycle import (
+    IDLE, RECEIVE_INITIALIZE, RECEIVE_INITIALIZED, RECEIVE_PING, RECEIVE_REQUEST, SEND_NOTIFICATION,
+)
+from mcplab.wire.errors import (
+    InternalError, InvalidParams, InvalidRequest, JSONRPCError, LocalProtocolError, MethodNotFound,
+)
 from mcplab.wire import jsonrpc
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response, is_request_id
 from mcplab.server import catalogue, modern, subscriptions
@@ -57,7 +62,8 @@ log = logging.getLogger("mcplab.server")
 USER_CODE = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete", "resources/list"})
 """Methods that run the server author's functions: a runner should not let them block other requests."""
 
-BEFORE_INITIALIZE = frozenset({"initialize", "ping"})  # MCP lifecycle: nothing else before initialize
+RECEIVED = {"initialize": RECEIVE_INITIALIZE, "ping": RECEIVE_PING}
+"""The lifecycle event a request is, when it is not just any request (lifecycle.SERVER_TRANSITIONS)."""
 
 
 class Server:
@@ -192,7 +198,7 @@ class Server:
         """Tell every ready client that the tools, resources or prompts list changed."""
         self.memo.clear()
         for conn in list(self.connections):
-            if conn.era == "legacy" and conn.phase == "ready" and kind in conn.server_capabilities:
+            if conn.era == "legacy" and conn.lifecycle.allows(SEND_NOTIFICATION) and kind in conn.server_capabilities:
                 conn.peer.post(Notification(f"notifications/{kind}/list_changed"))
         subscriptions.list_changed(self.listeners, kind)
 
@@ -290,12 +296,20 @@ class Server:
         if capability and not self._offers(capability):
             raise MethodNotFound(f"{method} belongs to the {capability!r} capability, which this server does not "
                                  f"offer (it offers: {', '.join(self.capabilities(LATEST_LEGACY)) or 'nothing'})")
-        if conn.phase == "new" and method not in BEFORE_INITIALIZE:
-            raise InvalidRequest(f"expected initialize first: {method} is not allowed before the initialize "
-                                 f"handshake (only ping is)")
-        if method == "initialize" and conn.phase != "new":
-            raise InvalidRequest(f"initialize was already answered on this connection (version {conn.version}); "
-                                 f"a connection is initialized once")
+        # "basic/lifecycle", Initialization: the handshake MUST come first (a ping may come before it),
+        # and it happens once per connection. handlers.initialize makes the move once it has an answer.
+        event = RECEIVED.get(method, RECEIVE_REQUEST)
+        if not conn.lifecycle.allows(event):
+            if conn.lifecycle.state is IDLE:
+                raise InvalidRequest(f"expected initialize first: {method} is not allowed before the initialize "
+                                     f"handshake (only ping is)")
+            if event is RECEIVE_INITIALIZE:
+                raise InvalidRequest(f"initialize was already answered on this connection (version "
+                                     f"{conn.version}); a connection is initialized once")
+            try:
+                conn.lifecycle.move(event)
+            except LocalProtocolError as exc:  # closed, or in ERROR after a failed send: the table says why
+                raise InternalError(str(exc)) from exc
         params = request.params if request.params is not None else {}
         if not isinstance(params, dict):
             raise InvalidParams(f"expected \"params\" to be an object for {method}, got an array")
@@ -312,10 +326,10 @@ class Server:
         # an "initialized" before initialize was answered, a second one, one we do not know.
         params = note.params if isinstance(note.params, dict) else {}
         if note.method == "notifications/initialized":
-            if conn.phase == "initializing":
-                conn.phase = "ready"
+            if conn.lifecycle.allows(RECEIVE_INITIALIZED):
+                conn.lifecycle.move(RECEIVE_INITIALIZED)
             else:
-                log.warning("ignored notifications/initialized in phase %r", conn.phase)
+                log.warning("ignored notifications/initialized in state %r", conn.lifecycle.state)
         elif note.method == "notifications/cancelled":
             # A malformed cancellation SHOULD be ignored (MCP "basic/utilities/cancellation"): requestId
             # is a RequestId, a string or an integer; an array or an object names no request at all.
