@@ -11,6 +11,7 @@ register (``mcplab.notebook.rerun``) the second run leaves twice the first run's
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import subprocess
@@ -18,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Iterator
 
 import nbformat
 import pytest
@@ -96,18 +98,27 @@ def settled(pid: int, expected: int | None = None, wait: float = 5.0) -> set[int
     return seen
 
 
-def test_running_lab_11_twice_in_one_kernel_leaves_one_set_of_servers_and_none_after_shutdown():
-    cells = [cell.source for cell in nbformat.read(str(LABS / "11_security.ipynb"), as_version=4).cells
-             if cell.cell_type == "code"]
-    cleanup = next(i for i, source in enumerate(cells) if "shutil.rmtree(WORK)" in source)
+@contextlib.contextmanager
+def lab_kernel() -> Iterator[tuple[object, int]]:
+    """A real kernel in labs/, as nbval starts one: (its client, its pid); shut down on the way out."""
     manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
     manager.start_kernel(cwd=str(LABS))
     client = manager.client()
     client.start_channels()
-    every: set[int] = set()
     try:
         client.wait_for_ready(timeout=60)
-        kernel = manager.provisioner.process.pid
+        yield client, manager.provisioner.process.pid
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=False)
+
+
+def test_running_lab_11_twice_in_one_kernel_leaves_one_set_of_servers_and_none_after_shutdown():
+    cells = [cell.source for cell in nbformat.read(str(LABS / "11_security.ipynb"), as_version=4).cells
+             if cell.cell_type == "code"]
+    cleanup = next(i for i, source in enumerate(cells) if "shutil.rmtree(WORK)" in source)
+    every: set[int] = set()
+    with lab_kernel() as (client, kernel):
         for source in cells[:cleanup]:
             run(client, source)
         first = settled(kernel)
@@ -126,22 +137,13 @@ def test_running_lab_11_twice_in_one_kernel_leaves_one_set_of_servers_and_none_a
         run(client, cells[cleanup])
         assert settled(kernel, expected=0) == set(), "the lab's clean-up cell leaves nothing running"
         run(client, "shutil.rmtree(_first_work)")
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=False)
     time.sleep(0.5)
     assert not [pid for pid in every if alive(pid)]
 
 
 def test_with_the_cell_id_a_front_end_sends_an_edited_cell_is_the_same_cell_and_another_cell_is_another():
-    manager = KernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager())
-    manager.start_kernel(cwd=str(LABS))
-    client = manager.client()
-    client.start_channels()
     every: set[int] = set()
-    try:
-        client.wait_for_ready(timeout=60)
-        kernel = manager.provisioner.process.pid
+    with lab_kernel() as (client, kernel):
         run(client, "from mcplab import Client, notebook\nfrom mcplab.transports.stdio import stdio", "imports")
         connect = 'weather = await Client(stdio(["python", "../servers/weather.py"])).connect()'
         run(client, connect, "a")
@@ -152,9 +154,6 @@ def test_with_the_cell_id_a_front_end_sends_an_edited_cell_is_the_same_cell_and_
         run(client, connect, "b")                                   # the same source in another cell: both run
         every |= settled(kernel, expected=2)
         assert len(live_descendants(kernel)) == 2
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=False)
     time.sleep(0.5)
     assert len(every) == 3
     assert not [pid for pid in every if alive(pid)]
