@@ -250,6 +250,14 @@ def test_checking_before_answering_asks_for_an_answer_and_judges_nothing():
         assert asked.right is None and asked.attempts == [] and asked.feedback.value == expected
 
 
+def test_a_hostile_typed_value_is_judged_wrong_in_one_short_escaped_sentence():
+    asked = predict("03.unknown_tool")
+    for typed in ("9" * 1_000_000, "<script>alert(1)</script>", "-32602\x00", "nan", "1e309", "\u202e-32602"):
+        asked.choose(typed)
+        assert asked.check() is False
+        assert "<script>" not in asked.feedback.value and len(asked.feedback.value) < 1000
+
+
 def test_a_choice_outside_the_list_is_refused_by_name():
     with pytest.raises(ValueError, match="expected one of"):
         predict("02.completions").choose("tools")

@@ -33,7 +33,6 @@ import hashlib
 import html
 import re
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from mcplab.i18n import _
@@ -49,10 +48,16 @@ def normalise(value: object) -> str:
     are ``"10.5"``, ``"10.50"`` and ``"+10.5"`` (a number is compared as a number, written plainly)."""
     text = " ".join(str(value).split()).replace("\u2212", "-")  # a typographic minus is a minus
     text = text.strip("\"'`").strip().casefold()
-    if NUMBER.fullmatch(text):
-        text = format(Decimal(text).normalize(), "f")  # 10.50 → 10.5, 7.0 → 7, -0 → 0
-        text = "0" if text == "-0" else text
-    return text
+    return _plain_number(text) if NUMBER.fullmatch(text) else text
+
+
+def _plain_number(text: str) -> str:
+    """A decimal written plainly: 10.50 → 10.5, +010.5 → 10.5, 7. → 7, .5 → 0.5, -0 → 0. Done on the
+    digits, not by arithmetic, so a student's million-digit answer is only a long string."""
+    sign = "-" if text.startswith("-") else ""
+    whole, _dot, fraction = text.lstrip("+-").partition(".")
+    plain = (whole.lstrip("0") or "0") + ("." + fraction.rstrip("0") if fraction.rstrip("0") else "")
+    return plain if plain == "0" else sign + plain
 
 
 def digest_of(key: str, answer: object) -> str:
