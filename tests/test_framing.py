@@ -93,6 +93,21 @@ def test_lines_hands_back_raw_lines_without_decoding():
     assert LineFramer().lines(b"a\r\nb\nc") == [b"a", b"b"]
 
 
+def test_frames_pairs_each_message_with_its_raw_line_and_feed_is_the_same_without_them():
+    stream = b'{"jsonrpc":"2.0","id":1,"result":0}\r\n' + b"z" * 50 + b"\nnot json\n"
+    frames = LineFramer(max_line=40).frames(stream)
+    assert [line for line, _ in frames] == [b'{"jsonrpc":"2.0","id":1,"result":0}', b"", b"not json"]
+    assert [type(m) for _, m in frames] == [Response, ParseError, ParseError]
+    fed = LineFramer(max_line=40).feed(stream)
+    assert fed[0] == frames[0][1] and [(type(m), m.message) for m in fed[1:]] == [(type(m), m.message) for _, m in frames[1:]]
+
+
+def test_the_framer_refuses_a_batch_unless_allowed_and_then_decodes_it_as_a_list():
+    batch = b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"}]\n'
+    assert [e.code for e in LineFramer().feed(batch)] == [-32600]
+    assert LineFramer(allow_batch=True).feed(batch) == [[Request(1, "ping"), Notification("n")]]
+
+
 @pytest.mark.parametrize("mcp, expected", [(True, InvalidRequest), (False, Request)])
 def test_the_framer_applies_the_mcp_id_rule_only_when_asked(mcp, expected):
     out = LineFramer(mcp=mcp).feed(b'{"jsonrpc":"2.0","id":null,"method":"ping"}\n')

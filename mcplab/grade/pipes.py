@@ -11,7 +11,8 @@ line from either, or says that the deadline passed or that both pipes ended::
     child.send('{"jsonrpc":"2.0","id":1,"method":"ping"}')
     event = child.next(deadline=time.monotonic() + 5)   # Event("stdout", b'{"jsonrpc":...}')
 
-Lines are cut by :class:`mcplab.wire.jsonrpc.LineFramer` (the one way bytes become lines), so a line longer
+Lines are cut by :class:`mcplab.wire.jsonrpc.LineFramer` (the one way bytes become messages: stdout goes
+through its ``frames``, stderr only through its ``lines``, being log text), so a line longer
 than its limit is reported, not buffered without end. Every line in either direction is recorded in
 :attr:`Child.trace` first: stdout lines with the message decoded (or the error decoding it), stderr
 lines on their own channel, as the client's transports do.
@@ -111,14 +112,16 @@ class Child:
             self._selector.unregister(pipe)
             self.stdout_closed = self.stdout_closed or name == "stdout"
             return
-        for line in self._framers[name].lines(data):
-            if isinstance(line, JSONRPCError):  # a line too long to keep: report it, do not buffer it
-                self.trace.record("s2c", "stdio" if name == "stdout" else "stderr", line.message, line)
+        if name == "stdout":
+            for line, message in self._framers[name].frames(data):
+                # A line too long to keep is reported (its error's text stands in for it), not buffered.
+                self.trace.record("s2c", "stdio", line or message.message, message)  # type: ignore[union-attr]
+                self._ready.append(Event(name, line, message))  # type: ignore[arg-type]
+            return
+        for line in self._framers[name].lines(data):  # stderr is log text: cut into lines, not decoded
+            if isinstance(line, JSONRPCError):
+                self.trace.record("s2c", "stderr", line.message, line)
                 self._ready.append(Event(name, b"", line))
-            elif name == "stdout":
-                message = _decoded(line)
-                self.trace.record("s2c", "stdio", line, message)
-                self._ready.append(Event(name, line, message))
             else:
                 text = line.decode("utf-8", errors="replace")
                 self.trace.record("s2c", "stderr", text)

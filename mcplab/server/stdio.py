@@ -7,7 +7,7 @@ stdin and reads messages from its stdout, one message per line; the server logs 
 write anything to stdout that is not an MCP message. This module only moves bytes; every decision is
 ``Server.handle``'s.
 
-    stdin ──(event loop, or a thread)──▶ LineFramer.lines ──▶ decode ──▶ Server.handle ──▶ reply ──▶ stdout
+    stdin ──(event loop, or a thread)──▶ LineFramer.feed ──▶ Server.handle ──▶ reply ──▶ stdout
                                                       │ a response ──▶ wakes the tool that asked the client
                                                       └ a framing/decoding error ──▶ its error reply
                                                         (-32700 for a line that is not JSON: no "id" from
@@ -43,7 +43,7 @@ from typing import Any
 
 from mcplab.wire import jsonrpc
 from mcplab import portable
-from mcplab.wire.errors import JSONRPCError, ParseError, RemoteProtocolError, TransportError
+from mcplab.wire.errors import InvalidRequest, JSONRPCError, RemoteProtocolError, TransportError
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import Server
@@ -54,6 +54,8 @@ log = logging.getLogger("mcplab.server.stdio")
 EOF_GRACE = 0.5  # seconds running requests get to finish after stdin closes
 CHUNK = 1 << 16
 CANCELLED = "notifications/cancelled"
+# jsonrpc.decode's words for an array where batches are not allowed: the same refusal, decided per line
+NO_BATCHES = "expected one JSON object, got an array: JSON-RPC batches were allowed only in MCP 2025-03-26"
 
 
 class StdioSession(RunnerPeer):
@@ -87,19 +89,14 @@ class StdioSession(RunnerPeer):
 
     # --- incoming ------------------------------------------------------------------------------------
 
-    def decode(self, line: bytes | ParseError) -> Message | JSONRPCError | list:
-        """One framed line → a message, a batch (only once 2025-03-26 is negotiated), or the error."""
-        if isinstance(line, ParseError):
-            return line
-        try:
-            return jsonrpc.decode(line, allow_batch=allows_batches(self.connection.version or "2024-11-05"))
-        except JSONRPCError as exc:
-            return exc
-
     async def receive(self, item: Message | JSONRPCError | list) -> None:
-        """Act on one decoded line (or the error decoding it)."""
+        """Act on one framed message, batch, or the error framing or decoding it."""
         if isinstance(item, list):
-            self._receive_batch(item)
+            if allows_batches(self.connection.version or "2024-11-05"):
+                self._receive_batch(item)
+            else:  # decided here, not by the framer: the revision is known only once earlier lines are handled
+                self._write(jsonrpc.error_response(InvalidRequest(NO_BATCHES),
+                                                   null_id=jsonrpc.keeps_null_id(self.connection.version)))
         elif isinstance(item, JSONRPCError):
             self._write(jsonrpc.error_response(item, null_id=jsonrpc.keeps_null_id(self.connection.version)))
         elif isinstance(item, (Response, ErrorResponse)):
@@ -248,10 +245,10 @@ async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: S
     stopping: list[str] = []
     _on_sigterm(loop, lambda: (stopping.append("SIGTERM"), chunks.put_nowait(b"")))
     session = StdioSession(server, stdout, era)
-    framer = jsonrpc.LineFramer()
+    framer = jsonrpc.LineFramer(allow_batch=True)
     while data := await chunks.get():
-        for line in framer.lines(data):
-            await session.receive(session.decode(line))
+        for message in framer.feed(data):
+            await session.receive(message)
     if framer.pending and not stopping:
         log.warning("stdin ended inside a message (%d bytes without a newline); ignored", framer.pending)
     await session.close("it received SIGTERM" if stopping else "the client closed stdin")

@@ -13,8 +13,8 @@ write logs to stderr, and nothing but MCP messages to stdout.
 We make the three pipes ourselves and keep our ends as raw file descriptors (``pipes.py``): on
 POSIX they are non-blocking, so reading is a plain ``os.read`` plus ``anyio.wait_readable`` on
 asyncio and trio alike, with no task running in the background; on Windows, whose event loops
-cannot watch a pipe, a thread per pipe does blocking reads. ``jsonrpc.LineFramer`` cuts stdout
-into lines; every line, and every line the server writes to stderr, is recorded in
+cannot watch a pipe, a thread per pipe does blocking reads. ``jsonrpc.LineFramer.frames`` turns
+stdout into messages (the framing Lab 01 builds); every line, and every line the server writes to stderr, is recorded in
 :attr:`StdioTransport.trace` first.
 
 stderr is drained whenever stdout is read, before the stdout lines are recorded (so a log line
@@ -195,20 +195,11 @@ class StdioTransport:
             if not data:
                 self._stdout_eof = True
                 continue
-            for line in self._framer.lines(data):
-                self._inbox.append(self._record_line(line))
+            record, inbox = self.trace.record, self._inbox
+            for line, message in self._framer.frames(data):
+                record("s2c", "stdio", line, message)  # a line over the limit is not kept: b""
+                inbox.append(message)
         return self._inbox.popleft()
-
-    def _record_line(self, line: bytes | JSONRPCError) -> jsonrpc.Message | JSONRPCError:
-        if isinstance(line, JSONRPCError):  # a line over the size limit
-            self.trace.record("s2c", "stdio", "", line)
-            return line
-        try:
-            message: Any = jsonrpc.decode(line)
-        except JSONRPCError as exc:
-            message = exc
-        self.trace.record("s2c", "stdio", line, message)
-        return message
 
     def _drain_stderr(self) -> None:
         """Record every complete stderr line available now, without waiting."""

@@ -394,21 +394,52 @@ DEFAULT_MAX_LINE = 4 * 1024 * 1024
 
 
 class LineFramer:
-    """Newline-delimited framing for stdio: bytes in, complete lines (or framing errors) out.
+    """Newline-delimited framing for stdio: bytes in, messages (or typed errors) out.
 
-    A line longer than ``max_line`` bytes is reported once, as a :class:`ParseError`, as
-    soon as it passes the limit; the rest of it is skipped and framing recovers at the
-    next newline. Blank lines are skipped; a trailing ``\\r`` is dropped.
+    This is the one way bytes from a peer become messages, on both sides: the client's stdio
+    transport, the stdio server and the graders all call :meth:`frames` (or :meth:`feed`, which
+    is the same without the raw lines). A line longer than ``max_line`` bytes is reported once,
+    as a :class:`ParseError`, as soon as it passes the limit; the rest of it is skipped and
+    framing recovers at the next newline. Blank lines are skipped; a trailing ``\\r`` is dropped.
+
+    ``allow_batch=True`` decodes a JSON array as a batch (a list) instead of refusing it; the
+    stdio server does, and decides per line, from the negotiated revision, whether a batch is
+    welcome (batches exist in MCP 2025-03-26 only).
     """
 
-    def __init__(self, max_line: int = DEFAULT_MAX_LINE, *, mcp: bool = True) -> None:
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE, *, mcp: bool = True, allow_batch: bool = False) -> None:
         self.max_line = max_line
         self.mcp = mcp
+        self.allow_batch = allow_batch
         self._buffer = bytearray()
         self._skipping = False  # inside an over-long line, waiting for its newline
 
+    def feed(self, data: bytes) -> list[Message | Batch | JSONRPCError]:
+        """Every message (or framing/decoding error) that ``data`` completes, in order.
+
+        >>> LineFramer().feed(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\\n{"jsonrpc"')
+        [Notification(method='notifications/initialized', params=None)]
+        """
+        return [message for _, message in self.frames(data)]
+
+    def frames(self, data: bytes) -> list[tuple[bytes, Message | Batch | JSONRPCError]]:
+        """Like :meth:`feed`, each message with the line it came from (``b""`` for a line over the
+        limit, which is not kept): what a trace records."""
+        out: list[tuple[bytes, Message | Batch | JSONRPCError]] = []
+        mcp, allow_batch = self.mcp, self.allow_batch
+        for line in self.lines(data):
+            if isinstance(line, ParseError):
+                out.append((b"", line))
+                continue
+            try:
+                out.append((line, decode(line, mcp=mcp, allow_batch=allow_batch)))
+            except JSONRPCError as exc:
+                out.append((line, exc))
+        return out
+
     def lines(self, data: bytes) -> list[bytes | ParseError]:
-        """Split off every complete line ``data`` finishes; keep the unfinished rest."""
+        """Split off every complete line ``data`` finishes; keep the unfinished rest. Text that is not
+        JSON-RPC (a server's stderr) is cut here, with the same limit, and not decoded."""
         out: list[bytes | ParseError] = []
         start = 0
         while True:
@@ -437,19 +468,6 @@ class LineFramer:
                 out.append(self._too_long(len(self._buffer)))
                 self._buffer.clear()
                 self._skipping = True
-        return out
-
-    def feed(self, data: bytes) -> list[Message | JSONRPCError]:
-        """Every message (or framing/decoding error) that ``data`` completes, in order."""
-        out: list[Message | JSONRPCError] = []
-        for line in self.lines(data):
-            if isinstance(line, ParseError):
-                out.append(line)
-                continue
-            try:
-                out.append(decode(line, mcp=self.mcp))  # type: ignore[arg-type]
-            except JSONRPCError as exc:
-                out.append(exc)
         return out
 
     @property
