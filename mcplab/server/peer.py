@@ -12,7 +12,11 @@ Two of its duties do not depend on the transport, and live here:
   (``notifications/cancelled`` goes to the client, spec "basic/utilities/cancellation") and the
   tool hears a :class:`~mcplab.wire.errors.RequestTimeout`; and a session leaves at most
   ``server.max_asking`` questions open at once: one more is refused before it is sent;
-* :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``).
+* :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``): ``tasks``
+  holds, per request id, whatever has a ``cancel()``: the cancel scope of a task in the runner's
+  task group (stdio), or an asyncio task (a legacy HTTP session).
+
+Waiting is anyio's (a :class:`Waiter` is an event and a slot), so a runner works on asyncio and trio.
 
 How the request reaches the client is the runner's own: :meth:`RunnerPeer.deliver` writes a line
 on stdout, or puts the message on the event stream of the request it serves.
@@ -20,8 +24,9 @@ on stdout, or puts the message on the event stream of the request it serves.
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
 
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import LocalProtocolError, RemoteError, RequestTimeout
@@ -31,12 +36,44 @@ if TYPE_CHECKING:
     from mcplab.server.toolkit import Server
 
 
+class Cancellable(Protocol):
+    def cancel(self) -> Any: ...
+
+
+class Waiter:
+    """The one answer to a request this side sent: set once (a result or an error), awaited once."""
+
+    __slots__ = ("_event", "_value", "_error")
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def set_result(self, value: Any) -> None:
+        self._value = value
+        self._event.set()
+
+    def set_exception(self, error: BaseException) -> None:
+        self._error = error
+        self._event.set()
+
+    async def wait(self) -> Any:
+        await self._event.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 class RunnerPeer:
     """Base of the runners' sessions: ``tasks`` by request id, ``pending`` server→client requests."""
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        self.tasks: dict[RequestId, asyncio.Task] = {}
+        self.tasks: dict[Any, Cancellable] = {}
         self.pending = jsonrpc.PendingRequests()
         self.next_id = jsonrpc.IdAllocator()
 
@@ -54,12 +91,13 @@ class RunnerPeer:
             raise LocalProtocolError(f"cannot ask the client ({method}): {len(self.pending)} questions to it are "
                                      f"still unanswered, the most one session may leave open ({limit})")
         request_id = self.next_id()
-        waiter = asyncio.get_running_loop().create_future()
+        waiter = Waiter()
         self.pending.add(request_id, waiter)
         try:
             self.deliver(Request(request_id, method, params), related_to)
-            reply = await asyncio.wait_for(waiter, timeout)
-        except asyncio.TimeoutError:
+            with anyio.fail_after(timeout):
+                reply = await waiter.wait()
+        except TimeoutError:
             why = f"no answer within {timeout:g} s"
             self.post(Notification("notifications/cancelled", {"requestId": request_id, "reason": why}),
                       related_to=related_to)
