@@ -7,7 +7,7 @@ Two of its duties do not depend on the transport, and live here:
 
 * :meth:`RunnerPeer.request` sends a server→client request (``sampling/createMessage``,
   ``elicitation/create``, ``roots/list``) with the session's next id and waits for the response
-  with that id, which the runner hands to ``self.pending`` when it arrives. A client may never
+  with that id, which the runner hands to :meth:`RunnerPeer.settle` when it arrives. A client may never
   answer, so the wait is bounded: after ``server.ask_timeout`` seconds the request is cancelled
   (``notifications/cancelled`` goes to the client, spec "basic/utilities/cancellation") and the
   tool hears a :class:`~mcplab.wire.errors.RequestTimeout`; and a session leaves at most
@@ -16,7 +16,8 @@ Two of its duties do not depend on the transport, and live here:
   holds, per request id, whatever has a ``cancel()``: the cancel scope of a task in the runner's
   task group (stdio), or an asyncio task (a legacy HTTP session).
 
-Waiting is anyio's (a :class:`Waiter` is an event and a slot), so a runner works on asyncio and trio.
+Matching the client's answers to our requests is the endpoint both sides share (``mcplab/endpoint.py``,
+the client's connection uses the same), and its waits are anyio's: a runner works on asyncio and trio.
 
 How the request reaches the client is the runner's own: :meth:`RunnerPeer.deliver` writes a line
 on stdout, or puts the message on the event stream of the request it serves.
@@ -24,58 +25,36 @@ on stdout, or puts the message on the event stream of the request it serves.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from mcplab.endpoint import Outgoing, answer_batch
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import LocalProtocolError, RemoteError, RequestTimeout
-from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId
+from mcplab.wire.errors import LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout
+from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 
 if TYPE_CHECKING:
     from mcplab.server.toolkit import Server
+
+
+log = logging.getLogger("mcplab.server")
 
 
 class Cancellable(Protocol):
     def cancel(self) -> Any: ...
 
 
-class Waiter:
-    """The one answer to a request this side sent: set once (a result or an error), awaited once."""
-
-    __slots__ = ("_event", "_value", "_error")
-
-    def __init__(self) -> None:
-        self._event = anyio.Event()
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def done(self) -> bool:
-        return self._event.is_set()
-
-    def set_result(self, value: Any) -> None:
-        self._value = value
-        self._event.set()
-
-    def set_exception(self, error: BaseException) -> None:
-        self._error = error
-        self._event.set()
-
-    async def wait(self) -> Any:
-        await self._event.wait()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
 class RunnerPeer:
     """Base of the runners' sessions: ``tasks`` by request id, ``pending`` server→client requests."""
+
+    connection: Any  # the toolkit's Connection for this client, made by the runner's session
 
     def __init__(self, server: Server) -> None:
         self.server = server
         self.tasks: dict[Any, Cancellable] = {}
-        self.pending = jsonrpc.PendingRequests()
-        self.next_id = jsonrpc.IdAllocator()
+        self.outgoing = Outgoing()  # our requests to the client, waiting for its answers
 
     def deliver(self, request: Request, related_to: RequestId | None) -> None:
         """Send a server→client request on this transport, or raise TransportError saying why not."""
@@ -87,12 +66,11 @@ class RunnerPeer:
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       related_to: RequestId | None = None) -> Any:
         limit, timeout = self.server.max_asking, self.server.ask_timeout
-        if len(self.pending) >= limit:
-            raise LocalProtocolError(f"cannot ask the client ({method}): {len(self.pending)} questions to it are "
+        if len(self.outgoing) >= limit:
+            raise LocalProtocolError(f"cannot ask the client ({method}): {len(self.outgoing)} questions to it are "
                                      f"still unanswered, the most one session may leave open ({limit})")
-        request_id = self.next_id()
-        waiter = Waiter()
-        self.pending.add(request_id, waiter)
+        request_id = self.outgoing.ids()
+        waiter = self.outgoing.add(request_id)
         try:
             self.deliver(Request(request_id, method, params), related_to)
             with anyio.fail_after(timeout):
@@ -104,10 +82,31 @@ class RunnerPeer:
             raise RequestTimeout(f"the client did not answer {method} within {timeout:g} s; the server "
                                  f"cancelled it") from None
         finally:
-            self.pending.discard(request_id)
+            self.outgoing.discard(request_id)
         if isinstance(reply, ErrorResponse):
             raise RemoteError(reply.code, reply.message, reply.data, method=method)
         return reply.result
+
+    def settle(self, response: Response | ErrorResponse) -> None:
+        """The client answered one of our requests: wake the tool waiting for it."""
+        try:
+            self.outgoing.settle(response)
+        except RemoteProtocolError as exc:  # an answer to nothing we asked: say so, keep serving
+            log.warning("%s", exc)
+
+    def take_responses(self, batch: list) -> list:
+        """Settle the responses a batch carries (now: a tool is waiting); the rest, to answer as one."""
+        rest = []
+        for item in batch:
+            if isinstance(item, (Response, ErrorResponse)):
+                self.settle(item)
+            else:
+                rest.append(item)
+        return rest
+
+    async def answer_batch(self, batch: list) -> list | None:
+        """The replies to a batch's requests and notifications (the rules every runner follows: endpoint.py)."""
+        return await answer_batch(batch, lambda message: self.server.handle(message, self.connection))
 
     def cancel(self, request_id: RequestId) -> None:
         if not jsonrpc.is_request_id(request_id):

@@ -24,7 +24,7 @@ write anything to stdout that is not an MCP message. This module only moves byte
   (spec "subscriptions", graceful closure), then ``notifications/cancelled`` naming it, which on stdio
   is how a server tears a subscription down (2026-07-28 "cancellation").
 * Server→client requests (sampling, elicitation, roots) get ids 1, 2, 3 … and wait for the matching
-  response line (``PendingRequests``).
+  response line (``RunnerPeer.settle``, the endpoint both sides share: mcplab/endpoint.py).
 * Batches (a JSON array on one line) are decoded only in a session that negotiated 2025-03-26, the one
   revision that has them; elsewhere an array is refused with -32600.
 * End: when stdin reaches EOF the client is gone (or killed: a SIGKILLed notebook kernel closes its end
@@ -48,7 +48,7 @@ import anyio.abc
 
 from mcplab.wire import jsonrpc
 from mcplab import portable
-from mcplab.wire.errors import InvalidRequest, JSONRPCError, RemoteProtocolError, TransportError
+from mcplab.wire.errors import InvalidRequest, JSONRPCError, TransportError
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import Server
@@ -110,7 +110,7 @@ class StdioSession(RunnerPeer):
         elif isinstance(item, JSONRPCError):
             self._write(jsonrpc.error_response(item, null_id=jsonrpc.keeps_null_id(self.connection.version)))
         elif isinstance(item, (Response, ErrorResponse)):
-            self._resolve(item)
+            self.settle(item)
         elif isinstance(item, Notification) or item.method == "initialize":
             reply = await self.server.handle(item, self.connection)
             if reply is not None:
@@ -130,20 +130,8 @@ class StdioSession(RunnerPeer):
             else:
                 self.group.start_soon(self._answer, item.id, item, scope)
 
-    def _resolve(self, response: Response | ErrorResponse) -> None:
-        """Wake the tool waiting for this response to one of our requests."""
-        try:
-            waiter = self.pending.resolve(response)
-        except RemoteProtocolError as exc:
-            log.warning("%s", exc)
-            return
-        if not waiter.done():
-            waiter.set_result(response)
-
     def _receive_batch(self, batch: list) -> None:
-        for response in [m for m in batch if isinstance(m, (Response, ErrorResponse))]:
-            self._resolve(response)
-        rest = [m for m in batch if not isinstance(m, (Response, ErrorResponse))]
+        rest = self.take_responses(batch)
         if rest:  # a batch is answered as one line, so it runs as one task (its members are not cancellable)
             key = ("batch", id(rest))
             self.group.start_soon(self._answer, key, rest, self.tasks.setdefault(key, anyio.CancelScope()))
@@ -158,7 +146,7 @@ class StdioSession(RunnerPeer):
                 if scope.cancel_called:
                     return  # cancelled before it began: the handler never runs
                 if isinstance(item, list):
-                    reply = await self.server.handle_batch(item, self.connection)
+                    reply = await self.answer_batch(item)
                 else:
                     reply = await self.server.handle(item, self.connection)
             finally:
@@ -189,10 +177,7 @@ class StdioSession(RunnerPeer):
         ending = [request_id for request_id, held in self.holds.items() if not held.is_set()]
         for request_id in ending:
             self.holds[request_id].set()  # a graceful end: each subscription answers before we go
-        for request_id in list(self.pending):
-            waiter = self.pending.discard(request_id)
-            if waiter is not None and not waiter.done():
-                waiter.set_exception(TransportError("the client closed stdin before answering"))
+        self.outgoing.fail_all(TransportError("the client closed stdin before answering"))
         if self.tasks:
             self._idle = anyio.Event()
             with anyio.move_on_after(EOF_GRACE):

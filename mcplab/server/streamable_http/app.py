@@ -243,11 +243,7 @@ class Endpoint:
 
     async def batch(self, batch: list, session: Session) -> HTTPResponse:
         """A 2025-03-26 batch: responses to the server's requests are taken, the rest answered as one JSON array."""
-        for item in batch:
-            if isinstance(item, (Response, jsonrpc.ErrorResponse)):
-                await session.receive(item)
-        replies = await self.server.handle_batch(
-            [m for m in batch if not isinstance(m, (Response, jsonrpc.ErrorResponse))], session.connection)
+        replies = await session.answer_batch(session.take_responses(batch))
         if not replies:
             return HTTPResponse(status_code=202)
         return HTTPResponse(jsonrpc.encode(replies).encode("utf-8"), media_type=JSON_TYPE)

@@ -47,7 +47,7 @@ from starlette.responses import Response as HTTPResponse
 from starlette.responses import StreamingResponse
 
 from mcplab.wire.errors import HEADER_MISMATCH, JSONRPCError, TransportError
-from mcplab.wire.jsonrpc import ErrorResponse, Message, Request, RequestId
+from mcplab.wire.jsonrpc import ErrorResponse, Message, Request, RequestId, error_response
 from mcplab.server import modern
 from mcplab.server.streamable_http.header_checks import check_headers
 from mcplab.server.streamable_http.replies import ERROR_STATUS, SSE_TYPE, Stream, json_reply, status_for
@@ -120,7 +120,7 @@ async def answer(server: Server, era: ServerEra, request: Request, http: HTTPReq
                           server.tools.get(name) if isinstance(name, str) else None)
             modern.check_version(meta, era)
         except JSONRPCError as exc:
-            return json_reply(ErrorResponse(request.id, exc.code, exc.message, exc.data), ERROR_STATUS[exc.code])
+            return json_reply(error_response(exc, request_id=request.id), ERROR_STATUS[exc.code])
     exchange = Exchange(request.id)
     connection = server.connect(exchange, era)
     connection.era = "modern"  # this request decided it (a dual-era connection starts undecided)

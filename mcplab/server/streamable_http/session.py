@@ -38,7 +38,7 @@ from starlette.responses import Response as HTTPResponse
 from starlette.responses import StreamingResponse
 
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import INVALID_REQUEST, RemoteProtocolError, TransportError
+from mcplab.wire.errors import INVALID_REQUEST, TransportError
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.streamable_http.replies import SSE_TYPE, Refusal, Stream, json_reply
 from mcplab.server.peer import RunnerPeer
@@ -117,13 +117,7 @@ class Session(RunnerPeer):
         if isinstance(message, Notification):
             await self.server.handle(message, self.connection)
             return
-        try:
-            waiter = self.pending.resolve(message)
-        except RemoteProtocolError as exc:
-            log.warning("%s", exc)
-            return
-        if not waiter.done():
-            waiter.set_result(message)
+        self.settle(message)
 
     async def answer(self, request: Request) -> HTTPResponse:
         """JSON if the reply is all there is; SSE once something is posted before it."""
@@ -158,7 +152,4 @@ class Session(RunnerPeer):
             self.standalone = None
         for scope in list(self.tasks.values()):
             scope.cancel()
-        for request_id in list(self.pending):
-            waiter = self.pending.discard(request_id)
-            if waiter is not None and not waiter.done():
-                waiter.set_exception(TransportError("the session ended before the client answered"))
+        self.outgoing.fail_all(TransportError("the session ended before the client answered"))
