@@ -57,10 +57,20 @@ from mcplab.wire.versions import ServerEra, allows_batches
 log = logging.getLogger("mcplab.server.stdio")
 
 EOF_GRACE = 0.5  # seconds running requests get to finish after stdin closes
+IDLE_WORKERS = 16  # tasks kept waiting for the next request; a burst beyond that ends its extra tasks
 CHUNK = 1 << 16
 CANCELLED = "notifications/cancelled"
 # jsonrpc.decode's words for an array where batches are not allowed: the same refusal, decided per line
 NO_BATCHES = "expected one JSON object, got an array: JSON-RPC batches were allowed only in MCP 2025-03-26"
+
+
+class _Worker:
+    """A task of the session's group that runs one request after another (``StdioSession._run_soon``)."""
+    __slots__ = ("job", "wake")
+
+    def __init__(self) -> None:
+        self.job: tuple = ()
+        self.wake = anyio.Event()
 
 
 class StdioSession(RunnerPeer):
@@ -77,6 +87,7 @@ class StdioSession(RunnerPeer):
         self.closing = False
         self.broken = False  # stdout is gone: nobody reads our replies any more
         self._idle: anyio.Event | None = None  # set when the last running request ends (close waits on it)
+        self._idle_workers: list[_Worker] = []
         self.connection = server.connect(self, era)
 
     # --- Peer: the way back to the client -----------------------------------------------------------
@@ -128,13 +139,36 @@ class StdioSession(RunnerPeer):
                 # anything), so that the next line is judged by a decided connection.
                 await self.group.start(self._answer, item.id, item, scope)
             else:
-                self.group.start_soon(self._answer, item.id, item, scope)
+                self._run_soon(item.id, item, scope)
 
     def _receive_batch(self, batch: list) -> None:
         rest = self.take_responses(batch)
         if rest:  # a batch is answered as one line, so it runs as one task (its members are not cancellable)
             key = ("batch", id(rest))
-            self.group.start_soon(self._answer, key, rest, self.tasks.setdefault(key, anyio.CancelScope()))
+            self._run_soon(key, rest, self.tasks.setdefault(key, anyio.CancelScope()))
+
+    def _run_soon(self, key: Any, item: Request | list, scope: anyio.CancelScope) -> None:
+        """Hand a request to an idle worker of the task group, or to a new one if none is idle.
+
+        Why workers: starting a task per request costs more than the rest of its dispatch; a worker that
+        waits for the next request costs one event. At most :data:`IDLE_WORKERS` wait; the rest end."""
+        if self._idle_workers:
+            worker = self._idle_workers.pop()
+            worker.job = (key, item, scope)
+            worker.wake.set()
+        else:
+            self.group.start_soon(self._work, (key, item, scope))
+
+    async def _work(self, job: tuple) -> None:
+        worker = _Worker()
+        while True:
+            await self._answer(*job)
+            if len(self._idle_workers) >= IDLE_WORKERS:
+                return
+            worker.wake = anyio.Event()
+            self._idle_workers.append(worker)
+            await worker.wake.wait()
+            job = worker.job
 
     async def _answer(self, key: Any, item: Request | list, scope: anyio.CancelScope, *,
                       task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -201,35 +235,40 @@ class _Stdin:
     them) nor, on Windows, a pipe: there each read is a blocking one in a worker thread.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, scope: anyio.CancelScope) -> None:
         self.fd = fd
         self.stopped = False
+        self.waiting = False
+        self._scope = scope  # around the whole reading loop: stop() cancels it only while we wait
         self._threaded = not portable.WATCHES_PIPES or stat.S_ISREG(os.fstat(fd).st_mode)
-        self._scope: anyio.CancelScope | None = None
 
     async def read(self) -> bytes:
         """The next chunk; ``b""`` at end of file or once stopped."""
         while not self.stopped:
-            with anyio.CancelScope() as self._scope:
+            self.waiting = True
+            try:
                 if self._threaded:
                     return await anyio.to_thread.run_sync(_read, self.fd, abandon_on_cancel=True)
-                try:
-                    await anyio.wait_readable(self.fd)
-                except OSError:  # a descriptor the loop cannot watch
-                    log.debug("reading stdin in a thread")
-                    self._threaded = True
-                    continue
-                try:
-                    return os.read(self.fd, CHUNK)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    return b""
+                await anyio.wait_readable(self.fd)
+            except OSError:  # a descriptor the loop cannot watch
+                log.debug("reading stdin in a thread")
+                self._threaded = True
+                continue
+            finally:
+                self.waiting = False
+            try:
+                return os.read(self.fd, CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return b""
         return b""
 
     def stop(self) -> None:
+        # Cancelling while a line is being handled would cut that handling short: then the next
+        # read() sees ``stopped`` instead, as the old end-of-file marker did.
         self.stopped = True
-        if self._scope is not None:
+        if self.waiting:
             self._scope.cancel()
 
 
@@ -246,31 +285,30 @@ async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: S
     ``era``: ``"legacy"`` (initialize only), ``"modern"`` (2026-07-28 only) or ``"dual"`` (the first
     served request decides). Runs on any anyio backend.
     """
-    reader = _Stdin(stdin)
     stopping: list[str] = []
     async with anyio.create_task_group() as group:
-        watching = anyio.CancelScope()
-        group.start_soon(_on_sigterm, watching, lambda: (stopping.append("SIGTERM"), reader.stop()))
-        session = StdioSession(server, stdout, era, group)
-        framer = jsonrpc.LineFramer(allow_batch=True)
-        while data := await reader.read():
-            for message in framer.feed(data):
-                await session.receive(message)
+        with anyio.CancelScope() as reading:
+            reader = _Stdin(stdin, reading)
+            group.start_soon(_on_sigterm, lambda: (stopping.append("SIGTERM"), reader.stop()))
+            session = StdioSession(server, stdout, era, group)
+            framer = jsonrpc.LineFramer(allow_batch=True)
+            while data := await reader.read():
+                for message in framer.feed(data):
+                    await session.receive(message)
         if framer.pending and not stopping:
             log.warning("stdin ended inside a message (%d bytes without a newline); ignored", framer.pending)
         await session.close("it received SIGTERM" if stopping else "the client closed stdin")
-        watching.cancel()
+        group.cancel_scope.cancel()  # what is left: idle workers, the signal watcher
 
 
-async def _on_sigterm(scope: anyio.CancelScope, stop: Any) -> None:
+async def _on_sigterm(stop: Any) -> None:
     # SIGTERM is the lifecycle's second step ("basic/lifecycle": close stdin, then SIGTERM): end the
     # way EOF does, so open subscriptions still get their closing result. Only the main thread may
     # watch signals (and not every platform can); elsewhere SIGTERM keeps its default.
-    with scope:
-        try:
-            with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-                async for _ in signals:
-                    stop()
-                    return
-        except (ValueError, RuntimeError, NotImplementedError):
-            pass
+    try:
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                stop()
+                return
+    except (ValueError, RuntimeError, NotImplementedError):
+        pass
