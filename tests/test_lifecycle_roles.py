@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+import anyio
 import pytest
 
 from mcplab import lifecycle
@@ -181,12 +182,16 @@ async def test_list_changes_go_only_to_operating_connections():
 def test_a_failed_write_to_stdout_puts_the_stdio_connection_in_error_and_drops_later_replies():
     read_end, write_end = os.pipe()
     os.close(read_end)  # the client is gone: nothing reads our stdout
+    async def main() -> None:
+        async with anyio.create_task_group() as group:  # the runner's group (no request runs here)
+            session = StdioSession(asking_server(), write_end, era="legacy", group=group)
+            session.post(Notification("notifications/message", {"level": "info", "data": "hello"}))
+            assert session.connection.lifecycle.state is ERROR
+            assert isinstance(session.connection.lifecycle.failure, BrokenPipeError)
+            session.post(Notification("notifications/message", {"level": "info", "data": "again"}))  # dropped
+            assert session.connection.lifecycle.state is ERROR
+
     try:
-        session = StdioSession(asking_server(), write_end, era="legacy")
-        session.post(Notification("notifications/message", {"level": "info", "data": "hello"}))
-        assert session.connection.lifecycle.state is ERROR
-        assert isinstance(session.connection.lifecycle.failure, BrokenPipeError)
-        session.post(Notification("notifications/message", {"level": "info", "data": "again"}))  # dropped
-        assert session.connection.lifecycle.state is ERROR
+        anyio.run(main)
     finally:
         os.close(write_end)

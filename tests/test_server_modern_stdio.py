@@ -176,13 +176,18 @@ def test_subscriptions_listen_holds_until_cancelled_and_ends_gracefully_at_eof()
         assert server.process.wait(5) == 0
 
 
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
 @pytest.mark.parametrize("how", ["stdin closes", "SIGTERM"])
-def test_a_listen_stream_the_server_ends_gets_its_result_and_notifications_cancelled(how: str) -> None:
+def test_a_listen_stream_the_server_ends_gets_its_result_and_notifications_cancelled(how: str, backend: str,
+                                                                                     monkeypatch) -> None:
     # 2026-07-28 cancellation: "A server MUST send notifications/cancelled referencing a
     # subscriptions/listen request ID when it tears down that subscription stream" (on stdio, the
     # schema says); subscriptions: it SHOULD answer the listen request first, a graceful end.
     import signal
 
+    from mcplab.server.runner import BACKEND_VARIABLE
+
+    monkeypatch.setenv(BACKEND_VARIABLE, backend)  # the stdio runner is anyio's: on trio it ends the same way
     with RawServer(server_argv("weather", "--era", "modern"), version=MODERN) as server:
         server.sent_methods["listen"] = "subscriptions/listen"
         server.send({"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",

@@ -32,11 +32,11 @@ modern; a transport without headers (stdio) ignores them.
 from __future__ import annotations
 
 import inspect
-from collections import deque
 from typing import Any, Awaitable, Callable
 
 import anyio
 
+from mcplab.endpoint import Outgoing, Waiter
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import (
     HTTPStatusError, JSONRPCError, MCPLabError, RemoteProtocolError, RequestTimeout, TransportError,
@@ -49,18 +49,6 @@ from mcplab.wire.versions import META_PROTOCOL_VERSION
 
 __all__ = ["Connection", "call"]
 
-REMEMBER_ABANDONED = 256  # ids of given-up requests whose late answers we still recognise
-
-
-class _Waiter:
-    """A request waiting for its response; ``event`` exists only while its task sleeps."""
-    __slots__ = ("response", "event")
-
-    def __init__(self) -> None:
-        self.response: Response | ErrorResponse | StreamEnded | None = None
-        self.event: anyio.Event | None = None
-
-
 class Connection:
     """Requests and responses over one transport (see the module docstring)."""
 
@@ -70,11 +58,10 @@ class Connection:
         self.transport = transport
         self.lifecycle = lifecycle  # whose rules the messages sent on our own (cancellations) follow
         self.on_notification, self.on_request = on_notification, on_request
-        self.ids = jsonrpc.IdAllocator()
-        self._pending = jsonrpc.PendingRequests()
-        self._abandoned: deque[jsonrpc.RequestId] = deque(maxlen=REMEMBER_ABANDONED)
+        self.outgoing = Outgoing()  # the endpoint both sides share: a waiter per id sent (mcplab/endpoint.py)
+        self.ids = self.outgoing.ids
         self._reading = False
-        self._sleeping: list[_Waiter] = []  # waiters whose task sleeps while another one reads
+        self._sleeping: list[Waiter] = []  # waiters whose task sleeps while another one reads
         self.failure: MCPLabError | None = None
 
     # --- sending ---------------------------------------------------------------------------------
@@ -103,8 +90,7 @@ class Connection:
                        extra_headers: dict[str, str] | None = None) -> Response | ErrorResponse | StreamEnded:
         """Send ``request`` and wait for its response; on timeout, give up (and say so, if ``announce``)."""
         self.raise_if_failed()
-        waiter = _Waiter()
-        self._pending.add(request.id, waiter)
+        waiter = self.outgoing.add(request.id)
         try:
             # Sending is inside the timeout: over HTTP a POST whose reply is plain JSON only returns
             # when the server has answered, so the wait starts with the send.
@@ -112,22 +98,18 @@ class Connection:
                 await self.send(request, extra_headers)
                 await self._wait(waiter)
         except BaseException as exc:
-            self._abandon(request.id, waiter)
-            if announce and waiter.response is None and isinstance(exc, anyio.get_cancelled_exc_class()):
+            self.outgoing.abandon(request.id, waiter)
+            if announce and waiter.value is None and isinstance(exc, anyio.get_cancelled_exc_class()):
                 with anyio.CancelScope(shield=True):  # we are being cancelled, yet the server must hear it
                     await self._announce_cancel(request.id, "the caller cancelled the request")
             raise
-        if waiter.response is None:
-            self._abandon(request.id, waiter)
+        if waiter.value is None:
+            self.outgoing.abandon(request.id, waiter)
             if announce:
                 await self._announce_cancel(request.id, f"no response within {timeout:g} s")
             raise RequestTimeout(f"no response to {request.method} (id {request.id}) within {timeout:g} s"
                                  + ("; sent notifications/cancelled" if announce else ""))
-        return waiter.response
-
-    def _abandon(self, request_id: jsonrpc.RequestId, waiter: _Waiter) -> None:
-        if waiter.response is None and self._pending.discard(request_id) is not None:
-            self._abandoned.append(request_id)
+        return waiter.value
 
     async def _announce_cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
         if self.failure is None:
@@ -138,10 +120,10 @@ class Connection:
                 pass  # the connection is going away anyway; the timeout is what the caller needs to hear
 
     # --- reading ---------------------------------------------------------------------------------
-    async def _wait(self, waiter: _Waiter) -> None:
+    async def _wait(self, waiter: Waiter) -> None:
         """Wait for ``waiter``'s response, reading the transport whenever nobody else is."""
         try:
-            while waiter.response is None:
+            while waiter.value is None:
                 self.raise_if_failed()
                 if self._reading:
                     waiter.event = anyio.Event()
@@ -175,24 +157,14 @@ class Connection:
 
     async def _dispatch(self, message: jsonrpc.Message | JSONRPCError | StreamEnded) -> None:
         if isinstance(message, StreamEnded):  # no message: the transport lost a request's reply stream
-            waiter = self._pending.discard(message.request_id)
-            if waiter is not None:
-                waiter.response = message
-                if waiter.event is not None:
-                    waiter.event.set()
+            self.outgoing.settle_id(message.request_id, message)
         elif isinstance(message, (Response, ErrorResponse)):
-            if message.id is not None and message.id in self._abandoned:
-                self._abandoned.remove(message.id)  # the spec: ignore a response that comes too late
-                return
             try:
-                waiter = self._pending.resolve(message)
+                self.outgoing.settle(message)  # a late answer to a request given up is ignored (the spec)
             except RemoteProtocolError as exc:  # an id nobody asked, or null: the peer is confused
                 exc.raw = jsonrpc.encode(message)
                 self.fail(exc)
                 raise
-            waiter.response = message
-            if waiter.event is not None:
-                waiter.event.set()
         elif isinstance(message, Notification):
             await self.on_notification(message)
         elif isinstance(message, Request):

@@ -7,15 +7,17 @@ Two of its duties do not depend on the transport, and live here:
 
 * :meth:`RunnerPeer.request` sends a server→client request (``sampling/createMessage``,
   ``elicitation/create``, ``roots/list``) with the session's next id and waits for the response
-  with that id, which the runner hands to ``self.pending`` when it arrives. A client may never
+  with that id, which the runner hands to :meth:`RunnerPeer.settle` when it arrives. A client may never
   answer, so the wait is bounded: after ``server.ask_timeout`` seconds the request is cancelled
   (``notifications/cancelled`` goes to the client, spec "basic/utilities/cancellation") and the
   tool hears a :class:`~mcplab.wire.errors.RequestTimeout`; and a session leaves at most
   ``server.max_asking`` questions open at once: one more is refused before it is sent;
-* :meth:`RunnerPeer.resolve` hands the client's answer to the request waiting for it (an answer to an
-  id we never sent, or sent twice, is logged and dropped), and :meth:`RunnerPeer.fail_pending` ends
-  every wait still open when the session ends;
-* :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``).
+* :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``): ``tasks``
+  holds, per request id, whatever has a ``cancel()``: the cancel scope of a task in the runner's
+  task group (stdio), or an asyncio task (a legacy HTTP session).
+
+Matching the client's answers to our requests is the endpoint both sides share (``mcplab/endpoint.py``,
+the client's connection uses the same), and its waits are anyio's: a runner works on asyncio and trio.
 
 How the request reaches the client is the runner's own: :meth:`RunnerPeer.deliver` writes a line
 on stdout, or puts the message on the event stream of the request it serves.
@@ -23,28 +25,36 @@ on stdout, or puts the message on the event stream of the request it serves.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
+
+from mcplab.endpoint import Outgoing, answer_batch
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout, TransportError
-from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId
+from mcplab.wire.errors import LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout
+from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 
 if TYPE_CHECKING:
     from mcplab.server.toolkit import Server
 
+
 log = logging.getLogger("mcplab.server")
+
+
+class Cancellable(Protocol):
+    def cancel(self) -> Any: ...
 
 
 class RunnerPeer:
     """Base of the runners' sessions: ``tasks`` by request id, ``pending`` server→client requests."""
 
+    connection: Any  # the toolkit's Connection for this client, made by the runner's session
+
     def __init__(self, server: Server) -> None:
         self.server = server
-        self.tasks: dict[RequestId, asyncio.Task] = {}
-        self.pending = jsonrpc.PendingRequests()
-        self.next_id = jsonrpc.IdAllocator()
+        self.tasks: dict[Any, Cancellable] = {}
+        self.outgoing = Outgoing()  # our requests to the client, waiting for its answers
 
     def deliver(self, request: Request, related_to: RequestId | None) -> None:
         """Send a server→client request on this transport, or raise TransportError saying why not."""
@@ -56,43 +66,47 @@ class RunnerPeer:
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       related_to: RequestId | None = None) -> Any:
         limit, timeout = self.server.max_asking, self.server.ask_timeout
-        if len(self.pending) >= limit:
-            raise LocalProtocolError(f"cannot ask the client ({method}): {len(self.pending)} questions to it are "
+        if len(self.outgoing) >= limit:
+            raise LocalProtocolError(f"cannot ask the client ({method}): {len(self.outgoing)} questions to it are "
                                      f"still unanswered, the most one session may leave open ({limit})")
-        request_id = self.next_id()
-        waiter = asyncio.get_running_loop().create_future()
-        self.pending.add(request_id, waiter)
+        request_id = self.outgoing.ids()
+        waiter = self.outgoing.add(request_id)
         try:
             self.deliver(Request(request_id, method, params), related_to)
-            reply = await asyncio.wait_for(waiter, timeout)
-        except asyncio.TimeoutError:
+            with anyio.fail_after(timeout):
+                reply = await waiter.wait()
+        except TimeoutError:
             why = f"no answer within {timeout:g} s"
             self.post(Notification("notifications/cancelled", {"requestId": request_id, "reason": why}),
                       related_to=related_to)
             raise RequestTimeout(f"the client did not answer {method} within {timeout:g} s; the server "
                                  f"cancelled it") from None
         finally:
-            self.pending.discard(request_id)
+            self.outgoing.discard(request_id)
         if isinstance(reply, ErrorResponse):
             raise RemoteError(reply.code, reply.message, reply.data, method=method)
         return reply.result
 
-    def resolve(self, response: jsonrpc.Response | ErrorResponse) -> None:
-        """Wake the tool waiting for this response to one of our requests."""
+    def settle(self, response: Response | ErrorResponse) -> None:
+        """The client answered one of our requests: wake the tool waiting for it."""
         try:
-            waiter = self.pending.resolve(response)
-        except RemoteProtocolError as exc:
+            self.outgoing.settle(response)
+        except RemoteProtocolError as exc:  # an answer to nothing we asked: say so, keep serving
             log.warning("%s", exc)
-            return
-        if not waiter.done():
-            waiter.set_result(response)
 
-    def fail_pending(self, why: str) -> None:
-        """The session is ending: every tool still waiting for the client hears ``why``."""
-        for request_id in list(self.pending):
-            waiter = self.pending.discard(request_id)
-            if waiter is not None and not waiter.done():
-                waiter.set_exception(TransportError(why))
+    def take_responses(self, batch: list) -> list:
+        """Settle the responses a batch carries (now: a tool is waiting); the rest, to answer as one."""
+        rest = []
+        for item in batch:
+            if isinstance(item, (Response, ErrorResponse)):
+                self.settle(item)
+            else:
+                rest.append(item)
+        return rest
+
+    async def answer_batch(self, batch: list) -> list | None:
+        """The replies to a batch's requests and notifications (the rules every runner follows: endpoint.py)."""
+        return await answer_batch(batch, lambda message: self.server.handle(message, self.connection))
 
     def cancel(self, request_id: RequestId) -> None:
         if not jsonrpc.is_request_id(request_id):

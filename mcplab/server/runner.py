@@ -17,6 +17,9 @@ Before serving stdio, :func:`run` moves file descriptor 1: MCP messages keep a p
 the real stdout, and fd 1 itself is pointed at stderr. A stray ``print()`` in a tool, or a child
 process writing to its stdout, then lands in the log instead of corrupting the message stream.
 
+The stdio runner is written on anyio; it runs on asyncio unless the environment variable
+``MCPLAB_ASYNC_BACKEND=trio`` picks trio (the tests run a server both ways).
+
 ``--http`` hands over to ``server/streamable_http/``, imported only then (Starlette and uvicorn cost start-up
 time a stdio server should not pay); it calls the same ``Server.handle``.
 
@@ -34,6 +37,9 @@ import sys
 from typing import Any, Sequence
 
 from mcplab.server.toolkit import Server
+
+BACKEND_VARIABLE = "MCPLAB_ASYNC_BACKEND"  # the anyio backend of the stdio runner
+BACKENDS = ("asyncio", "trio")
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -92,14 +98,17 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, 
         tls = (args.tls_cert, args.tls_key) if getattr(args, "tls_cert", None) else None
         serve_http(server, host=args.host, port=args.port, era=args.era, tls=tls, wrap=wrap)
         return
-    import asyncio
+    import anyio
 
     from mcplab.server.stdio import serve_stdio
 
+    backend = os.environ.get(BACKEND_VARIABLE) or "asyncio"
+    if backend not in BACKENDS:
+        raise SystemExit(f"{BACKEND_VARIABLE}={backend!r}: expected one of {', '.join(BACKENDS)}")
     wire = os.dup(1)
     os.dup2(2, 1)  # from now on fd 1 is stderr: only `wire` reaches the client
     try:
-        asyncio.run(serve_stdio(server, stdout=wire, era=args.era))
+        anyio.run(lambda: serve_stdio(server, stdout=wire, era=args.era), backend=backend)
     except KeyboardInterrupt:
         raise SystemExit(130) from None
 

@@ -7,7 +7,7 @@ stdin and reads messages from its stdout, one message per line; the server logs 
 write anything to stdout that is not an MCP message. This module only moves bytes; every decision is
 ``Server.handle``'s.
 
-    stdin ──(event loop, or a thread)──▶ LineFramer.feed ──▶ Server.handle ──▶ reply ──▶ stdout
+    stdin ──(anyio.wait_readable, or a thread)──▶ LineFramer.feed ──▶ Server.handle ──▶ reply ──▶ stdout
                                                       │ a response ──▶ wakes the tool that asked the client
                                                       └ a framing/decoding error ──▶ its error reply
                                                         (-32700 for a line that is not JSON: no "id" from
@@ -15,8 +15,8 @@ write anything to stdout that is not an MCP message. This module only moves byte
 
 * Order: notifications and ``initialize`` are handled inline, in arrival order: they change the
   connection's state, and everything after them must see that change. Every other request runs as
-  its own task, so a slow tool does not hold up ``ping``; ``notifications/cancelled`` cancels the
-  task, and no response is sent for it. While a dual-era connection (``--era dual``, the default)
+  its own task in the session's task group, so a slow tool does not hold up ``ping``;
+  ``notifications/cancelled`` cancels that task's scope, and no response is sent for it. While a dual-era connection (``--era dual``, the default)
   has not decided its era, each new task takes its first step before the next line is read: the
   first request that is served decides (modern.py), and a later ``initialize`` must not overtake it.
 * A modern ``subscriptions/listen`` stays open in :meth:`StdioSession.hold` until the client cancels
@@ -24,22 +24,27 @@ write anything to stdout that is not an MCP message. This module only moves byte
   (spec "subscriptions", graceful closure), then ``notifications/cancelled`` naming it, which on stdio
   is how a server tears a subscription down (2026-07-28 "cancellation").
 * Server→client requests (sampling, elicitation, roots) get ids 1, 2, 3 … and wait for the matching
-  response line (``PendingRequests``).
+  response line (``RunnerPeer.settle``, the endpoint both sides share: mcplab/endpoint.py).
 * Batches (a JSON array on one line) are decoded only in a session that negotiated 2025-03-26, the one
   revision that has them; elsewhere an array is refused with -32600.
 * End: when stdin reaches EOF the client is gone (or killed: a SIGKILLed notebook kernel closes its end
   of the pipe too). Requests still running get :data:`EOF_GRACE` seconds to answer, so that
   ``printf ... | python servers/weather.py`` prints its replies; then the rest are cancelled and the
-  process exits.
+  process exits. SIGTERM ends the session the same way.
+* Concurrency is anyio's: every task lives in the one task group :func:`serve_stdio` opens, so the
+  runner serves on asyncio (the default) and on trio alike (``MCPLAB_ASYNC_BACKEND=trio``, runner.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import threading
+import signal
+import stat
 from typing import Any
+
+import anyio
+import anyio.abc
 
 from mcplab.wire import jsonrpc
 from mcplab import portable
@@ -53,20 +58,36 @@ from mcplab.wire.versions import ServerEra, allows_batches
 log = logging.getLogger("mcplab.server.stdio")
 
 EOF_GRACE = 0.5  # seconds running requests get to finish after stdin closes
+IDLE_WORKERS = 16  # tasks kept waiting for the next request; a burst beyond that ends its extra tasks
 CHUNK = 1 << 16
 CANCELLED = "notifications/cancelled"
 # jsonrpc.decode's words for an array where batches are not allowed: the same refusal, decided per line
 NO_BATCHES = "expected one JSON object, got an array: JSON-RPC batches were allowed only in MCP 2025-03-26"
 
 
-class StdioSession(RunnerPeer):
-    """One client on a pair of file descriptors; implements the toolkit's ``Peer``."""
+class _Worker:
+    """A task of the session's group that runs one request after another (``StdioSession._run_soon``)."""
+    __slots__ = ("job", "wake")
 
-    def __init__(self, server: Server, out_fd: int, era: ServerEra = "dual") -> None:
+    def __init__(self) -> None:
+        self.job: tuple = ()
+        self.wake = anyio.Event()
+
+
+class StdioSession(RunnerPeer):
+    """One client on a pair of file descriptors; implements the toolkit's ``Peer``.
+
+    Requests run in ``group``, the task group of :func:`serve_stdio`; ``tasks`` maps each running
+    request's id to its cancel scope."""
+
+    def __init__(self, server: Server, out_fd: int, era: ServerEra, group: anyio.abc.TaskGroup) -> None:
         super().__init__(server)
         self.out_fd = out_fd
-        self.holds: dict[RequestId, asyncio.Future] = {}
+        self.group = group
+        self.holds: dict[RequestId, anyio.Event] = {}
         self.closing = False
+        self._idle: anyio.Event | None = None  # set when the last running request ends (close waits on it)
+        self._idle_workers: list[_Worker] = []
         self.connection = server.connect(self, era)
 
     # --- Peer: the way back to the client -----------------------------------------------------------
@@ -80,10 +101,10 @@ class StdioSession(RunnerPeer):
         self._write(request)
 
     async def hold(self, request_id: RequestId) -> None:
-        """Keep a request open: return when this session ends it, raise CancelledError if the client does."""
-        self.holds[request_id] = asyncio.get_running_loop().create_future()
+        """Keep a request open: return when this session ends it; the client's cancel cancels the wait."""
+        self.holds[request_id] = ended = anyio.Event()
         try:
-            await self.holds[request_id]
+            await ended.wait()
         finally:
             self.holds.pop(request_id, None)
 
@@ -100,7 +121,7 @@ class StdioSession(RunnerPeer):
         elif isinstance(item, JSONRPCError):
             self._write(jsonrpc.error_response(item, null_id=jsonrpc.keeps_null_id(self.connection.version)))
         elif isinstance(item, (Response, ErrorResponse)):
-            self.resolve(item)
+            self.settle(item)
         elif isinstance(item, Notification) or item.method == "initialize":
             reply = await self.server.handle(item, self.connection)
             if reply is not None:
@@ -109,39 +130,65 @@ class StdioSession(RunnerPeer):
             self._write(ErrorResponse(item.id, jsonrpc.INVALID_REQUEST,
                                       f"expected a fresh request id: {item.id!r} belongs to a request still running"))
         else:
-            self.tasks[item.id] = asyncio.get_running_loop().create_task(self._answer(item))
+            # The scope is registered now, not when the task first runs: a cancellation or a reused id
+            # on the very next line must find it.
+            scope = self.tasks[item.id] = anyio.CancelScope()
             if self.connection.era is None:
-                # Undecided dual era: let the task take its first step, which decides the era if this
-                # request is the one that does (modern.answer decides before it awaits anything), so
-                # that the next line is judged by a decided connection.
-                await asyncio.sleep(0)
+                # Undecided dual era: start() returns once the task has taken its first step, which decides
+                # the era if this request is the one that does (modern.answer decides before it awaits
+                # anything), so that the next line is judged by a decided connection.
+                await self.group.start(self._answer, item.id, item, scope)
+            else:
+                self._run_soon(item.id, item, scope)
 
     def _receive_batch(self, batch: list) -> None:
-        for response in [m for m in batch if isinstance(m, (Response, ErrorResponse))]:
-            self.resolve(response)
-        rest = [m for m in batch if not isinstance(m, (Response, ErrorResponse))]
+        rest = self.take_responses(batch)
         if rest:  # a batch is answered as one line, so it runs as one task (its members are not cancellable)
-            key = ("batch", id(batch))
-            self.tasks[key] = asyncio.get_running_loop().create_task(self._answer_batch(key, rest))
+            key = ("batch", id(rest))
+            self._run_soon(key, rest, self.tasks.setdefault(key, anyio.CancelScope()))
 
-    async def _answer_batch(self, key: Any, batch: list) -> None:
-        try:
-            replies = await self.server.handle_batch(batch, self.connection)
-        except asyncio.CancelledError:
-            return
-        finally:
-            self.tasks.pop(key, None)
-        if replies:
-            self._write(replies)
+    def _run_soon(self, key: Any, item: Request | list, scope: anyio.CancelScope) -> None:
+        """Hand a request to an idle worker of the task group, or to a new one if none is idle.
 
-    async def _answer(self, request: Request) -> None:
-        try:
-            reply = await self.server.handle(request, self.connection)
-        except asyncio.CancelledError:
-            return  # the client cancelled it (it expects no response), or we are shutting down
-        finally:
-            self.tasks.pop(request.id, None)
-        if reply is not None:
+        Why workers: starting a task per request costs more than the rest of its dispatch; a worker that
+        waits for the next request costs one event. At most :data:`IDLE_WORKERS` wait; the rest end."""
+        if self._idle_workers:
+            worker = self._idle_workers.pop()
+            worker.job = (key, item, scope)
+            worker.wake.set()
+        else:
+            self.group.start_soon(self._work, (key, item, scope))
+
+    async def _work(self, job: tuple) -> None:
+        worker = _Worker()
+        while True:
+            await self._answer(*job)
+            if len(self._idle_workers) >= IDLE_WORKERS:
+                return
+            worker.wake = anyio.Event()
+            self._idle_workers.append(worker)
+            await worker.wake.wait()
+            job = worker.job
+
+    async def _answer(self, key: Any, item: Request | list, scope: anyio.CancelScope, *,
+                      task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run one request (or a batch) in its cancel scope; no response once it is cancelled."""
+        reply: Any = None
+        with scope:
+            try:
+                task_status.started()
+                if scope.cancel_called:
+                    return  # cancelled before it began: the handler never runs
+                if isinstance(item, list):
+                    reply = await self.answer_batch(item)
+                else:
+                    reply = await self.server.handle(item, self.connection)
+            finally:
+                self.tasks.pop(key, None)
+                if not self.tasks and self._idle is not None:
+                    self._idle.set()
+        # The client cancelled it (it expects no response), or the session is ending.
+        if not scope.cancel_called and reply:
             self._write(reply)
 
     # --- outgoing ------------------------------------------------------------------------------------
@@ -159,95 +206,109 @@ class StdioSession(RunnerPeer):
 
     async def close(self, why: str = "the client closed stdin") -> None:
         """The session ends (stdin ended, or the server is stopping): end the subscriptions gracefully,
-        let running requests finish briefly, then cancel the rest."""
+        let running requests finish briefly, then cancel the rest and wait for them."""
         self.closing = True
-        ending = [request_id for request_id, held in self.holds.items() if not held.done()]
+        ending = [request_id for request_id, held in self.holds.items() if not held.is_set()]
         for request_id in ending:
-            self.holds[request_id].set_result(None)  # a graceful end: each subscription answers before we go
-        self.fail_pending("the client closed stdin before answering")
-        running = list(self.tasks.values())
-        if running:
-            _, late = await asyncio.wait(running, timeout=EOF_GRACE)
-            for task in late:
-                task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
+            self.holds[request_id].set()  # a graceful end: each subscription answers before we go
+        self.outgoing.fail_all(TransportError("the client closed stdin before answering"))
+        if self.tasks:
+            self._idle = anyio.Event()
+            with anyio.move_on_after(EOF_GRACE):
+                await self._idle.wait()
+            for scope in list(self.tasks.values()):
+                scope.cancel()
+            while self.tasks:  # a cancelled request's cleanup may still await (shielded) work
+                self._idle = anyio.Event()
+                await self._idle.wait()
         for request_id in ending:  # 2026-07-28 "cancellation": the one notifications/cancelled a server sends
             self._write(Notification(CANCELLED, {"requestId": request_id,
                                                  "reason": f"the server is stopping: {why}"}))
 
 
-def _watch_stdin(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
-    """Put every chunk read from ``fd`` on ``chunks``; an empty chunk means end of file."""
-    # The event loop watches stdin for readability and reads it in its own callback: no thread hop
-    # per line. The descriptor is left blocking on purpose: O_NONBLOCK is a flag on the open file,
-    # shared with the shell when a student runs the server in a terminal. After a readiness event a
-    # read returns what is there without blocking.
-    def readable() -> None:
-        try:
-            data = os.read(fd, CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        chunks.put_nowait(data)
-        if not data:
-            loop.remove_reader(fd)
+class _Stdin:
+    """Our stdin, read by the serving task itself; :meth:`stop` makes it end as if the client closed it.
 
-    if portable.WATCHES_PIPES:
-        try:
-            loop.add_reader(fd, readable)
-            return
-        except (OSError, ValueError, NotImplementedError):
-            pass  # epoll refuses regular files (`python servers/weather.py < requests.jsonl`)
-    # Windows' loops cannot watch a pipe (the proactor loop refuses, select() takes only sockets):
-    # a thread does plain blocking reads, which work on any stdin, and hands each chunk to the loop.
-    log.debug("reading stdin in a thread")
-    threading.Thread(target=_read_in_thread, args=(fd, loop, chunks), name="mcplab-stdin",
-                     daemon=True).start()
+    The descriptor is left blocking on purpose: O_NONBLOCK is a flag on the open file, shared with the
+    shell when a student runs the server in a terminal. After ``wait_readable`` a read returns what is
+    there without blocking. The event loop cannot watch a regular file or /dev/null (epoll refuses
+    them) nor, on Windows, a pipe: there each read is a blocking one in a worker thread.
+    """
+
+    def __init__(self, fd: int, scope: anyio.CancelScope) -> None:
+        self.fd = fd
+        self.stopped = False
+        self.waiting = False
+        self._scope = scope  # around the whole reading loop: stop() cancels it only while we wait
+        self._threaded = not portable.WATCHES_PIPES or stat.S_ISREG(os.fstat(fd).st_mode)
+
+    async def read(self) -> bytes:
+        """The next chunk; ``b""`` at end of file or once stopped."""
+        while not self.stopped:
+            self.waiting = True
+            try:
+                if self._threaded:
+                    return await anyio.to_thread.run_sync(_read, self.fd, abandon_on_cancel=True)
+                await anyio.wait_readable(self.fd)
+            except OSError:  # a descriptor the loop cannot watch
+                log.debug("reading stdin in a thread")
+                self._threaded = True
+                continue
+            finally:
+                self.waiting = False
+            try:
+                return os.read(self.fd, CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return b""
+        return b""
+
+    def stop(self) -> None:
+        # Cancelling while a line is being handled would cut that handling short: then the next
+        # read() sees ``stopped`` instead, as the old end-of-file marker did.
+        self.stopped = True
+        if self.waiting:
+            self._scope.cancel()
 
 
-def _read_in_thread(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
-    while True:
-        try:
-            data = os.read(fd, CHUNK)
-        except OSError:
-            data = b""
-        try:
-            loop.call_soon_threadsafe(chunks.put_nowait, data)
-        except RuntimeError:  # the event loop is gone: the server already stopped
-            return
-        if not data:
-            return
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, CHUNK)
+    except OSError:
+        return b""
 
 
 async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: ServerEra = "dual") -> None:
-    """Serve one client on file descriptors ``stdin``/``stdout`` until stdin reaches EOF.
+    """Serve one client on file descriptors ``stdin``/``stdout`` until stdin reaches EOF (or SIGTERM).
 
     ``era``: ``"legacy"`` (initialize only), ``"modern"`` (2026-07-28 only) or ``"dual"`` (the first
-    served request decides).
+    served request decides). Runs on any anyio backend.
     """
-    loop = asyncio.get_running_loop()
-    chunks: asyncio.Queue[bytes] = asyncio.Queue()
-    _watch_stdin(stdin, loop, chunks)
     stopping: list[str] = []
-    _on_sigterm(loop, lambda: (stopping.append("SIGTERM"), chunks.put_nowait(b"")))
-    session = StdioSession(server, stdout, era)
-    framer = jsonrpc.LineFramer(allow_batch=True)
-    while data := await chunks.get():
-        for message in framer.feed(data):
-            await session.receive(message)
-    if framer.pending and not stopping:
-        log.warning("stdin ended inside a message (%d bytes without a newline); ignored", framer.pending)
-    await session.close("it received SIGTERM" if stopping else "the client closed stdin")
+    async with anyio.create_task_group() as group:
+        with anyio.CancelScope() as reading:
+            reader = _Stdin(stdin, reading)
+            group.start_soon(_on_sigterm, lambda: (stopping.append("SIGTERM"), reader.stop()))
+            session = StdioSession(server, stdout, era, group)
+            framer = jsonrpc.LineFramer(allow_batch=True)
+            while data := await reader.read():
+                for message in framer.feed(data):
+                    await session.receive(message)
+        if framer.pending and not stopping:
+            log.warning("stdin ended inside a message (%d bytes without a newline); ignored", framer.pending)
+        await session.close("it received SIGTERM" if stopping else "the client closed stdin")
+        group.cancel_scope.cancel()  # what is left: idle workers, the signal watcher
 
 
-def _on_sigterm(loop: asyncio.AbstractEventLoop, stop: Any) -> None:
+async def _on_sigterm(stop: Any) -> None:
     # SIGTERM is the lifecycle's second step ("basic/lifecycle": close stdin, then SIGTERM): end the
-    # way EOF does, so open subscriptions still get their closing result. Only the main thread of a
-    # loop that can watch signals may install it; elsewhere SIGTERM keeps its default.
-    import signal
-
+    # way EOF does, so open subscriptions still get their closing result. Only the main thread may
+    # watch signals (and not every platform can); elsewhere SIGTERM keeps its default.
     try:
-        loop.add_signal_handler(signal.SIGTERM, stop)
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                stop()
+                return
     except (ValueError, RuntimeError, NotImplementedError):
         pass

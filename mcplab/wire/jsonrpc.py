@@ -53,7 +53,7 @@ from mcplab.wire.versions import at_least
 
 __all__ = [
     "Request", "Notification", "Response", "ErrorResponse", "Message", "Batch",
-    "encode", "decode", "to_dict", "decode_and_show_work", "Work", "answer_batch", "error_response",
+    "encode", "decode", "to_dict", "decode_and_show_work", "Work", "answer_batch", "refuse_in_batch", "error_response",
     "keeps_null_id", "is_request_id",
     "LineFramer", "IdAllocator", "PendingRequests",
     "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
@@ -164,17 +164,18 @@ def keeps_null_id(version: str | None) -> bool:
     return version is not None and not at_least(version, NO_NULL_ID_SINCE)
 
 
-def error_response(error: JSONRPCError, *, null_id: bool = False) -> ErrorResponse:
-    """The reply a peer should get for a refused message.
+def error_response(error: JSONRPCError, *, null_id: bool = False, request_id: RequestId | None = None) -> ErrorResponse:
+    """The reply a peer should get for a refused message: every error becomes a reply here.
 
+    ``request_id`` names the request it answers when the error does not carry it (a handler's error).
     When its id could not be read, the reply leaves ``"id"`` out (MCP 2025-11-25 and later), or
     carries ``"id": null`` with ``null_id=True`` (JSON-RPC 2.0 §5; see :func:`keeps_null_id`).
 
     >>> encode(error_response(ParseError("not JSON")))
     '{"jsonrpc":"2.0","error":{"code":-32700,"message":"not JSON"}}'
     """
-    return ErrorResponse(error.request_id, error.code, error.message, error.data,
-                         null_id=null_id and error.request_id is None)
+    rid = error.request_id if request_id is None else request_id
+    return ErrorResponse(rid, error.code, error.message, error.data, null_id=null_id and rid is None)
 
 
 # --- decode ------------------------------------------------------------------------------------
@@ -392,10 +393,26 @@ def decode_and_show_work(text: str | bytes, *, mcp: bool = True) -> Work:
     return Work(tuple(steps), outcome)
 
 
+INITIALIZE_IN_BATCH = "initialize must not be part of a JSON-RPC batch (MCP 2025-03-26)"
+
+
+def refuse_in_batch(item: Message | JSONRPCError) -> ErrorResponse | None:
+    """The reply a batch element gets without being handled, or None: an element that did not decode
+    gets its error (JSON-RPC 2.0 §6, ``"id": null`` as 2025-03-26 has it), and ``initialize`` is refused,
+    since MCP 2025-03-26 says it MUST NOT be part of a batch. Every batch, on either runner, follows this.
+    """
+    if isinstance(item, JSONRPCError):
+        return error_response(item, null_id=True)
+    if isinstance(item, Request) and item.method == "initialize":
+        return ErrorResponse(item.id, INVALID_REQUEST, INITIALIZE_IN_BATCH)
+    return None
+
+
 def answer_batch(batch: Batch, handle: Callable[[Message], Message | None]) -> list[Message] | None:
     """Answer a decoded batch per JSON-RPC 2.0 §6: one reply per request (in any order is
     allowed, here in order), an error reply per invalid element, and ``None`` (send
-    nothing at all) when every element was a notification.
+    nothing at all) when every element was a notification. Elements :func:`refuse_in_batch` refuses
+    are not handed to ``handle``.
 
     ``handle`` returns the reply to one message (``None`` for a notification) or raises a
     :class:`JSONRPCError`, which becomes that request's error reply; a failing
@@ -403,13 +420,14 @@ def answer_batch(batch: Batch, handle: Callable[[Message], Message | None]) -> l
     """
     replies: list[Message] = []
     for item in batch:
-        if isinstance(item, JSONRPCError):
-            replies.append(error_response(item, null_id=True))  # JSON-RPC 2.0 §6, as 2025-03-26 has it
+        refusal = refuse_in_batch(item)
+        if refusal is not None:
+            replies.append(refusal)
             continue
         try:
             reply = handle(item)
         except JSONRPCError as exc:
-            reply = ErrorResponse(item.id, exc.code, exc.message, exc.data) if isinstance(item, Request) else None
+            reply = error_response(exc, request_id=item.id) if isinstance(item, Request) else None
         if reply is not None:
             replies.append(reply)
     return replies or None

@@ -58,6 +58,7 @@ from typing import AsyncIterator, Sequence
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.abc
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect
 from starlette.requests import Request as HTTPRequest
@@ -82,6 +83,7 @@ __all__ = ["create_app", "Endpoint", "Session", "Refusal", "check_host_and_origi
 MAX_BODY = 4 * 1024 * 1024       # bytes; a larger POST body gets 413
 DRAIN_LIMIT = 16 * MAX_BODY      # bytes of an oversized body read and discarded before answering 413
 MAX_SESSIONS = 1000              # beyond this the least recently used session ends
+SHUTDOWN_GRACE = 1.0             # seconds released subscriptions get to end before the rest is cancelled
 SINGLE_HEADERS = {"host": 403, "origin": 403}
 SINGLE_IN_SESSION = (HEADER_SESSION_ID, HEADER_PROTOCOL_VERSION)
 """Headers a request may carry once only (a proxy reading one copy and this server another would disagree):
@@ -149,6 +151,7 @@ class Endpoint:
         self.max_body, self.max_sessions = max_body, max_sessions
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.exchanges: set[http_modern.Exchange] = set()  # modern requests still running
+        self.group: anyio.abc.TaskGroup | None = None  # every request's task; open while the app runs (lifespan)
 
     async def handle(self, request: HTTPRequest) -> HTTPResponse:
         try:
@@ -220,7 +223,7 @@ class Endpoint:
     async def modern(self, message: Message, request: HTTPRequest) -> HTTPResponse:
         """One 2026-07-28 message: a request runs on its own (exchange.py); a notification is taken."""
         if isinstance(message, Request):
-            return await http_modern.answer(self.server, self.era, message, request, self.exchanges)
+            return await http_modern.answer(self.server, self.era, message, request, self.exchanges, self._group())
         if isinstance(message, Notification):
             # 2026-07-28 defines no client→server notification over HTTP (cancelling is closing the
             # stream); with no session there is nothing for one to act on. Taken, and dropped.
@@ -230,11 +233,7 @@ class Endpoint:
 
     async def batch(self, batch: list, session: Session) -> HTTPResponse:
         """A 2025-03-26 batch: responses to the server's requests are taken, the rest answered as one JSON array."""
-        for item in batch:
-            if isinstance(item, (Response, jsonrpc.ErrorResponse)):
-                await session.receive(item)
-        replies = await self.server.handle_batch(
-            [m for m in batch if not isinstance(m, (Response, jsonrpc.ErrorResponse))], session.connection)
+        replies = await session.answer_batch(session.take_responses(batch))
         if not replies:
             return HTTPResponse(status_code=202)
         return HTTPResponse(jsonrpc.encode(replies).encode("utf-8"), media_type=JSON_TYPE)
@@ -265,7 +264,7 @@ class Endpoint:
         return bytes(body)
 
     async def initialize(self, request: Request) -> HTTPResponse:
-        session = Session(self.server, secrets.token_hex(16))  # 128 random bits, visible ASCII as required
+        session = Session(self.server, secrets.token_hex(16), self._group())  # 128 random bits, visible ASCII
         reply = await self.server.handle(request, session.connection)
         if not isinstance(reply, Response):
             return json_reply(reply)  # type: ignore[arg-type]  # refused: no session is kept
@@ -319,6 +318,11 @@ class Endpoint:
         session.close()
         return HTTPResponse(status_code=204)
 
+    def _group(self) -> anyio.abc.TaskGroup:
+        if self.group is None:
+            raise RuntimeError("the app is not running: serve it with its lifespan on (uvicorn's lifespan='on')")
+        return self.group
+
     def close(self) -> None:
         """The server is stopping: end every session, and every open subscription gracefully."""
         while self.sessions:
@@ -349,8 +353,16 @@ def create_app(server: Server, *, host: str = "127.0.0.1", allowed_hosts: Sequen
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
-        endpoint.close()
+        # The requests' tasks outlive the HTTP exchange that started them (a reply streams on), so they
+        # live in a task group as long as the app itself, not in a request handler's.
+        async with anyio.create_task_group() as endpoint.group:
+            yield
+            endpoint.close()
+            with anyio.move_on_after(SHUTDOWN_GRACE):  # released subscriptions send their closing result
+                while endpoint.exchanges:
+                    await anyio.sleep(0.01)
+            endpoint.group.cancel_scope.cancel()
+        endpoint.group = None
 
     app = Starlette(routes=[Route(MCP_PATH, endpoint.handle, methods=METHODS)], lifespan=lifespan)
     app.state.endpoint = endpoint

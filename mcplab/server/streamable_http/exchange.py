@@ -36,16 +36,18 @@ a client that goes away cancels the request, and nothing more is sent for it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
 
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 from starlette.responses import StreamingResponse
 
 from mcplab.wire.errors import HEADER_MISMATCH, JSONRPCError, TransportError
-from mcplab.wire.jsonrpc import ErrorResponse, Message, Request, RequestId
+from mcplab.wire.jsonrpc import ErrorResponse, Message, Request, RequestId, error_response
 from mcplab.server import modern
 from mcplab.server.streamable_http.header_checks import check_headers
 from mcplab.server.streamable_http.replies import ERROR_STATUS, SSE_TYPE, Stream, json_reply, status_for
@@ -70,8 +72,8 @@ class Exchange:
     def __init__(self, request_id: RequestId) -> None:
         self.request_id = request_id
         self.stream = Stream(on_abandon=self.abandon, keepalive=KEEPALIVE_SECONDS)
-        self.task: asyncio.Task | None = None
-        self._held: asyncio.Future | None = None
+        self.scope = anyio.CancelScope()  # the running request's, in the app's task group
+        self._held: anyio.Event | None = None
 
     def post(self, message: Message, *, related_to: RequestId | None = None) -> None:
         if related_to is not None and related_to != self.request_id:
@@ -89,23 +91,22 @@ class Exchange:
         """``notifications/cancelled`` is stdio's; here the client closes the stream (:meth:`abandon`)."""
 
     async def hold(self, request_id: RequestId) -> None:
-        """Keep ``subscriptions/listen`` open: return when the server ends it, raise CancelledError if the client does."""
-        self._held = asyncio.get_running_loop().create_future()
-        await self._held
+        """Keep ``subscriptions/listen`` open: return when the server ends it; the client's leaving cancels the wait."""
+        self._held = anyio.Event()
+        await self._held.wait()
 
     def release(self) -> None:
         """The server is stopping: a held subscription ends gracefully (its result goes out)."""
-        if self._held is not None and not self._held.done():
-            self._held.set_result(None)
+        if self._held is not None:
+            self._held.set()
 
     def abandon(self) -> None:
         """The client closed the stream: in 2026-07-28 that cancels the request."""
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
+        self.scope.cancel()
 
 
 async def answer(server: Server, era: ServerEra, request: Request, http: HTTPRequest,
-                 exchanges: set[Exchange]) -> HTTPResponse:
+                 exchanges: set[Exchange], group: anyio.abc.TaskGroup) -> HTTPResponse:
     """Check one modern request against its headers, run it, and reply with JSON or an event stream."""
     if request.method == "initialize":
         refusal = _initialize_without_headers(_pairs(http), request, era)
@@ -119,23 +120,22 @@ async def answer(server: Server, era: ServerEra, request: Request, http: HTTPReq
                           server.tools.get(name) if isinstance(name, str) else None)
             modern.check_version(meta, era)
         except JSONRPCError as exc:
-            return json_reply(ErrorResponse(request.id, exc.code, exc.message, exc.data), ERROR_STATUS[exc.code])
+            return json_reply(error_response(exc, request_id=request.id), ERROR_STATUS[exc.code])
     exchange = Exchange(request.id)
     connection = server.connect(exchange, era)
     connection.era = "modern"  # this request decided it (a dual-era connection starts undecided)
 
     async def run() -> None:
         reply = None
-        try:
-            reply = await server.handle(request, connection)
-        except asyncio.CancelledError:
-            pass  # the client closed the stream, or the server is stopping: no response is sent
-        finally:
-            exchanges.discard(exchange)
-            exchange.stream.finish(reply)
+        with exchange.scope:  # the client closed the stream, or the server is stopping: no response is sent
+            try:
+                reply = await server.handle(request, connection)
+            finally:
+                exchanges.discard(exchange)
+                exchange.stream.finish(None if exchange.scope.cancel_called else reply)
 
     exchanges.add(exchange)
-    exchange.task = asyncio.get_running_loop().create_task(run())
+    group.start_soon(run)  # the request outlives this handler: its reply may stream on after we return
     if not await _first_message(exchange, http):
         return HTTPResponse(status_code=499)  # nobody is listening any more; this never reaches the client
     stream = exchange.stream
@@ -148,15 +148,13 @@ async def answer(server: Server, era: ServerEra, request: Request, http: HTTPReq
 
 async def _first_message(exchange: Exchange, http: HTTPRequest) -> bool:
     """Wait until the request has something to send; False if its client left first (then it is cancelled)."""
-    woken = asyncio.ensure_future(exchange.stream.wake.wait())
-    try:
-        while not (await asyncio.wait({woken}, timeout=DISCONNECT_POLL))[0]:
-            if await http.is_disconnected():
-                exchange.abandon()
-                return False
-        return True
-    finally:
-        woken.cancel()
+    while True:
+        with anyio.move_on_after(DISCONNECT_POLL):
+            await exchange.stream.wake.wait()
+            return True
+        if await http.is_disconnected():
+            exchange.abandon()
+            return False
 
 
 def _initialize_without_headers(pairs: list[tuple[str, str]], request: Request, era: ServerEra) -> ErrorResponse | None:

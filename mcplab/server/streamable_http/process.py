@@ -30,6 +30,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Sequence
 
+import anyio
+
 from mcplab import portable
 from mcplab.server.streamable_http.address import LOOPBACK, MCP_PATH, hostname
 from mcplab.wire.errors import ServerExited, TransportError
@@ -101,15 +103,22 @@ async def serve_app(app: Starlette, sock: socket.socket, banner: str, *, tls: tu
     config = uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=1, lifespan="on",
                             http=HeadDeadline, **ssl)
     runner = uvicorn.Server(config)
-    loop = asyncio.get_running_loop()
     if _stdin_is_pipe() and os.environ.get(WATCHDOG_ENV, "on").lower() not in ("0", "off", "no", "false"):
-        _watch_stdin(loop, lambda: setattr(runner, "should_exit", True))
-    serving = loop.create_task(runner.serve(sockets=[sock]))
-    while not runner.started and not serving.done():
-        await asyncio.sleep(0.005)
-    if runner.started:
-        print(banner, file=sys.stderr, flush=True)
-    await serving
+        _watch_stdin(asyncio.get_running_loop(), lambda: setattr(runner, "should_exit", True))
+    ended = anyio.Event()
+
+    async def serve() -> None:
+        try:
+            await runner.serve(sockets=[sock])
+        finally:
+            ended.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(serve)
+        while not runner.started and not ended.is_set():  # uvicorn says "started" with a flag only
+            await anyio.sleep(0.005)
+        if runner.started:
+            print(banner, file=sys.stderr, flush=True)
 
 
 def _stdin_is_pipe() -> bool:

@@ -23,13 +23,16 @@ is a plain GET.
 
 A request runs as a task of the session, not of the HTTP exchange: a client that disconnects has
 not cancelled its request (spec "transports"); ``notifications/cancelled`` or the end of the
-session (DELETE, or the server stopping) does.
+session (DELETE, or the server stopping) does. The task lives in the app's task group (opened for
+the app's lifetime, app.py) inside a cancel scope of its own, which is what ``tasks`` keeps by id.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
+
+import anyio
+import anyio.abc
 
 from starlette.responses import Response as HTTPResponse
 from starlette.responses import StreamingResponse
@@ -54,9 +57,10 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 class Session(RunnerPeer):
     """One client's session: the toolkit's ClientState, its running requests, and the way back (a ``Peer``)."""
 
-    def __init__(self, server: Server, session_id: str) -> None:
+    def __init__(self, server: Server, session_id: str, group: anyio.abc.TaskGroup) -> None:
         super().__init__(server)
         self.id = session_id
+        self.group = group
         self.streams: dict[RequestId, Stream] = {}
         self.standalone: Stream | None = None  # the GET stream, while the client keeps it open
         self.event_ids = jsonrpc.IdAllocator()
@@ -113,7 +117,7 @@ class Session(RunnerPeer):
         if isinstance(message, Notification):
             await self.server.handle(message, self.connection)
             return
-        self.resolve(message)
+        self.settle(message)
 
     async def answer(self, request: Request) -> HTTPResponse:
         """JSON if the reply is all there is; SSE once something is posted before it."""
@@ -123,28 +127,29 @@ class Session(RunnerPeer):
             return json_reply(ErrorResponse(request.id, INVALID_REQUEST, f"expected a fresh request id: "
                                             f"{request.id!r} belongs to a request still running"))
         stream = self.streams[request.id] = Stream()
-        self.tasks[request.id] = asyncio.get_running_loop().create_task(self._run(request, stream))
+        scope = self.tasks[request.id] = anyio.CancelScope()
+        self.group.start_soon(self._run, request, stream, scope)
         await stream.wake.wait()
         if stream.done and len(stream.outbox) == 1:
             return json_reply(stream.outbox.popleft())
         stream.prime = self._prime()
         return StreamingResponse(stream.events(), media_type=SSE_TYPE, headers=SSE_HEADERS)
 
-    async def _run(self, request: Request, stream: Stream) -> None:
+    async def _run(self, request: Request, stream: Stream, scope: anyio.CancelScope) -> None:
         reply = None
-        try:
-            reply = await self.server.handle(request, self.connection)
-        except asyncio.CancelledError:
-            pass  # cancelled by the client or the session ended: no response is sent
-        finally:
-            self.tasks.pop(request.id, None)
-            self.streams.pop(request.id, None)
-            stream.finish(reply)
+        with scope:  # cancelled by the client or the session ended: no response is sent
+            try:
+                if not scope.cancel_called:
+                    reply = await self.server.handle(request, self.connection)
+            finally:
+                self.tasks.pop(request.id, None)
+                self.streams.pop(request.id, None)
+                stream.finish(None if scope.cancel_called else reply)
 
     def close(self) -> None:
         if self.standalone is not None:
             self.standalone.finish(None)  # the session is over: its GET stream ends
             self.standalone = None
-        for task in list(self.tasks.values()):
-            task.cancel()
-        self.fail_pending("the session ended before the client answered")
+        for scope in list(self.tasks.values()):
+            scope.cancel()
+        self.outgoing.fail_all(TransportError("the session ended before the client answered"))
