@@ -456,3 +456,39 @@ def test_a_name_that_is_not_a_string_is_invalid_params_naming_what_came(tmp_path
         message = reply["error"]["message"]
         assert "expected params.name" in message and "(a string)" in message and f"got {came}" in message
         assert server.result("prompts/get", {"name": "greet", "arguments": {"who": "Ada"}})["messages"]
+
+
+def test_stdin_read_ahead_is_bounded_and_loses_nothing() -> None:
+    """On asyncio the runner keeps stdin watched and reads ahead; a client that floods a busy session
+    finds at most MAX_CHUNKS chunks held, then the pipe pushes back, and every byte still arrives in order."""
+    import threading
+
+    import anyio
+
+    from mcplab.server import stdio as runner
+
+    payload = bytes(range(256)) * (runner.CHUNK * (runner.MAX_CHUNKS + 8) // 256)
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write_end, payload), os.close(write_end)))
+    held: list[int] = []
+
+    async def main() -> bytes:
+        with anyio.CancelScope() as scope:
+            reader = runner._Stdin(read_end, scope)
+            assert reader._loop is not None  # the watched path is the one under test
+            writer.start()
+            for _ in range(200):  # the session is busy: nobody reads, the loop keeps turning
+                await anyio.sleep(0.001)
+                held.append(len(reader._chunks))
+            got = bytearray()
+            while data := await reader.read():
+                got += data
+            reader.close()
+            return bytes(got)
+
+    try:
+        got = anyio.run(main)
+    finally:
+        writer.join(5)
+        os.close(read_end)
+    assert max(held) == runner.MAX_CHUNKS and got == payload
