@@ -113,6 +113,64 @@ def test_validator_follows_the_schema_dialect() -> None:
     assert compile_validator(with_defs)({"c": 1}) is not None
 
 
+FLAT = {"type": "object", "required": ["city"], "additionalProperties": False,
+        "properties": {"city": {"type": "string", "description": "a city", "x-mcp-header": "City"},
+                       "units": {"type": "string", "enum": ["metric", "imperial"], "default": "metric"},
+                       "days": {"type": "integer", "minimum": 1, "maximum": 7},
+                       "ratio": {"type": "number", "maximum": 1.5},
+                       "loud": {"type": "boolean"}}}
+FLAT_VALUES = [
+    {"city": "Paris"}, {"city": "Paris", "units": "imperial", "days": 7, "ratio": 1, "loud": False},
+    {}, {"city": 3}, {"city": None}, {"city": ["Paris"]}, {"city": "Paris", "units": "kelvin"},
+    {"city": "Paris", "units": "METRIC"}, {"city": "Paris", "days": 0}, {"city": "Paris", "days": 8},
+    {"city": "Paris", "days": 2.0}, {"city": "Paris", "days": 2.5}, {"city": "Paris", "days": True},
+    {"city": "Paris", "days": "3"}, {"city": "Paris", "ratio": float("nan")}, {"city": "Paris", "ratio": 2},
+    {"city": "Paris", "ratio": float("inf")}, {"city": "Paris", "ratio": False}, {"city": "Paris", "loud": 1},
+    {"city": "Paris", "loud": None}, {"city": "Paris", "extra": 1}, [], "Paris", None, 3,
+    {"city": "Paris", "units": True}, {"city": "", "days": 1},
+]
+
+
+@pytest.mark.parametrize("value", FLAT_VALUES, ids=repr)
+def test_the_plain_check_of_a_flat_schema_accepts_only_what_jsonschema_accepts(value: Any) -> None:
+    from mcplab.server.schema import load_jsonschema, plainly_valid
+
+    jsonschema = load_jsonschema()
+    plain = plainly_valid(FLAT)
+    assert plain is not None
+    valid = jsonschema.Draft202012Validator(FLAT).is_valid(value)
+    if plain(value):
+        assert valid
+    assert (compile_validator(FLAT)(value) is None) == valid  # the checker's verdict is jsonschema's, always
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"c": {"$ref": "#/$defs/c"}}, "$defs": {"c": {"type": "string"}}},
+    {"type": "object", "properties": {"when": {"type": "string", "format": "date"}}},
+    {"type": "object", "properties": {"n": {"type": ["integer", "null"]}}},
+    {"type": "object", "properties": {"o": {"type": "object"}}},
+    {"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}},
+    {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMaximum": 5}}},
+    {"type": "object", "additionalProperties": {"type": "string"}},
+    {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"},
+    {"type": "array"}, {"type": "object", "properties": {"e": {"type": "number", "enum": [1.5]}}}, True,
+])
+def test_a_schema_the_plain_check_does_not_know_goes_to_jsonschema(schema: Any) -> None:
+    from mcplab.server.schema import plainly_valid
+
+    assert plainly_valid(schema) is None
+
+
+@pytest.mark.subprocess
+def test_a_good_call_to_the_weather_server_does_not_load_jsonschema_and_a_bad_one_does() -> None:
+    code = ("import sys; sys.path.insert(0, '.'); from servers.weather import server; "
+            "check = server.tools['get_weather'].check; "
+            "ok = check({'city': 'Beijing', 'units': 'metric'}); print(ok, 'jsonschema' in sys.modules); "
+            "bad = check({'city': 'Beijing', 'units': 'kelvin'}); print(bad, 'jsonschema' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out.splitlines() == ["None False", "units: 'kelvin' is not one of ['metric', 'imperial'] True"]
+
+
 @pytest.mark.subprocess
 def test_server_modules_stay_sans_io_and_light() -> None:
     code = ("import sys; import mcplab.server.toolkit, mcplab.server.handlers, mcplab.server.schema, "

@@ -33,9 +33,10 @@ A parameter annotated with the toolkit's ``Context`` class is not an argument: t
 request context there (``skip=``).
 
 :func:`compile_validator` checks arguments with ``jsonschema``. Importing jsonschema is slow (its
-optional format checkers pull in a grammar compiler), so it happens on the first ``tools/call``, not
+optional format checkers pull in a grammar compiler), so it happens when a value first needs it, not
 at server start, and the optional format-checker packages are hidden while it loads: mcplab never
-asks for format checking, so they would only cost start-up time.
+asks for format checking, so they would only cost start-up time. A flat schema's valid values never
+need it (:func:`plainly_valid`): the bundled servers' calls with good arguments skip jsonschema.
 """
 
 from __future__ import annotations
@@ -262,12 +263,21 @@ def compile_validator(schema: dict[str, Any]) -> Callable[[Any], str | None]:
     """A checker for one schema: ``check(value)`` → ``None`` when valid, else one readable sentence.
 
     The dialect is the schema's ``$schema`` if it names one, else JSON Schema 2020-12 (the MCP default).
+    A flat schema (what type hints give: an object of strings, numbers, booleans, enums, bounds) is
+    first checked by :func:`plainly_valid`, which only ever says "valid" when jsonschema would too;
+    jsonschema (loaded on first need) judges everything else and words every refusal.
     """
-    jsonschema = load_jsonschema()
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    validator = cls(schema)
+    plain = plainly_valid(schema)
+    validator: Any = None
 
     def check(value: Any) -> str | None:
+        nonlocal validator
+        if plain is not None and plain(value):
+            return None
+        jsonschema = load_jsonschema()
+        if validator is None:
+            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+            validator = cls(schema)
         if validator.is_valid(value):
             return None
         error = jsonschema.exceptions.best_match(validator.iter_errors(value))
@@ -275,3 +285,81 @@ def compile_validator(schema: dict[str, Any]) -> Callable[[Any], str | None]:
         return f"{where}: {error.message}" if where else error.message
 
     return check
+
+
+# Keywords that never make a value invalid (annotations), and the plain types of a flat schema.
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly",
+                          "writeOnly", "$comment"})
+_PLAIN_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: type(v) is str,
+    "integer": lambda v: type(v) is int,  # 2.0 is an integer to JSON Schema too: jsonschema decides that one
+    "number": lambda v: type(v) is int or type(v) is float,
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+}
+
+
+def plainly_valid(schema: Any) -> Callable[[Any], bool] | None:
+    """For a flat object schema, a quick test that is True only for values jsonschema accepts; else None.
+
+    Why: jsonschema walks a schema through generic machinery, several µs per ``tools/call``, and takes
+    a tenth of a second to import. A False answer means "ask jsonschema", never "invalid". Recognised:
+    ``type: object`` with ``properties`` (each: one plain ``type``, ``enum`` of strings, integers or
+    booleans, ``minimum``/``maximum``, annotations and ``x-`` keywords), ``required``, and
+    ``additionalProperties`` true or false. Anything else (``$ref``, nested objects, formats, …) gets None.
+    """
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return None
+    if any(k not in ("type", "properties", "required", "additionalProperties") and k not in _ANNOTATIONS
+           for k in schema):
+        return None
+    properties, required = schema.get("properties", {}), schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or not isinstance(required, list) or not isinstance(extra, bool):
+        return None
+    tests = {}
+    for name, prop in properties.items():
+        test = _plain_property(prop)
+        if test is None:
+            return None
+        tests[name] = test
+
+    def valid(value: Any) -> bool:
+        if type(value) is not dict or any(name not in value for name in required):
+            return False
+        for name, item in value.items():
+            test = tests.get(name)
+            if test is None:
+                if not extra:
+                    return False
+            elif not test(item):
+                return False
+        return True
+
+    return valid
+
+
+def _plain_property(prop: Any) -> Callable[[Any], bool] | None:
+    if not isinstance(prop, dict):
+        return None
+    keywords = {k for k in prop if k not in _ANNOTATIONS and not k.startswith("x-")}
+    is_type = _PLAIN_TYPES.get(prop["type"]) if isinstance(prop.get("type"), str) else None
+    if not keywords <= {"type", "enum", "minimum", "maximum"} or is_type is None:
+        return None
+    enum = prop.get("enum")
+    if enum is not None and not (isinstance(enum, list) and all(type(e) in (str, int, bool) for e in enum)):
+        return None
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if any(b is not None and type(b) not in (int, float) for b in (low, high)):
+        return None
+
+    def test(v: Any) -> bool:
+        if not is_type(v):
+            return False
+        if enum is not None and not any(type(e) is type(v) and e == v for e in enum):
+            return False
+        if low is not None and not v >= low:  # NaN fails every comparison: jsonschema decides
+            return False
+        return high is None or v <= high
+
+    return test
