@@ -12,7 +12,7 @@ import pytest
 
 from mcplab import lifecycle
 from mcplab.lifecycle import (
-    ACCEPTED, CLIENT, ERROR, IDLE, OPERATING, SERVER, TABLES, Event, LegacyLifecycle, ModernLifecycle, RoleState,
+    ACCEPTED, CLIENT, CLOSED, ERROR, IDLE, OPERATING, SERVER, TABLES, Event, LegacyLifecycle, ModernLifecycle, RoleState,
     State,
 )
 from mcplab.server import Context, Server
@@ -195,3 +195,25 @@ def test_a_failed_write_to_stdout_puts_the_stdio_connection_in_error_and_drops_l
         anyio.run(main)
     finally:
         os.close(write_end)
+
+
+def test_a_runner_session_that_ends_leaves_its_connection_closed_and_a_failed_one_in_error():
+    from mcplab.server.streamable_http.session import Session
+
+    read_end, write_end = os.pipe()
+
+    async def main() -> list:
+        async with anyio.create_task_group() as group:
+            stdio = StdioSession(asking_server(), write_end, era="legacy", group=group)
+            await stdio.close("the client closed stdin")
+            http = Session(asking_server(), "s1", group)
+            http.close()
+            broken = StdioSession(asking_server(), write_end, era="legacy", group=group)
+            broken.connection.lifecycle.fail(BrokenPipeError("gone"))
+            await broken.close()
+            return [stdio.connection.lifecycle.state, http.connection.lifecycle.state, broken.connection.lifecycle.state]
+
+    try:
+        assert anyio.run(main) == [CLOSED, CLOSED, ERROR]
+    finally:
+        os.close(read_end), os.close(write_end)

@@ -227,6 +227,7 @@ class StdioSession(RunnerPeer):
         for request_id in ending:  # 2026-07-28 "cancellation": the one notifications/cancelled a server sends
             self._write(Notification(CANCELLED, {"requestId": request_id,
                                                  "reason": f"the server is stopping: {why}"}))
+        self.connection.lifecycle.close()  # the session is over: CLOSED (a failed stdout stays in ERROR)
 
 
 class _Stdin:

@@ -153,3 +153,4 @@ class Session(RunnerPeer):
         for scope in list(self.tasks.values()):
             scope.cancel()
         self.outgoing.fail_all(TransportError("the session ended before the client answered"))
+        self.connection.lifecycle.close()  # DELETE or the server stopping: CLOSED (ERROR stays ERROR)
