@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 :func:`open_era` walks the steps ``eras.py`` decides, one exchange at a time:
 
-    era="legacy"   initialize → notifications/initialized                       (lifecycle.py)
+    era="legacy"   initialize → notifications/initialized                (lifecycle/legacy.py)
     era="modern"   server/discover [→ again with a version from -32022]
     era="auto"     server/discover → the answer says modern: done
                                    → the answer says legacy: initialize → notifications/initialized
