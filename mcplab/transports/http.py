@@ -40,9 +40,9 @@ Every exchange lands in :attr:`HTTPTransport.trace` with its HTTP method, status
 request as sent, the JSON body, each SSE event (its ``event``/``id``/``retry`` fields under
 ``http["sse"]``; a "priming" event has empty data), an empty frame for 202 and for DELETE. An error
 status raises :class:`~mcplab.wire.errors.HTTPStatusError` (status, body, headers), unless its body is a
-JSON-RPC error answering the request, which then reaches the client as that request's error (the
-trace keeps its status: a 404 with -32601 is how a modern server says "no such method", and a
-dual-era client reads eras from it). A stream that ends before its response but gave an event id
+JSON-RPC error answering the request, which then reaches the client as that request's error; its
+status is kept for :meth:`HTTPTransport.reply_status` (a 404 with -32601 is how a modern server says
+"no such method", and a dual-era client reads eras from it). A stream that ends before its response but gave an event id
 is resumed: after the ``retry`` delay, ``GET`` with ``Last-Event-ID`` (2025-11-25 "polling").
 2026-07-28 removed resumption: a modern reply stream that ends (or breaks) before its response
 hands :class:`~mcplab.transports.base.StreamEnded` to the client, which sends the request again.
@@ -84,6 +84,7 @@ DRAIN_GRACE = 0.1         # seconds to let a stream end by itself after it deliv
 CANCELLED = "notifications/cancelled"
 MAX_MESSAGE = 16 << 20    # bytes of one reply body or one event this client reads (16 MiB)
 INBOX = 1024              # messages the stream readers may queue before they wait for the client to take some
+STATUSES = 64             # reply statuses kept for reply_status(): the oldest unread one goes first
 
 
 def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
@@ -186,6 +187,7 @@ class HTTPTransport:
         self._failure: TransportError | None = None
         self._initialize_id: RequestId | None = None
         self._advertised: dict[str, Any] = {}  # the server capabilities of the initialize result
+        self._statuses: dict[RequestId, int] = {}  # request id → status of the reply that answered it (bounded)
         self._closed = False
 
     async def open(self) -> None:
@@ -274,10 +276,12 @@ class HTTPTransport:
         if response.status_code == 404 and sent_session is not None and not modern:
             raise self._session_expired(response, body)  # the session is over, whatever the body says
         if response.status_code < 300 and _media_type(response) == JSON_TYPE and parsed is not None:
+            self._answered(request_id, parsed, response.status_code)
             self._deliver(parsed)
             return
         if (response.status_code >= 400 and isinstance(parsed, ErrorResponse) and request_id is not None
                 and parsed.id == request_id):
+            self._answered(request_id, parsed, response.status_code)
             self._deliver(parsed)  # a refusal the server tied to this request: that request fails, not the link
             return
         raise self._status_error(response, body)
@@ -356,6 +360,19 @@ class HTTPTransport:
             self._advertised = advertised if isinstance(advertised, dict) else {}
         self._inbox.append(message)
         self._arrived.set()
+
+    def _answered(self, request_id: RequestId | None, message: Any, status: int) -> None:
+        """Keep the status of the reply that answered ``request_id``, for :meth:`reply_status`."""
+        if request_id is None or not isinstance(message, (Response, ErrorResponse)) or message.id != request_id:
+            return
+        self._statuses[request_id] = status
+        if len(self._statuses) > STATUSES:
+            del self._statuses[next(iter(self._statuses))]  # nobody asked for it: a dict keeps insertion order
+
+    def reply_status(self, request_id: RequestId) -> int | None:
+        """The HTTP status of the reply that answered ``request_id`` (a 404 carrying -32601 is a modern
+        server's "no such method"); each is handed back once. None if unknown, or asked for already."""
+        return self._statuses.pop(request_id, None)
 
     def _open_client(self) -> httpx.AsyncClient:
         if self._client is None or self._closed:
@@ -451,6 +468,7 @@ class HTTPTransport:
             return  # a priming event: only its id and retry matter
         if isinstance(parsed, (Response, ErrorResponse)) and parsed.id == stream.request_id:
             stream.answered = True
+            self._answered(stream.request_id, parsed, stream.response.status_code)
         self._deliver(parsed)
 
     def _fail(self, error: TransportError) -> None:
