@@ -25,8 +25,10 @@ whose answer goes out as another POST while the stream is still open. The reader
 transport: :meth:`~HTTPTransport.close` stops them. Why tasks, when the stdio transport needs none:
 several streams may be open at once (the GET stream, two calls, a ``subscriptions/listen``), and a
 read that is cancelled halfway closes an HTTP stream for good, so each stream is read by one task
-that nobody cancels. In 2026-07-28 closing a request's stream *is* its cancellation: a
-``notifications/cancelled`` sent with modern headers is not POSTed; the stream it names is closed.
+that nobody cancels. Those tasks are children of one task group the transport owns
+(:class:`~mcplab.transports.background.Background`), open from the first stream until close. In
+2026-07-28 closing a request's stream *is* its cancellation: a ``notifications/cancelled`` sent with
+modern headers is not POSTed; the stream it names is closed.
 
 Two facts from the legacy wire turn into headers, because the spec asks the client to echo them:
 the ``Mcp-Session-Id`` of the initialize reply, and the ``protocolVersion`` of the initialize result
@@ -56,9 +58,8 @@ exchanges here and sends the request again; an ``Authorization`` header is maske
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any, Mapping
 
 import anyio
 import httpx
@@ -70,6 +71,7 @@ from mcplab.wire.errors import HTTPStatusError, JSONRPCError, SessionExpired, Tr
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
+from mcplab.transports.background import Background, Job
 from mcplab.transports.base import StreamEnded
 from mcplab.trace.http_text import render_http
 from mcplab.wire.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
@@ -129,35 +131,7 @@ class _Stream:
         self.answered = False
         self.recorded = False   # the first frame of a response carries its status and headers
         self.last_id_shown: str | None = None
-        self.reader: _Task | None = None
-
-
-class _Task:
-    """A task the transport owns, on asyncio or trio: it can be cancelled and waited for."""
-
-    def __init__(self, body: Callable[[], Awaitable[None]]) -> None:
-        self.scope = anyio.CancelScope()
-        self.finished = anyio.Event()
-        self._handle: Any = None
-        self._body = body
-
-    async def _run(self) -> None:
-        try:
-            with self.scope:
-                await self._body()
-        finally:
-            self.finished.set()
-
-    def start(self) -> None:
-        try:
-            self._handle = asyncio.get_running_loop().create_task(self._run())  # kept: a task needs a reference
-        except RuntimeError:  # not asyncio, so trio: a system task outlives the caller's nursery, as needed here
-            import trio
-            trio.lowlevel.spawn_system_task(self._run)
-
-    async def stop(self) -> None:
-        self.scope.cancel()
-        await self.finished.wait()
+        self.reader: Job | None = None
 
 
 class HTTPTransport:
@@ -188,6 +162,7 @@ class HTTPTransport:
         self._initialize_id: RequestId | None = None
         self._advertised: dict[str, Any] = {}  # the server capabilities of the initialize result
         self._statuses: dict[RequestId, int] = {}  # request id → status of the reply that answered it (bounded)
+        self._readers = Background()  # the stream readers' task group, open from the first stream until close()
         self._closed = False
 
     async def open(self) -> None:
@@ -403,9 +378,8 @@ class HTTPTransport:
         stream = _Stream(response, request_id, self.max_message, modern)
         stream.recorded = recorded
         stream.parser.last_id = stream.last_id_shown = last_event_id
-        stream.reader = _Task(lambda: self._reader(stream))
         self._streams.append(stream)
-        stream.reader.start()
+        stream.reader = self._readers.start_soon(lambda: self._reader(stream))
 
     async def _reader(self, stream: _Stream) -> None:
         """Take the stream's events as they come; resume it (legacy) or report it (modern) if it ends
@@ -485,9 +459,7 @@ class HTTPTransport:
         client = self._client
         # Shielded: the session should end on the server even when the task closing it is cancelled.
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-            for stream in list(self._streams):
-                if stream.reader is not None:
-                    await stream.reader.stop()
+            await self._readers.aclose()  # cancels every stream reader and waits for each
             if self.session_id is not None:
                 headers = self.headers()
                 headers.pop("Content-Type")
