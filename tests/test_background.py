@@ -51,6 +51,16 @@ async def test_stopping_one_job_leaves_the_others_running():
     assert ended == ["cancelled 0", "cancelled 1"]
 
 
+async def test_a_job_stopped_or_closed_before_it_ever_ran_still_ends():
+    owner, ended = Background(), []
+    early = owner.start_soon(lambda: _sleep_then_note(ended, 0))
+    with anyio.fail_after(5):
+        await early.stop()  # the host has not even opened its group yet
+        later = owner.start_soon(lambda: _sleep_then_note(ended, 1))
+        await owner.aclose()  # nor has this one taken a step
+    assert early.done() and later.done()
+
+
 async def test_a_job_that_fails_ends_the_group_and_its_error_comes_out_of_close():
     owner, ended = Background(), []
     sleeper = owner.start_soon(lambda: _sleep_then_note(ended, 0))
