@@ -179,6 +179,42 @@ async def test_auto_falls_back_to_initialize_when_the_4xx_body_is_no_modern_erro
     assert len(scripted.posts("server/discover")) == 1 and len(scripted.posts("initialize")) == 1
 
 
+@pytest.mark.parametrize("status, era", [(404, "modern"), (400, "legacy"), (200, "legacy")])
+async def test_auto_reads_method_not_found_by_the_status_the_transport_hands_back(status, era):
+    """-32601 for the probe with a 404 is a modern server refusing server/discover itself; with any
+    other status it is a legacy server that knows no such method. The status comes from the transport."""
+    async def discover(message, headers):
+        return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": {
+            "code": METHOD_NOT_FOUND, "message": "Method not found"}}, status_code=status)
+
+    scripted = Scripted({"server/discover": discover})
+    async with served(scripted.app()) as url:
+        if era == "modern":
+            with pytest.raises(RemoteError) as refused:
+                async with Client(http(url), era="auto"):
+                    pass
+            assert refused.value.code == METHOD_NOT_FOUND
+            assert not scripted.posts("initialize")
+        else:
+            async with Client(http(url), era="auto") as client:
+                assert client.era == "legacy"
+            assert f"HTTP {status} with error -32601" in client.era_reason
+            assert len(scripted.posts("initialize")) == 1
+
+
+async def test_the_transport_hands_back_each_answer_s_status_once():
+    async with served(create_app(toy_server(), era="modern")) as url:
+        async with Client(http(url), era="modern") as client:
+            with pytest.raises(RemoteError):
+                await client.request("tools/frobnicate")
+            refused_id = wire(client)[-2].message.id
+            await client.list_tools()
+            answered_id = wire(client)[-2].message.id
+            transport = client.transport
+            assert transport.reply_status(refused_id) == 404 and transport.reply_status(answered_id) == 200
+            assert transport.reply_status(refused_id) is None  # handed back once: nothing piles up
+
+
 async def test_auto_reads_a_400_unsupported_version_as_modern_and_asks_again():
     """The conformance ``request-metadata`` mock: the first POST is refused with -32022, whatever it said."""
     refused: list = []

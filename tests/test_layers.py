@@ -186,6 +186,40 @@ def violations(root: Path, layers: tuple[Layer, ...], packages: tuple[str, ...] 
     return problems
 
 
+def cycles_within(root: Path, package: str) -> list[list[str]]:
+    """The import cycles among the modules below ``package`` (its ``__init__``, the face, left out): each a
+    sorted list of the modules that import each other round (Tarjan's strongly connected components)."""
+    modules = modules_under(root, (package.split(".")[0],))
+    inside = {name: path for name, path in modules.items() if name.startswith(package + ".")}
+    graph = {name: sorted({target for _, target in imports_of(name, path, set(modules), {})
+                           if target in inside and target != name}) for name, path in inside.items()}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        order[name] = low[name] = len(order)
+        stack.append(name)
+        for target in graph[name]:
+            if target not in order:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in stack:
+                low[name] = min(low[name], order[target])
+        if low[name] == order[name]:
+            component = []
+            while not component or component[-1] != name:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in order:
+            visit(name)
+    return sorted(found)
+
+
 def root_faces() -> dict[str, str]:
     """A public name of ``mcplab`` → the module it comes from (the root's own lazy table)."""
     import mcplab
@@ -212,6 +246,12 @@ def test_every_package_says_its_layer_in_its_docstring():
     for init in sorted((ROOT / "mcplab").glob("*/**/__init__.py")):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         assert "Layer:" in doc, f"{init.relative_to(ROOT)} does not say which layer it is and what it may import"
+
+
+@pytest.mark.parametrize("package", ["mcplab.server", "mcplab.client", "mcplab.lifecycle", "mcplab.wire"])
+def test_imports_inside_a_package_point_one_way(package):
+    # A lazy or TYPE_CHECKING import counts: a reader following it would still go round.
+    assert cycles_within(ROOT, package) == []
 
 
 #: the old layout's flat names, written without their "mcplab." so that no rewrite of imports touches them
@@ -291,6 +331,21 @@ def test_a_module_no_row_holds_fails_the_check(tmp_path):
     root = _toy(tmp_path, {"mcplab/stray.py": ""})
     assert violations(root, TOY_LAYERS, packages=("mcplab",)) == [
         "mcplab.stray (mcplab/stray.py) belongs to no layer: add it to a row"]
+
+
+@pytest.mark.parametrize("back", [
+    "from mcplab.server import toolkit\n",                                      # at the top
+    "def later():\n    from mcplab.server.toolkit import Server\n",            # lazily
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from mcplab.server.toolkit import Server\n",
+])
+def test_a_cycle_inside_a_package_is_found_however_it_is_imported(tmp_path, back):
+    root = _toy(tmp_path, {"mcplab/server/toolkit.py": "from mcplab.server import handlers\n",
+                           "mcplab/server/handlers.py": "from mcplab.server import view\n",
+                           "mcplab/server/view.py": back, "mcplab/server/content.py": ""})
+    assert cycles_within(root, "mcplab.server") == [
+        ["mcplab.server.handlers", "mcplab.server.toolkit", "mcplab.server.view"]]
+    (root / "mcplab/server/view.py").write_text("from mcplab.server import content\n", encoding="utf-8")
+    assert cycles_within(root, "mcplab.server") == []
 
 
 def test_a_table_that_goes_round_is_refused():

@@ -1,6 +1,6 @@
 """The legacy handshake as a state table: legal moves, illegal ones, and the checks on the answer.
 
-(That lifecycle.py imports no I/O library is checked with the other sans-IO modules, in test_sans_io.py.)"""
+(That the lifecycle package imports no I/O library is checked with the other sans-IO modules, in test_sans_io.py.)"""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """The playground: forms generated from JSON Schema, and the panel driven against the bundled
-weather server, by method and by button (a click becomes a task on the running loop)."""
+weather server, by method and by button (a click's work runs in a task group of its own)."""
 
 from __future__ import annotations
 
-import asyncio
-
+import anyio
 import pytest
 
 from mcplab import notebook
@@ -103,18 +102,38 @@ async def test_the_panel_lists_the_weather_server_and_sends_a_call_from_its_form
 
 @pytest.mark.anyio
 @pytest.mark.subprocess
-async def test_clicking_send_runs_the_call_as_a_task_on_the_running_loop():
+async def test_clicking_send_runs_the_call_in_a_task_group_that_ends_with_it():
     pg = notebook.playground("weather")
     await pg.connect()
     try:
         pg.select_tool("get_forecast")["city"].value = "Tokyo"
         before = len(pg.trace)
         pg.send_button.click()
-        assert isinstance(pg.task, asyncio.Task) and pg.busy and pg.send_button.disabled
+        first = pg.task
+        assert pg.busy and pg.send_button.disabled and not first.done()
         pg.send_button.click()  # ignored while the first one runs
-        await pg.task
-        assert len(pg.trace) == before + 2 and not pg.send_button.disabled
+        assert pg.task is first
+        with anyio.fail_after(10):
+            await first.wait()
+        assert len(pg.trace) == before + 2 and not pg.send_button.disabled and not pg.busy
         assert pg.last_result.structured["city"] == "Tokyo"
+    finally:
+        await pg.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.subprocess
+async def test_a_click_whose_work_fails_shows_the_failure_and_frees_the_buttons():
+    pg = notebook.playground("weather")
+    await pg.connect()
+    try:
+        pg.select_tool("get_weather")["city"].value = "Paris"
+        await pg.client.aclose()  # the server is gone under the panel: the click's call must fail
+        pg.send_button.click()
+        with anyio.fail_after(10):
+            await pg.task.wait()
+        assert not pg.busy and not pg.connect_button.disabled
+        assert "LocalProtocolError: client in state &#x27;closed&#x27; cannot &#x27;send request&#x27;" in pg.result.value
     finally:
         await pg.close()
 

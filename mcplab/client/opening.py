@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 :func:`open_era` walks the steps ``eras.py`` decides, one exchange at a time:
 
-    era="legacy"   initialize → notifications/initialized                       (lifecycle.py)
+    era="legacy"   initialize → notifications/initialized                (lifecycle/legacy.py)
     era="modern"   server/discover [→ again with a version from -32022]
     era="auto"     server/discover → the answer says modern: done
                                    → the answer says legacy: initialize → notifications/initialized
@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 from mcplab.client.connection import Connection
 from mcplab.client.eras import FAIL, INITIALIZE, USE, Verdict, error_in, judge_discover, judge_initialize_refusal
+from mcplab.transports.base import reply_status
 from mcplab.wire.errors import (
     UNSUPPORTED_PROTOCOL_VERSION, HTTPStatusError, RemoteError, RemoteProtocolError, RequestTimeout,
 )
@@ -37,21 +38,13 @@ from mcplab.wire.jsonrpc import ErrorResponse
 from mcplab.lifecycle import DISCOVER as DISCOVER_METHOD
 from mcplab.lifecycle import Lifecycle, ModernLifecycle
 
-__all__ = ["EraError", "open_era", "http_status"]
+__all__ = ["EraError", "open_era"]
 
 MAX_STEPS = 4  # probe, probe again with another version, initialize, probe after a refused initialize
 
 
 class EraError(RemoteProtocolError):
     """No era or version both sides speak, or ``era="modern"`` against a legacy server."""
-
-
-def http_status(transport: Any, message: Any) -> int | None:
-    """The HTTP status ``message`` arrived with, as the transport recorded it (None on stdio)."""
-    for frame in reversed(transport.trace.frames):
-        if frame.message is message:
-            return (frame.http or {}).get("status")
-    return None
 
 
 async def _probe(connection: Connection, lifecycle: ModernLifecycle, timeout: float) -> tuple[Any, int | None]:
@@ -62,7 +55,7 @@ async def _probe(connection: Connection, lifecycle: ModernLifecycle, timeout: fl
         return None, None
     except HTTPStatusError as exc:
         return exc, exc.status
-    return response, http_status(connection.transport, response)
+    return response, reply_status(connection.transport, request.id)
 
 
 async def open_era(connection: Connection, plan: Verdict, make_lifecycle: Callable[[str, str], Lifecycle], *,

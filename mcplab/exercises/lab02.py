@@ -16,7 +16,7 @@ from mcplab import lifecycle
 from mcplab.exercises._feedback import Feedback, check, decoded, failed, passed
 from mcplab.i18n import N_, _
 from mcplab.trace import Trace
-from mcplab.wire.versions import LEGACY_VERSIONS
+from mcplab.wire.versions import LATEST_LEGACY, LEGACY_VERSIONS
 
 __all__ = [
     "check_initialize_request", "check_handshake_order", "check_negotiation", "check_allowed_calls",
@@ -144,7 +144,7 @@ CALLS = {"a": "tools/call", "b": "prompts/get", "c": "resources/subscribe", "d":
 
 
 def _allowed(method: str) -> bool:
-    need = lifecycle.required_capability(method, lifecycle.LATEST_LEGACY)
+    need = lifecycle.required_capability(method, LATEST_LEGACY)
     if need is None:
         return True
     declared = SERVER_CAPABILITIES.get(need[0])

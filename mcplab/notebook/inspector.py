@@ -11,7 +11,6 @@ drives exactly what a click drives. ipywidgets is imported on first use.
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import re
@@ -22,6 +21,7 @@ from mcplab.trace import views as trace_views
 from mcplab.wire.errors import MCPLabError
 from mcplab.i18n import N_, _, ngettext
 from mcplab.notebook.schema_check import PRE
+from mcplab.transports.background import Background, Job
 
 # --- the playground -------------------------------------------------------------------------------
 #
@@ -112,7 +112,8 @@ class Playground:
         self.version, self.timeout = version, timeout
         self.client: Any = None
         self._server: Any = None  # the HTTP server process we launched, if any
-        self.task: asyncio.Task | None = None  # the work a button started, if any
+        self.task: Job | None = None  # the work a button started, if any
+        self._working = False
         self.catalogue: dict[str, dict[str, Any]] = {kind: {} for kind in KINDS}  # kind → name → item
         self.form: dict[str, Any] = {}
         self.last_result: Any = None
@@ -160,23 +161,29 @@ class Playground:
         # ipywidgets calls a click handler synchronously while the kernel handles the comm message,
         # on the kernel's own asyncio event loop, the loop the server's pipes are registered with.
         # The handler may not block that loop (the answer we would wait for is read by it), so the
-        # work becomes a task on the running loop. The task is kept in self.task (tests await it)
-        # and its failure is shown in the panel; the buttons stay disabled until it ends, so two
-        # clicks never interleave.
+        # work runs in a task group of its own (Background), which ends when the work does. The job is
+        # kept in self.task (tests wait for it) and its failure is shown in the panel; the buttons stay
+        # disabled until it ends, so two clicks never interleave.
         if self.busy:
             return
-        self.task = asyncio.get_running_loop().create_task(work())
-        self.task.add_done_callback(self._finished)
+        owner = Background()
+        self._working = True
+        self.task = owner.start_soon(lambda: self._run(work, owner))
         self._refresh_buttons()
 
-    def _finished(self, task: asyncio.Task) -> None:
-        self._refresh_buttons()
-        if not task.cancelled() and task.exception() is not None:
-            self._error(task.exception())  # send() showed it already; connect() and close() did not
+    async def _run(self, work: Callable[[], Awaitable[Any]], owner: Background) -> None:
+        try:
+            await work()
+        except Exception as exc:  # nobody awaits a click: the panel is where a failure is seen
+            self._error(exc)      # send() showed it already; connect() and close() did not
+        finally:
+            self._working = False
+            self._refresh_buttons()
+            owner.close_soon()    # the click's work is all its task group held
 
     @property
     def busy(self) -> bool:
-        return self.task is not None and not self.task.done()
+        return self._working
 
     def _refresh_buttons(self) -> None:
         self.connect_button.disabled = self.close_button.disabled = self.busy

@@ -23,23 +23,20 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from mcplab.lifecycle import RECEIVE_INITIALIZE
-from mcplab.wire.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, RequestTimeout, ResourceNotFound
+from mcplab.wire.errors import InvalidParams, JSONRPCError, LocalProtocolError, RemoteError, RequestTimeout
 from mcplab.wire.jsonrpc import Request
 from mcplab.server import catalogue, content
 from mcplab.server.catalogue import Resource, ResourceTemplate
 from mcplab.server.context import LOG_LEVELS, ClientState, Context
+from mcplab.server.view import MAX_URI, ServerView, find_resource, not_found
 from mcplab.wire.versions import LATEST_LEGACY, LEGACY_VERSIONS, at_least
-
-if TYPE_CHECKING:
-    from mcplab.server.toolkit import Server
 
 log = logging.getLogger("mcplab.server")
 Result = dict[str, Any]
 
-MAX_URI = 4096  # characters in a URI a connection keeps (resources/subscribe)
 KEPT_INFO = ("name", "title", "version")  # the clientInfo fields a connection keeps, each cut to 256 characters
 KEPT_CAPABILITIES = ("roots", "sampling", "elicitation", "tasks")  # client capabilities a server can act on
 
@@ -63,7 +60,7 @@ def kept_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
 
 # --- lifecycle and utilities -----------------------------------------------------------------------
 
-async def initialize(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def initialize(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     requested = params.get("protocolVersion")
     if not isinstance(requested, str):
         raise InvalidParams("expected params.protocolVersion, a revision string such as \"2025-06-18\"")
@@ -85,11 +82,11 @@ async def initialize(server: Server, params: dict, conn: ClientState, request: R
     return result
 
 
-async def ping(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def ping(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     return {}
 
 
-async def set_level(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def set_level(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     if params.get("level") not in LOG_LEVELS:
         raise InvalidParams(f"expected params.level to be one of {', '.join(LOG_LEVELS)}, got {params.get('level')!r}")
     conn.log_level = params["level"]
@@ -98,11 +95,11 @@ async def set_level(server: Server, params: dict, conn: ClientState, request: Re
 
 # --- tools -------------------------------------------------------------------------------------------
 
-async def list_tools(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def list_tools(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     return _page(server, [t.descriptor(conn.version) for t in server.tools.values()], params, "tools")
 
 
-async def call_tool(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def call_tool(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     tool, arguments = _named(params, "tool", server.tools), params.get("arguments") or {}
     name = tool.name
     if not isinstance(arguments, dict):
@@ -147,7 +144,7 @@ def check_structured(tool: Any, value: Any) -> None:
 
 # --- resources ---------------------------------------------------------------------------------------
 
-async def list_resources(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def list_resources(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     listed = [r.descriptor(conn.version) for r in server.resources.values()]
     for template in server.templates:
         if template.lister is not None:
@@ -155,11 +152,11 @@ async def list_resources(server: Server, params: dict, conn: ClientState, reques
     return _page(server, listed, params, "resources")
 
 
-async def list_templates(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def list_templates(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     return _page(server, [t.descriptor(conn.version) for t in server.templates], params, "resourceTemplates")
 
 
-async def read_resource(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def read_resource(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     uri = _uri(params)
     target, variables = find_resource(server, uri, conn)
     try:
@@ -170,7 +167,7 @@ async def read_resource(server: Server, params: dict, conn: ClientState, request
     return {"contents": content.resource_contents(value, uri, target.mime_type)}
 
 
-async def subscribe(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def subscribe(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     uri = _uri(params)
     if len(uri) > MAX_URI:
         raise InvalidParams(f"expected a resource URI of at most {MAX_URI} characters, got {len(uri)} characters")
@@ -190,20 +187,9 @@ async def subscribe(server: Server, params: dict, conn: ClientState, request: Re
     return {}
 
 
-async def unsubscribe(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def unsubscribe(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     conn.subscriptions.discard(_uri(params))
     return {}
-
-
-def find_resource(server: Server, uri: str, conn: ClientState) -> tuple[Resource | ResourceTemplate, dict[str, str]]:
-    """The resource with this exact URI, else the first template that matches it (with its variables)."""
-    if uri in server.resources:
-        return server.resources[uri], {}
-    for template in server.templates:
-        variables = template.match(uri)
-        if variables is not None:
-            return template, variables
-    raise not_found(uri, conn)
 
 
 def raise_not_found_if_said(exc: LookupError, uri: str, conn: ClientState) -> None:
@@ -217,19 +203,13 @@ def raise_not_found_if_said(exc: LookupError, uri: str, conn: ClientState) -> No
         raise not_found(uri, conn) from None
 
 
-def not_found(uri: str, conn: ClientState) -> JSONRPCError:
-    # Legacy revisions answer a missing resource with -32002; 2026-07-28 (SEP-2164) with -32602.
-    error = ResourceNotFound if conn.era == "legacy" else InvalidParams
-    return error(f"Resource not found: {uri}", data={"uri": uri})
-
-
 # --- prompts and completion ----------------------------------------------------------------------------
 
-async def list_prompts(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def list_prompts(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     return _page(server, [p.descriptor(conn.version) for p in server.prompts.values()], params, "prompts")
 
 
-async def get_prompt(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def get_prompt(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     prompt, arguments = _named(params, "prompt", server.prompts), params.get("arguments") or {}
     if not isinstance(arguments, dict):
         raise InvalidParams(f"expected params.arguments to be an object of strings, got {_json_type(arguments)}")
@@ -241,7 +221,7 @@ async def get_prompt(server: Server, params: dict, conn: ClientState, request: R
     return result
 
 
-async def complete(server: Server, params: dict, conn: ClientState, request: Request) -> Result:
+async def complete(server: ServerView, params: dict, conn: ClientState, request: Request) -> Result:
     ref, argument = params.get("ref"), params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
         raise InvalidParams("expected params.ref ({type, name|uri}) and params.argument ({name, value})")
@@ -256,7 +236,7 @@ async def complete(server: Server, params: dict, conn: ClientState, request: Req
 
 # --- the table and helpers ---------------------------------------------------------------------------
 
-Handler = Callable[["Server", dict, ClientState, Request], Any]
+Handler = Callable[[ServerView, dict, ClientState, Request], Any]
 
 REQUESTS: dict[str, tuple[Handler, str | None]] = {
     "initialize": (initialize, None),
@@ -276,7 +256,7 @@ REQUESTS: dict[str, tuple[Handler, str | None]] = {
 """Every request method the server answers → (its function, the server capability it belongs to)."""
 
 
-def _page(server: Server, items: list[Any], params: dict, what: str) -> Result:
+def _page(server: ServerView, items: list[Any], params: dict, what: str) -> Result:
     chunk, next_cursor = catalogue.page(items, params.get("cursor"), what, server.page_size)
     result: Result = {what: chunk}
     if next_cursor:

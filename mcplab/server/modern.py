@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcplab.lifecycle import OPERATING, SERVER, RoleState
 from mcplab.wire.errors import InternalError, InvalidParams, InvalidRequest, MethodNotFound, UnsupportedProtocolVersion
@@ -48,13 +48,12 @@ from mcplab.wire.jsonrpc import Message, Request
 from mcplab.server import content, mrtr, subscriptions
 from mcplab.server.context import LOG_LEVELS, ClientState
 from mcplab.server.handlers import REQUESTS
+from mcplab.server.view import ServerView
 from mcplab.wire.versions import (
     LEGACY_VERSIONS, MODERN_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
     META_PROTOCOL_VERSION, META_SERVER_INFO, Era, ServerEra,
 )
 
-if TYPE_CHECKING:
-    from mcplab.server.toolkit import Server
 
 REMOVED = {
     "ping": "a modern client learns a server is alive from any answer",
@@ -179,7 +178,7 @@ def check_version(meta: RequestMeta, eras: ServerEra = "dual") -> None:
                                      data={"supported": supported, "requested": meta.protocol_version})
 
 
-def capabilities(server: Server, conn: ClientState) -> dict[str, Any]:
+def capabilities(server: ServerView, conn: ClientState) -> dict[str, Any]:
     """The server's capabilities in 2026-07-28: list changes only where ``subscriptions/listen`` works."""
     key = ("capabilities", subscriptions.can_listen(conn.peer))
     if key not in server.memo:  # every request needs them: worked out once per catalogue
@@ -189,7 +188,7 @@ def capabilities(server: Server, conn: ClientState) -> dict[str, Any]:
 
 # --- answering one request -------------------------------------------------------------------------
 
-async def answer(server: Server, request: Request, conn: ClientState) -> dict[str, Any]:
+async def answer(server: ServerView, request: Request, conn: ClientState) -> dict[str, Any]:
     """The result of one modern request (or the JSON-RPC error it raises); see the module docstring."""
     method = request.method
     if method == "initialize":
@@ -251,7 +250,7 @@ def _handler(method: str, view: ClientState) -> Any:
     return handler
 
 
-def _stamp(server: Server, result: dict[str, Any], view: ClientState) -> dict[str, Any]:
+def _stamp(server: ServerView, result: dict[str, Any], view: ClientState) -> dict[str, Any]:
     # Spec "basic", per-response fields: a server SHOULD name itself in every result's _meta.
     if "server_info" not in server.memo:
         server.memo["server_info"] = content.for_version("implementation", server.info, MODERN_VERSIONS[-1])
@@ -259,7 +258,7 @@ def _stamp(server: Server, result: dict[str, Any], view: ClientState) -> dict[st
     return result
 
 
-async def discover(server: Server, params: dict, conn: ClientState, request: Request) -> dict[str, Any]:
+async def discover(server: ServerView, params: dict, conn: ClientState, request: Request) -> dict[str, Any]:
     """``server/discover``: the versions, capabilities and instructions of this server."""
     result: dict[str, Any] = {"supportedVersions": supported_versions(conn.eras),
                               "capabilities": conn.server_capabilities}

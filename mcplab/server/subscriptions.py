@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from mcplab.wire.errors import InvalidParams, JSONRPCError
 from mcplab.wire.jsonrpc import Notification, Request, RequestId
+from mcplab.server.view import MAX_URI, ServerView, find_resource
 
 if TYPE_CHECKING:
     from mcplab.server.context import ClientState, Peer
-    from mcplab.server.toolkit import Server
 
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 LIST_FLAGS = {"toolsListChanged": "tools", "promptsListChanged": "prompts", "resourcesListChanged": "resources"}
@@ -57,7 +57,7 @@ def can_listen(peer: Any) -> bool:
     return callable(getattr(peer, "hold", None))
 
 
-async def listen(server: Server, params: dict, conn: ClientState, request: Request) -> dict[str, Any]:
+async def listen(server: ServerView, params: dict, conn: ClientState, request: Request) -> dict[str, Any]:
     """``subscriptions/listen``: acknowledge, then deliver notifications until the subscription ends."""
     wanted = params.get("notifications")
     if not isinstance(wanted, dict):
@@ -72,10 +72,8 @@ async def listen(server: Server, params: dict, conn: ClientState, request: Reque
     return {"_meta": {META_SUBSCRIPTION_ID: request.id}}  # the graceful end (spec "subscriptions")
 
 
-def honour(server: Server, wanted: dict[str, Any], conn: ClientState) -> dict[str, Any]:
+def honour(server: ServerView, wanted: dict[str, Any], conn: ClientState) -> dict[str, Any]:
     """The part of a filter this server will honour; what it cannot is left out (spec: the ack says so)."""
-    from mcplab.server.handlers import MAX_URI, find_resource
-
     honoured: dict[str, Any] = {}
     for flag, kind in LIST_FLAGS.items():
         if flag in wanted and not isinstance(wanted[flag], bool):

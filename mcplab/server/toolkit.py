@@ -20,7 +20,7 @@ Requests are dispatched through one table, ``handlers.REQUESTS``: method → (fu
 capability it belongs to). Before the function runs, four checks decide the error, in this order:
 
 1. unknown method, or a capability this server does not offer → -32601 Method not found;
-2. legacy lifecycle (the server's table in ``lifecycle.py``): only ``initialize`` and ``ping`` before
+2. legacy lifecycle (the server's table in ``lifecycle/tables.py``): only ``initialize`` and ``ping`` before
    ``initialize`` → -32600 Invalid Request, and ``initialize`` only once per connection → -32600;
 3. ``params`` must be an object → -32602 Invalid params;
 4. the function's own checks (unknown tool, bad cursor, missing argument ...) → -32602, or -32002 for

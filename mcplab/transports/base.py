@@ -19,6 +19,10 @@ raises :class:`~mcplab.wire.errors.TransportError` (for stdio, :class:`~mcplab.w
 once nothing more can arrive. The stdio transport (``stdio.py``) and the Streamable HTTP one
 (``http.py``) both fit this shape; ``memory.py`` is an in-process pair for unit tests.
 
+Over HTTP a reply also has a status. The client reads it only where the spec gives it a meaning of
+its own (a dual-era client's probe): :func:`reply_status` asks a transport that has statuses
+(:class:`AnswersWithStatus`) for the one an answer came with, and gets None from one that has none.
+
 ``send`` may be given ``headers``: in the modern era the client mirrors each request's routing
 facts into HTTP headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``;
 see ``wire/headers.py``). A transport with headers sends them with that one message, over any it
@@ -64,3 +68,20 @@ class Transport(Protocol):
 
     async def close(self) -> None:
         """Disconnect the way the transport's spec section says; safe to call twice."""
+
+
+@runtime_checkable
+class AnswersWithStatus(Protocol):
+    """A transport whose replies come with an HTTP status (Streamable HTTP, or the memory pair playing it)."""
+
+    def reply_status(self, request_id: RequestId) -> int | None:
+        """The HTTP status of the reply that carried the answer to ``request_id``, once (None: not known)."""
+
+
+def reply_status(transport: object, request_id: RequestId) -> int | None:
+    """The HTTP status the answer to ``request_id`` came with, as the transport saw it; None over stdio.
+
+    A dual-era client needs it: a 404 carrying -32601 is how a modern HTTP server says "no such method"
+    (``client/eras.py``), so the status is handed back by the transport, not read out of the trace.
+    """
+    return transport.reply_status(request_id) if isinstance(transport, AnswersWithStatus) else None

@@ -25,8 +25,10 @@ whose answer goes out as another POST while the stream is still open. The reader
 transport: :meth:`~HTTPTransport.close` stops them. Why tasks, when the stdio transport needs none:
 several streams may be open at once (the GET stream, two calls, a ``subscriptions/listen``), and a
 read that is cancelled halfway closes an HTTP stream for good, so each stream is read by one task
-that nobody cancels. In 2026-07-28 closing a request's stream *is* its cancellation: a
-``notifications/cancelled`` sent with modern headers is not POSTed; the stream it names is closed.
+that nobody cancels. Those tasks are children of one task group the transport owns
+(:class:`~mcplab.transports.background.Background`), open from the first stream until close. In
+2026-07-28 closing a request's stream *is* its cancellation: a ``notifications/cancelled`` sent with
+modern headers is not POSTed; the stream it names is closed.
 
 Two facts from the legacy wire turn into headers, because the spec asks the client to echo them:
 the ``Mcp-Session-Id`` of the initialize reply, and the ``protocolVersion`` of the initialize result
@@ -40,9 +42,9 @@ Every exchange lands in :attr:`HTTPTransport.trace` with its HTTP method, status
 request as sent, the JSON body, each SSE event (its ``event``/``id``/``retry`` fields under
 ``http["sse"]``; a "priming" event has empty data), an empty frame for 202 and for DELETE. An error
 status raises :class:`~mcplab.wire.errors.HTTPStatusError` (status, body, headers), unless its body is a
-JSON-RPC error answering the request, which then reaches the client as that request's error (the
-trace keeps its status: a 404 with -32601 is how a modern server says "no such method", and a
-dual-era client reads eras from it). A stream that ends before its response but gave an event id
+JSON-RPC error answering the request, which then reaches the client as that request's error; its
+status is kept for :meth:`HTTPTransport.reply_status` (a 404 with -32601 is how a modern server says
+"no such method", and a dual-era client reads eras from it). A stream that ends before its response but gave an event id
 is resumed: after the ``retry`` delay, ``GET`` with ``Last-Event-ID`` (2025-11-25 "polling").
 2026-07-28 removed resumption: a modern reply stream that ends (or breaks) before its response
 hands :class:`~mcplab.transports.base.StreamEnded` to the client, which sends the request again.
@@ -56,9 +58,8 @@ exchanges here and sends the request again; an ``Authorization`` header is maske
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any, Mapping
 
 import anyio
 import httpx
@@ -70,6 +71,7 @@ from mcplab.wire.errors import HTTPStatusError, JSONRPCError, SessionExpired, Tr
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
+from mcplab.transports.background import Background, Job
 from mcplab.transports.base import StreamEnded
 from mcplab.trace.http_text import render_http
 from mcplab.wire.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
@@ -84,6 +86,7 @@ DRAIN_GRACE = 0.1         # seconds to let a stream end by itself after it deliv
 CANCELLED = "notifications/cancelled"
 MAX_MESSAGE = 16 << 20    # bytes of one reply body or one event this client reads (16 MiB)
 INBOX = 1024              # messages the stream readers may queue before they wait for the client to take some
+STATUSES = 64             # reply statuses kept for reply_status(): the oldest unread one goes first
 
 
 def http(url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
@@ -128,35 +131,7 @@ class _Stream:
         self.answered = False
         self.recorded = False   # the first frame of a response carries its status and headers
         self.last_id_shown: str | None = None
-        self.reader: _Task | None = None
-
-
-class _Task:
-    """A task the transport owns, on asyncio or trio: it can be cancelled and waited for."""
-
-    def __init__(self, body: Callable[[], Awaitable[None]]) -> None:
-        self.scope = anyio.CancelScope()
-        self.finished = anyio.Event()
-        self._handle: Any = None
-        self._body = body
-
-    async def _run(self) -> None:
-        try:
-            with self.scope:
-                await self._body()
-        finally:
-            self.finished.set()
-
-    def start(self) -> None:
-        try:
-            self._handle = asyncio.get_running_loop().create_task(self._run())  # kept: a task needs a reference
-        except RuntimeError:  # not asyncio, so trio: a system task outlives the caller's nursery, as needed here
-            import trio
-            trio.lowlevel.spawn_system_task(self._run)
-
-    async def stop(self) -> None:
-        self.scope.cancel()
-        await self.finished.wait()
+        self.reader: Job | None = None
 
 
 class HTTPTransport:
@@ -186,6 +161,8 @@ class HTTPTransport:
         self._failure: TransportError | None = None
         self._initialize_id: RequestId | None = None
         self._advertised: dict[str, Any] = {}  # the server capabilities of the initialize result
+        self._statuses: dict[RequestId, int] = {}  # request id → status of the reply that answered it (bounded)
+        self._readers = Background()  # the stream readers' task group, open from the first stream until close()
         self._closed = False
 
     async def open(self) -> None:
@@ -274,10 +251,12 @@ class HTTPTransport:
         if response.status_code == 404 and sent_session is not None and not modern:
             raise self._session_expired(response, body)  # the session is over, whatever the body says
         if response.status_code < 300 and _media_type(response) == JSON_TYPE and parsed is not None:
+            self._answered(request_id, parsed, response.status_code)
             self._deliver(parsed)
             return
         if (response.status_code >= 400 and isinstance(parsed, ErrorResponse) and request_id is not None
                 and parsed.id == request_id):
+            self._answered(request_id, parsed, response.status_code)
             self._deliver(parsed)  # a refusal the server tied to this request: that request fails, not the link
             return
         raise self._status_error(response, body)
@@ -357,6 +336,19 @@ class HTTPTransport:
         self._inbox.append(message)
         self._arrived.set()
 
+    def _answered(self, request_id: RequestId | None, message: Any, status: int) -> None:
+        """Keep the status of the reply that answered ``request_id``, for :meth:`reply_status`."""
+        if request_id is None or not isinstance(message, (Response, ErrorResponse)) or message.id != request_id:
+            return
+        self._statuses[request_id] = status
+        if len(self._statuses) > STATUSES:
+            del self._statuses[next(iter(self._statuses))]  # nobody asked for it: a dict keeps insertion order
+
+    def reply_status(self, request_id: RequestId) -> int | None:
+        """The HTTP status of the reply that answered ``request_id`` (a 404 carrying -32601 is a modern
+        server's "no such method"); each is handed back once. None if unknown, or asked for already."""
+        return self._statuses.pop(request_id, None)
+
     def _open_client(self) -> httpx.AsyncClient:
         if self._client is None or self._closed:
             raise TransportError("the HTTP transport is not open")
@@ -386,9 +378,8 @@ class HTTPTransport:
         stream = _Stream(response, request_id, self.max_message, modern)
         stream.recorded = recorded
         stream.parser.last_id = stream.last_id_shown = last_event_id
-        stream.reader = _Task(lambda: self._reader(stream))
         self._streams.append(stream)
-        stream.reader.start()
+        stream.reader = self._readers.start_soon(lambda: self._reader(stream))
 
     async def _reader(self, stream: _Stream) -> None:
         """Take the stream's events as they come; resume it (legacy) or report it (modern) if it ends
@@ -451,6 +442,7 @@ class HTTPTransport:
             return  # a priming event: only its id and retry matter
         if isinstance(parsed, (Response, ErrorResponse)) and parsed.id == stream.request_id:
             stream.answered = True
+            self._answered(stream.request_id, parsed, stream.response.status_code)
         self._deliver(parsed)
 
     def _fail(self, error: TransportError) -> None:
@@ -467,9 +459,7 @@ class HTTPTransport:
         client = self._client
         # Shielded: the session should end on the server even when the task closing it is cancelled.
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-            for stream in list(self._streams):
-                if stream.reader is not None:
-                    await stream.reader.stop()
+            await self._readers.aclose()  # cancels every stream reader and waits for each
             if self.session_id is not None:
                 headers = self.headers()
                 headers.pop("Content-Type")

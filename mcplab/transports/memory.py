@@ -75,6 +75,10 @@ class MemoryTransport:
         for reply in replies or ():
             self.push(reply)
 
+    def reply_status(self, request_id: jsonrpc.RequestId) -> int | None:
+        """Playing HTTP, every reply reads as a 200 (as its frame in the trace says); on stdio, none."""
+        return 200 if self.channel == "http" else None
+
     def push(self, message: jsonrpc.Message | str) -> None:
         """The server sends ``message`` (or a raw line of text) to the client."""
         line = message if isinstance(message, str) else jsonrpc.encode(message)
