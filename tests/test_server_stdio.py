@@ -244,6 +244,19 @@ def test_a_slow_tool_does_not_block_ping() -> None:
         assert order[0] == "quick"
 
 
+def test_an_id_still_running_is_refused_and_the_first_request_still_answers() -> None:
+    with RawServer(server_argv("conformance"), version="2025-06-18") as server:
+        server.initialize("2025-06-18")
+        server.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "test_tool_with_logging"}})
+        server.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+        replies = [m for m in (server.recv() for _ in range(5)) if "id" in m]
+        refusal, answer = replies[0], replies[1]
+        assert refusal["id"] == 7 and refusal["error"]["code"] == -32600
+        assert refusal["error"]["message"] == "expected a fresh request id: 7 belongs to a request still running"
+        assert answer["id"] == 7 and "result" in answer  # the slow tool's own reply still comes
+        assert server.result("ping") == {}
+
+
 def test_a_cancelled_request_gets_no_response() -> None:
     with RawServer(server_argv("conformance"), version="2025-06-18") as server:
         server.initialize("2025-06-18")

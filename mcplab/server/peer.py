@@ -32,7 +32,7 @@ import anyio
 
 from mcplab.endpoint import Outgoing, answer_batch
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout
+from mcplab.wire.errors import InvalidRequest, LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 
 if TYPE_CHECKING:
@@ -107,6 +107,12 @@ class RunnerPeer:
     async def answer_batch(self, batch: list) -> list | None:
         """The replies to a batch's requests and notifications (the rules every runner follows: endpoint.py)."""
         return await answer_batch(batch, lambda message: self.server.handle(message, self.connection))
+
+    @staticmethod
+    def id_in_use(request_id: RequestId) -> ErrorResponse:
+        """The reply to a request whose id belongs to one of this session's requests still running."""
+        return jsonrpc.error_response(InvalidRequest(f"expected a fresh request id: {request_id!r} belongs to a "
+                                                     f"request still running"), request_id=request_id)
 
     def cancel(self, request_id: RequestId) -> None:
         if not jsonrpc.is_request_id(request_id):

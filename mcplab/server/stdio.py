@@ -130,8 +130,7 @@ class StdioSession(RunnerPeer):
             if reply is not None:
                 self._write(reply)
         elif item.id in self.tasks:
-            self._write(ErrorResponse(item.id, jsonrpc.INVALID_REQUEST,
-                                      f"expected a fresh request id: {item.id!r} belongs to a request still running"))
+            self._write(self.id_in_use(item.id))
         else:
             # The scope is registered now, not when the task first runs: a cancellation or a reused id
             # on the very next line must find it.

@@ -254,26 +254,11 @@ class Server:
                 return Response(message.id, await modern.answer(self, message, conn))
             return Response(message.id, await self._request(message, conn))
         except JSONRPCError as exc:
-            return ErrorResponse(message.id, exc.code, exc.message, exc.data)
+            return jsonrpc.error_response(exc, request_id=message.id)
         except Exception as exc:  # a bug in a handler must not kill the connection
             log.exception("%s failed", message.method)
-            return ErrorResponse(message.id, InternalError.code, f"{message.method} failed: {type(exc).__name__}: {exc}")
-
-    async def handle_batch(self, batch: list, conn: ClientState) -> list[Response | ErrorResponse] | None:
-        """Answer a JSON-RPC batch (allowed only in MCP 2025-03-26): the replies, in order, or None.
-
-        Elements are decoded messages or the errors decoding them (``jsonrpc.decode(allow_batch=True)``).
-        """
-        replies: list[Response | ErrorResponse] = []
-        for item in batch:
-            if isinstance(item, JSONRPCError):  # batches are 2025-03-26's: an unreadable id is "id": null
-                replies.append(jsonrpc.error_response(item, null_id=True))
-            elif isinstance(item, Request) and item.method == "initialize":
-                replies.append(ErrorResponse(item.id, InvalidRequest.code,
-                                             "initialize must not be part of a JSON-RPC batch (MCP 2025-03-26)"))
-            elif (reply := await self.handle(item, conn)) is not None:
-                replies.append(reply)
-        return replies or None
+            return jsonrpc.error_response(InternalError(f"{message.method} failed: {type(exc).__name__}: {exc}"),
+                                          request_id=message.id)
 
     def _speaks_modern(self, request: Request, conn: ClientState) -> bool:
         if conn.eras == "legacy":
@@ -319,7 +304,10 @@ class Server:
         return [m for m, (_, cap) in REQUESTS.items() if cap is None or self._offers(cap)]
 
     def _offers(self, capability: str) -> bool:
-        return capability in self.capabilities(LATEST_LEGACY)
+        key = ("offers", LATEST_LEGACY)
+        if key not in self.memo:  # every request asks: worked out once per catalogue
+            self.memo[key] = frozenset(self.capabilities(LATEST_LEGACY))
+        return capability in self.memo[key]
 
     def _notification(self, note: Notification, conn: ClientState) -> None:
         # Nobody answers a notification, so a wrong one can only be ignored (and logged on stderr):

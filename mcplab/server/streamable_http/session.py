@@ -38,7 +38,7 @@ from starlette.responses import Response as HTTPResponse
 from starlette.responses import StreamingResponse
 
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import INVALID_REQUEST, TransportError
+from mcplab.wire.errors import TransportError
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.streamable_http.replies import SSE_TYPE, Refusal, Stream, json_reply
 from mcplab.server.peer import RunnerPeer
@@ -124,8 +124,7 @@ class Session(RunnerPeer):
         if request.method not in USER_CODE:  # answered from the catalogue: nothing can come before the reply
             return json_reply(await self.server.handle(request, self.connection))  # type: ignore[arg-type]
         if request.id in self.streams:
-            return json_reply(ErrorResponse(request.id, INVALID_REQUEST, f"expected a fresh request id: "
-                                            f"{request.id!r} belongs to a request still running"))
+            return json_reply(self.id_in_use(request.id))
         stream = self.streams[request.id] = Stream()
         scope = self.tasks[request.id] = anyio.CancelScope()
         self.group.start_soon(self._run, request, stream, scope)
