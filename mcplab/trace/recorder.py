@@ -32,9 +32,9 @@ max_chars=None)``, given to a transport (``stdio(..., trace=...)``, ``http(..., 
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable, Literal, Union
 
 from mcplab.wire import jsonrpc
@@ -150,8 +150,9 @@ class Trace:
                                   "dropped": self.dropped}, ensure_ascii=False) + "\n"]
         return "".join(marker + [json.dumps(f.to_json(), ensure_ascii=False) + "\n" for f in self.frames])
 
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_jsonl(), encoding="utf-8")
+    def save(self, path: str | os.PathLike[str]) -> None:
+        with open(path, "w", encoding="utf-8") as file:  # open(), not pathlib: a client starts without it
+            file.write(self.to_jsonl())
 
     @classmethod
     def from_jsonl(cls, lines: str | Iterable[str]) -> Trace:
@@ -184,5 +185,6 @@ class Trace:
         return trace
 
     @classmethod
-    def load(cls, path: str | Path) -> Trace:
-        return cls.from_jsonl(Path(path).read_text(encoding="utf-8"))
+    def load(cls, path: str | os.PathLike[str]) -> Trace:
+        with open(path, encoding="utf-8") as file:
+            return cls.from_jsonl(file.read())
