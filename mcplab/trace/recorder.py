@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Union
 
 from mcplab.wire import jsonrpc
-from mcplab.trace import views as trace_views
 from mcplab.wire.errors import InvalidRequest, JSONRPCError, ParseError
+
+# views.py is imported by the methods that draw a trace: every client records one, few ever look at it.
 
 Direction = Literal["c2s", "s2c"]
 Channel = Literal["stdio", "http", "stderr", "note"]
@@ -124,15 +125,21 @@ class Trace:
     # --- views (no times in any of them: notebooks store these) -------------------------------
     def text(self, width: int = 100) -> str:
         """One line per frame: ``  3 → stdio  {"jsonrpc":"2.0","id":2,"method":"tools/list"}``."""
+        from mcplab.trace import views as trace_views
+
         return trace_views.render_text(self.frames, width, dropped=self.dropped)
 
     __str__ = text
 
     def __repr__(self) -> str:
+        from mcplab.trace import views as trace_views
+
         return f"<Trace: {trace_views.summary(self.frames, dropped=self.dropped)}>"
 
     def _repr_html_(self) -> str:
         """A sequence diagram: client and server lifelines, requests paired with responses."""
+        from mcplab.trace import views as trace_views
+
         return trace_views.render_html(self.frames, dropped=self.dropped)
 
     def messages(self) -> list[jsonrpc.Message]:
@@ -143,6 +150,8 @@ class Trace:
     # --- JSONL -------------------------------------------------------------------------------
     def to_jsonl(self) -> str:
         """One frame per line; a trace that dropped frames starts with a note line saying how many."""
+        from mcplab.trace import views as trace_views
+
         marker = []
         if self.dropped:
             marker = [json.dumps({"seq": self.dropped, "t": 0.0, "direction": "c2s", "channel": "note",
