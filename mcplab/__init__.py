@@ -6,15 +6,15 @@ request stamping, ``transports`` how bytes reach a server, ``client`` and ``serv
 ``trace`` what crossed the wire; above them the notebook views, the economics, the graders and the
 exercises, and at the top the ``mcplab`` command.
 
-``import mcplab`` loads nothing heavy: the names below are resolved on first use, so a
-notebook or a server process starts fast. The exceptions come the same way (``mcplab.RemoteError``,
-``mcplab.TransportError`` ...: the tree in ``wire/errors.py``).
+``import mcplab`` loads nothing heavy, not even :mod:`typing` (hence ``object`` in the hints
+below): the names below are resolved on first use, so a notebook or a server process starts fast.
+The exceptions come the same way (``mcplab.RemoteError``, ``mcplab.TransportError`` ...: the
+tree in ``wire/errors.py``).
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
 
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here
 
@@ -40,7 +40,7 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     try:
         module, attribute = _LAZY[name]
     except KeyError:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 from typing import Any
 
@@ -48,6 +47,8 @@ def new_group(platform: str = sys.platform) -> dict[str, Any]:
     ({'start_new_session': True}, {'creationflags': 512})
     """
     if platform == "win32":
+        import subprocess  # here, not at the top: only Windows needs it, and every client imports this module
+
         return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", CREATE_NEW_PROCESS_GROUP)}
     return {"start_new_session": True}
 

@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Literal
 from urllib.parse import quote
 
-from mcplab.auth.resource import ScopePolicy
+from mcplab.auth.scopes import ScopePolicy
 from mcplab.wire.errors import InvalidParams
 from mcplab.server import Contents, Context, Server, ToolError, arguments, embedded, image, run, user
 from mcplab.server.confine import Entry, Folder, NotFound

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from typing import Literal, NamedTuple
 
-from mcplab.auth.resource import ScopePolicy
+from mcplab.auth.scopes import ScopePolicy
 from mcplab.wire.errors import InvalidParams
 from mcplab.server import Context, Server, ToolError, embedded, run, user
 

@@ -136,7 +136,7 @@ async def _reply(send: Send, status: int, body: Any, headers: dict[str, str] | N
 def wrapper(issuer: str, policy: Any = None, *, verify: Any = True, name: str | None = None) -> Callable[[Any, str], Any]:
     """``wrap(app, url)`` for :func:`mcplab.server.streamable_http.process.serve_http`: :class:`Protect` around the app,
     trusting tokens from ``issuer``, answering to the app's allowed host names at ``url``."""
-    from mcplab.auth.resource import ScopePolicy
+    from mcplab.auth.scopes import ScopePolicy
 
     def wrap(app: Any, url: str) -> Protect:
         parts = urlsplit(url)

@@ -19,20 +19,20 @@ the audience check refusing a token minted for another server: the "token passth
 joserfc against the keys the authorization server publishes at its ``jwks_uri`` (RFC 8414), which
 :class:`ResourceServer` fetches once and again when a token names a key it has not seen.
 
-:class:`ScopePolicy` says which scopes a request needs: ``base`` for every request, plus per-tool
-scopes for ``tools/call`` (``write_file`` needs ``files:write``), so a client learns what to ask for
-in a step-up (spec "Scope Challenge Handling"). The HTTP wiring is middleware.py.
+:class:`ScopePolicy` (``scopes.py``) says which scopes a request needs: ``base`` for every request,
+plus per-tool scopes for ``tools/call`` (``write_file`` needs ``files:write``), so a client learns
+what to ask for in a step-up (spec "Scope Challenge Handling"). The HTTP wiring is middleware.py.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from mcplab.auth.discovery import as_metadata_urls
+from mcplab.auth.scopes import ScopePolicy  # re-exported: the policy this server enforces
 
 __all__ = ["PRM_WELL_KNOWN", "prm_path", "protected_resource_metadata", "ScopePolicy", "Grant", "TokenRejected",
            "validate_bearer", "ResourceServer"]
@@ -62,30 +62,6 @@ def protected_resource_metadata(resource: str, authorization_servers: Iterable[s
     if name:
         document["resource_name"] = name
     return document
-
-
-@dataclass(frozen=True)
-class ScopePolicy:
-    """Which scopes a request needs: ``base`` for any request, ``tools[name]`` on top for that tool's calls."""
-
-    base: tuple[str, ...] = ()
-    tools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tools", MappingProxyType({k: tuple(v) for k, v in self.tools.items()}))
-
-    def needed(self, message: Any) -> tuple[str, ...]:
-        """The scopes one JSON-RPC message (a decoded dict, or a batch list) needs, base first."""
-        needed = list(self.base)
-        for item in message if isinstance(message, list) else [message]:
-            params = item.get("params") if isinstance(item, dict) else None
-            if isinstance(item, dict) and item.get("method") == "tools/call" and isinstance(params, dict):
-                needed += [s for s in self.tools.get(params.get("name"), ()) if s not in needed]
-        return tuple(needed)
-
-    def all(self) -> tuple[str, ...]:
-        """Every scope the server uses, for ``scopes_supported``."""
-        return tuple(dict.fromkeys([*self.base, *(s for scopes in self.tools.values() for s in scopes)]))
 
 
 @dataclass(frozen=True)

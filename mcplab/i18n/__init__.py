@@ -38,7 +38,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,7 +48,8 @@ __all__ = ["LANGUAGES", "ENV", "language", "set_language", "_", "N_", "ngettext"
 ENV = "MCPLAB_LANG"
 START_ENV = "MCPLAB_NOTEBOOK_DIR"  # where a notebook's kernel started (work_in)
 DOMAIN = "mcplab"
-LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+# os.path, not pathlib: every layer imports this module, and a stdio server need not pay for pathlib.
+LOCALE_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "locale")
 
 # language → (gettext locale, folder of the built labs, name in its own words)
 LANGUAGES = {"en": ("en", "", "English"), "zh": ("zh_CN", "zh-CN", "简体中文")}
@@ -175,5 +175,5 @@ def work_in(folder: str) -> None:
     same cells reach ``../servers/`` and ``build/``. The kernel's first folder is remembered, so the
     cell can run again (or the notebook be run twice) without wandering off.
     """
-    start = Path(os.environ.setdefault(START_ENV, os.getcwd()))
-    os.chdir(start / folder)
+    start = os.environ.setdefault(START_ENV, os.getcwd())
+    os.chdir(os.path.join(start, folder))

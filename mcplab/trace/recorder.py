@@ -32,14 +32,15 @@ max_chars=None)``, given to a transport (``stdio(..., trace=...)``, ``http(..., 
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable, Literal, Union
 
 from mcplab.wire import jsonrpc
-from mcplab.trace import views as trace_views
 from mcplab.wire.errors import InvalidRequest, JSONRPCError, ParseError
+
+# views.py is imported by the methods that draw a trace: every client records one, few ever look at it.
 
 Direction = Literal["c2s", "s2c"]
 Channel = Literal["stdio", "http", "stderr", "note"]
@@ -124,15 +125,21 @@ class Trace:
     # --- views (no times in any of them: notebooks store these) -------------------------------
     def text(self, width: int = 100) -> str:
         """One line per frame: ``  3 → stdio  {"jsonrpc":"2.0","id":2,"method":"tools/list"}``."""
+        from mcplab.trace import views as trace_views
+
         return trace_views.render_text(self.frames, width, dropped=self.dropped)
 
     __str__ = text
 
     def __repr__(self) -> str:
+        from mcplab.trace import views as trace_views
+
         return f"<Trace: {trace_views.summary(self.frames, dropped=self.dropped)}>"
 
     def _repr_html_(self) -> str:
         """A sequence diagram: client and server lifelines, requests paired with responses."""
+        from mcplab.trace import views as trace_views
+
         return trace_views.render_html(self.frames, dropped=self.dropped)
 
     def messages(self) -> list[jsonrpc.Message]:
@@ -143,6 +150,8 @@ class Trace:
     # --- JSONL -------------------------------------------------------------------------------
     def to_jsonl(self) -> str:
         """One frame per line; a trace that dropped frames starts with a note line saying how many."""
+        from mcplab.trace import views as trace_views
+
         marker = []
         if self.dropped:
             marker = [json.dumps({"seq": self.dropped, "t": 0.0, "direction": "c2s", "channel": "note",
@@ -150,8 +159,9 @@ class Trace:
                                   "dropped": self.dropped}, ensure_ascii=False) + "\n"]
         return "".join(marker + [json.dumps(f.to_json(), ensure_ascii=False) + "\n" for f in self.frames])
 
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_jsonl(), encoding="utf-8")
+    def save(self, path: str | os.PathLike[str]) -> None:
+        with open(path, "w", encoding="utf-8") as file:  # open(), not pathlib: a client starts without it
+            file.write(self.to_jsonl())
 
     @classmethod
     def from_jsonl(cls, lines: str | Iterable[str]) -> Trace:
@@ -184,5 +194,6 @@ class Trace:
         return trace
 
     @classmethod
-    def load(cls, path: str | Path) -> Trace:
-        return cls.from_jsonl(Path(path).read_text(encoding="utf-8"))
+    def load(cls, path: str | os.PathLike[str]) -> Trace:
+        with open(path, encoding="utf-8") as file:
+            return cls.from_jsonl(file.read())

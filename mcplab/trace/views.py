@@ -25,15 +25,15 @@ notebook can store them and nbval can compare them. Every piece of text goes thr
 
 from __future__ import annotations
 
-import html
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
-from urllib.parse import urlsplit
 
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError, error_name
 from mcplab.i18n import N_, _, ngettext
+
+# html and urllib.parse are imported where they are used: every client loads this module, few draw a trace.
 
 if TYPE_CHECKING:
     from mcplab.trace import Frame
@@ -167,6 +167,8 @@ def _channel(frame: Frame) -> str:
         return frame.channel
     words = [frame.channel] + [str(frame.http[k]) for k in ("method", "status") if frame.http.get(k)]
     if frame.http.get("url") and frame.direction == "c2s":  # the flow's requests go to many URLs, MCP's to one
+        from urllib.parse import urlsplit
+
         words.append(urlsplit(frame.http["url"]).path)
     return " ".join(words)
 
@@ -201,6 +203,8 @@ _PRE = "margin:2px 0;padding:4px;background:#f6f8fa;font-size:11px;white-space:p
 
 def _text(value: str) -> str:
     # Wire text only ever lands in element content, never in an attribute: <, > and & are what matter.
+    import html
+
     return html.escape(value, quote=False)
 
 

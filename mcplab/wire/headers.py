@@ -27,7 +27,6 @@ saying which rule broke. stdio has no headers, so there the annotations may be i
 
 from __future__ import annotations
 
-import base64
 import string
 from typing import Any, Iterator
 
@@ -38,7 +37,7 @@ __all__ = ["ANNOTATION", "InvalidHeaderAnnotation", "encode_value", "decode_valu
            "header_annotations", "param_headers", "request_headers"]
 
 ANNOTATION = "x-mcp-header"
-SENTINEL_START, SENTINEL_END = "=?base64?", "?="
+SENTINEL_START, SENTINEL_END = "=?base64?", "?="  # base64 loads only for a value that is not plain ASCII
 NAME_SOURCE = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 PRIMITIVES = frozenset({"string", "integer", "boolean"})   # "number" is not allowed
 MAX_SAFE_INTEGER = 2**53 - 1                               # the JavaScript safe range
@@ -69,12 +68,16 @@ def encode_value(text: str) -> str:
     """
     if _plain(text):
         return text
+    import base64
+
     return SENTINEL_START + base64.b64encode(text.encode("utf-8")).decode("ascii") + SENTINEL_END
 
 
 def decode_value(value: str) -> str:
     """The text a header value stands for (what a server compares with the body)."""
     if value.startswith(SENTINEL_START) and value.endswith(SENTINEL_END) and len(value) >= 11:
+        import base64
+
         return base64.b64decode(value[len(SENTINEL_START):-len(SENTINEL_END)], validate=True).decode("utf-8")
     return value
 
