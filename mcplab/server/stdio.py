@@ -253,7 +253,9 @@ class _Stdin:
         self._chunks: deque[bytes] = deque()
         self._woken: asyncio.Future | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        if not self._threaded:
+        if self._threaded:
+            log.debug("reading stdin in a thread")
+        else:
             self._watch()
 
     def _watch(self) -> None:
