@@ -195,18 +195,19 @@ class StdioTransport:
                 raise TransportError("the stdio transport is closed")
             if self._stdout_eof:
                 raise await self._gone("the server closed its stdout")
+            # Wait first: a reply is seldom there the moment a request has gone, and a wait on bytes that
+            # are already there returns at once. It ends when stdout or stderr has something.
+            try:
+                await self._stdout.wait_readable(None if self._stderr_eof else self._stderr)
+            except anyio.ClosedResourceError:
+                raise TransportError("the stdio transport was closed while reading") from None
             try:
                 data = self._stdout.read_now()
             except OSError:
                 data = b""
-            if data is None:
-                self._drain_stderr()
-                try:  # until stdout has something, or stderr has (then it is drained, and we wait again)
-                    await self._stdout.wait_readable(None if self._stderr_eof else self._stderr)
-                except anyio.ClosedResourceError:
-                    raise TransportError("the stdio transport was closed while reading") from None
-                continue
             self._drain_stderr()
+            if data is None:  # only stderr had something (or, on trio and Windows, STDERR_POLL passed)
+                continue
             if not data:
                 self._stdout_eof = True
                 continue
