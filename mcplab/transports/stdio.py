@@ -195,16 +195,13 @@ class StdioTransport:
                 raise TransportError("the stdio transport is closed")
             if self._stdout_eof:
                 raise await self._gone("the server closed its stdout")
-            # Wait first: a reply is seldom there the moment a request has gone, and a wait on bytes that
-            # are already there returns at once. It ends when stdout or stderr has something.
-            try:
-                await self._stdout.wait_readable(None if self._stderr_eof else self._stderr)
-            except anyio.ClosedResourceError:
-                raise TransportError("the stdio transport was closed while reading") from None
-            try:
-                data = self._stdout.read_now()
-            except OSError:
-                data = b""
+            data = self._read_stdout()  # first without waiting: a quick server has often answered already
+            if data is None:
+                try:  # until stdout or stderr has something
+                    await self._stdout.wait_readable(None if self._stderr_eof else self._stderr)
+                except anyio.ClosedResourceError:
+                    raise TransportError("the stdio transport was closed while reading") from None
+                data = self._read_stdout()  # on asyncio the watch has read it already: no system call
             self._drain_stderr()
             if data is None:  # only stderr had something (or, on trio and Windows, STDERR_POLL passed)
                 continue
@@ -216,6 +213,12 @@ class StdioTransport:
                 record("s2c", "stdio", line, message)  # a line over the limit is not kept: b""
                 inbox.append(message)
         return self._inbox.popleft()
+
+    def _read_stdout(self) -> bytes | None:
+        try:
+            return self._stdout.read_now()
+        except OSError:
+            return b""  # as the end of file: the server is gone
 
     def _drain_stderr(self) -> None:
         """Record every complete stderr line available now, without waiting."""
