@@ -112,3 +112,16 @@ def test_a_cancelled_wait_leaves_a_pipe_that_still_works(pipes):
         assert out.read_now() == b"later\n"
 
     asyncio.run(main())
+
+
+def test_a_wait_returns_at_once_when_a_watch_read_bytes_nobody_took(pipes):
+    (out, out_w), (err, err_w) = pipes
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.005, os.write, err_w, b"log\n")
+        await asyncio.wait_for(out.wait_readable(err), 5)  # the watch of err read b"log\n" to wake us
+        await asyncio.wait_for(err.wait_readable(), 1)  # not taken yet: no wait, though the pipe is empty
+        assert err.read_now() == b"log\n"
+
+    asyncio.run(main())

@@ -79,8 +79,10 @@ class WatchedPipe:
             with anyio.move_on_after(POLL if also is not None else math.inf):
                 await anyio.wait_readable(self.fd)
             return
-        waiter: asyncio.Future[None] = loop.create_future()
+        if self._early is not None or (also is not None and also._early is not None):
+            return  # a watch read bytes that nobody has taken yet
         pipes = (self,) if also is None else (self, also)
+        waiter: asyncio.Future[None] = loop.create_future()
         try:
             for pipe in pipes:
                 pipe._watch(loop, waiter)
@@ -103,15 +105,16 @@ class WatchedPipe:
         (epoll is level-triggered: unread bytes would call us again on every turn of the loop)."""
         if self._waiter is None:
             self._unwatch()
-        elif not self._waiter.done() and self._early is None:
+        elif not self._waiter.done():
             # Read here, once: the report may be stale (a task read the bytes since the loop polled), and
             # the woken task would otherwise read again while the loop reports the same bytes once more.
-            try:
-                self._early = os.read(self.fd, CHUNK)
-            except BlockingIOError:
-                return
-            except OSError:
-                pass  # the task's own read_now() meets the error
+            if self._early is None:
+                try:
+                    self._early = os.read(self.fd, CHUNK)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    pass  # the task's own read_now() meets the error
             self._waiter.set_result(None)
 
     def _unwatch(self) -> None:
