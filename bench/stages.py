@@ -10,7 +10,7 @@ Two parts, printed as one table each:
   the raw client). The difference is what our code costs on each side; wall time per call is given too.
 * **The stages**, each timed alone in this process with the very messages of a round trip (timeit,
   best of five): what each step of the client's and the server's path costs, encoding, framing,
-  decoding, the trace, result building, the event-loop and lock machinery. A stage's figure is a lower
+  decoding, the trace, result building, the event-loop machinery. A stage's figure is a lower
   bound (warm caches, no syscall); their sum next to the CPU per call shows what is left for the kernel
   and the event loop's own turns.
 
@@ -138,8 +138,11 @@ async def _loop_stages(repeat: int) -> dict[str, float]:
     """The machinery each call goes through inside the event loop (anyio on asyncio, as the client runs)."""
     import anyio
 
-    lock = anyio.Lock(fast_acquire=True)  # as the stdio transport's write lock
+    from mcplab.transports.pipes import WatchedPipe
+
     r, w = os.pipe()
+    stdout, (err_r, err_w) = WatchedPipe(r), os.pipe()
+    stderr = WatchedPipe(err_r)
     loop = asyncio.get_running_loop()
     n = max(1000, repeat // 10)
 
@@ -156,24 +159,21 @@ async def _loop_stages(repeat: int) -> dict[str, float]:
         with anyio.move_on_after(30):
             pass
 
-    async def locked() -> None:
-        async with lock:
-            pass
-
-    async def watch() -> None:  # what anyio.wait_readable does per wait: add a reader, remove it
-        loop.add_reader(r, lambda: None)
-        loop.remove_reader(r)
+    async def watched() -> None:  # the stdio receive's wait: stdout and stderr watched, the reply read in the callback
+        os.write(w, b"x")
+        await stdout.wait_readable(stderr)
+        stdout.read_now()
 
     async def turn() -> None:  # one trip through the event loop (a task that yields once)
         await asyncio.sleep(0)
 
     try:
-        return {"anyio.move_on_after enter + exit": await timed(scope),
-                "anyio.Lock acquire + release": await timed(locked),
-                "epoll add_reader + remove_reader": await timed(watch),
-                "one event-loop turn (sleep(0))": await timed(turn)}
+        return {"anyio.move_on_after enter + exit (Connection.exchange)": await timed(scope),
+                "a wait on the watched pipes (with a 1-byte write + read)": await timed(watched),
+                "  of which one event-loop turn (sleep(0))": await timed(turn)}
     finally:
-        os.close(r), os.close(w)
+        stdout.close(), stderr.close()
+        os.close(w), os.close(err_w)
 
 
 def server_stages(repeat: int) -> dict[str, float]:

@@ -14,7 +14,7 @@ a group of its own     ``start_new_session=True`` (setsid)  ``CREATE_NEW_PROCESS
 ending it              SIGTERM, then SIGKILL, to the group  ``TerminateProcess`` (terminate, kill);
                        (``os.killpg``)                      the server's own children are not reached
 waiting on its pipes   the event loop watches the fd        a thread does blocking reads: neither the
-                       (``anyio.wait_readable``)            proactor loop nor trio can watch a pipe
+                       (``add_reader``; trio: anyio's wait) proactor loop nor trio can watch a pipe
 a bigger pipe buffer   ``F_SETPIPE_SZ`` (Linux only)        not available: skipped
 =====================  ===================================  =========================================
 

@@ -6,13 +6,18 @@ The stdio transport keeps its ends of the server's three pipes as raw file descr
 and writes them through one of two classes with the same verbs:
 
     read_now()       the bytes that have arrived, b"" at end of file, None when nothing has yet
-    wait_readable()  return when read_now() has something to say
-    write_all(data, stall)  write every byte, waiting while the pipe is full (WriteStalled after
-                     ``stall`` seconds with half a message out)
+    wait_readable(also)  return when read_now() has something to say, or ``also``'s read_now()
+                     does (exactly on asyncio; else ``also`` is looked at every POLL seconds)
+    write_now(data)  the bytes written at once without waiting (0 when the pipe is full)
+    write_all(data, stall, sent)  write every byte from ``sent`` on, waiting while the pipe is full
+                     (WriteStalled after ``stall`` seconds with half a message out)
     close()          give the descriptor up (a task waiting on it gets ClosedResourceError)
 
 * :class:`WatchedPipe` (POSIX, on asyncio and trio alike): the descriptor is non-blocking, reading
-  is ``os.read`` (which says ``BlockingIOError`` when nothing is there) and waiting is
+  is ``os.read`` (which says ``BlockingIOError`` when nothing is there) and waiting is the event
+  loop's. On asyncio a read end stays registered with the loop (``add_reader``) from its first wait
+  until a turn finds it readable with nobody waiting: a request-reply loop thus pays no
+  ``epoll_ctl`` per wait, and one future serves stdout and stderr together. On trio waiting is
   ``anyio.wait_readable``/``wait_writable``. No thread, no task.
 * :class:`ThreadedPipe` (Windows, where neither the proactor loop nor trio can watch a pipe): the
   descriptor stays blocking. A read end gets a daemon thread doing blocking reads; each chunk is
@@ -29,6 +34,7 @@ through it.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import threading
 from collections import deque
@@ -36,9 +42,10 @@ from typing import Callable
 
 import anyio
 
-__all__ = ["WatchedPipe", "ThreadedPipe", "WriteStalled", "CHUNK"]
+__all__ = ["WatchedPipe", "ThreadedPipe", "WriteStalled", "CHUNK", "POLL"]
 
 CHUNK = 1 << 16
+POLL = 0.05  # seconds between looks at ``also`` where a wait cannot watch two pipes at once
 
 
 class WriteStalled(Exception):
@@ -51,18 +58,81 @@ class WatchedPipe:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         os.set_blocking(fd, False)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the asyncio loop watching fd, while one does
+        self._waiter: asyncio.Future[None] | None = None     # the wait it wakes, while a task waits
+        self._early: bytes | None = None  # what _ready() read to wake the waiter, for the next read_now()
+        self._closed = False
 
     def read_now(self) -> bytes | None:
+        if self._early is not None:
+            data, self._early = self._early, None
+            return data
         try:
             return os.read(self.fd, CHUNK)
         except BlockingIOError:
             return None
 
-    async def wait_readable(self) -> None:
-        await anyio.wait_readable(self.fd)
+    async def wait_readable(self, also: WatchedPipe | None = None) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # trio: anyio's wait, watching ``also`` by polling
+            with anyio.move_on_after(POLL if also is not None else math.inf):
+                await anyio.wait_readable(self.fd)
+            return
+        if self._early is not None or (also is not None and also._early is not None):
+            return  # a watch read bytes that nobody has taken yet
+        pipes = (self,) if also is None else (self, also)
+        waiter: asyncio.Future[None] = loop.create_future()
+        try:
+            for pipe in pipes:
+                pipe._watch(loop, waiter)
+            await waiter
+        finally:
+            for pipe in pipes:
+                pipe._waiter = None
 
-    async def write_all(self, data: bytes, stall: float) -> None:
-        view = memoryview(data)
+    def _watch(self, loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[None]) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._loop is not loop:
+            self._unwatch()
+            loop.add_reader(self.fd, self._ready)
+            self._loop = loop
+        self._waiter = waiter
+
+    def _ready(self) -> None:
+        """The loop saw the descriptor readable: wake the waiting task, or stop watching if there is none
+        (epoll is level-triggered: unread bytes would call us again on every turn of the loop)."""
+        if self._waiter is None:
+            self._unwatch()
+        elif not self._waiter.done():
+            # Read here, once: the report may be stale (a task read the bytes since the loop polled), and
+            # the woken task would otherwise read again while the loop reports the same bytes once more.
+            if self._early is None:
+                try:
+                    self._early = os.read(self.fd, CHUNK)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    pass  # the task's own read_now() meets the error
+            self._waiter.set_result(None)
+
+    def _unwatch(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            try:
+                loop.remove_reader(self.fd)
+            except Exception:  # that loop is closed: it watches nothing any more
+                pass
+
+    def write_now(self, data: bytes) -> int:
+        try:
+            return os.write(self.fd, data)
+        except BlockingIOError:
+            return 0
+
+    async def write_all(self, data: bytes, stall: float, sent: int = 0) -> None:
+        view = memoryview(data)[sent:]
         while view:
             try:
                 view = view[os.write(self.fd, view):]
@@ -78,7 +148,11 @@ class WatchedPipe:
                     raise WriteStalled from None
 
     def close(self) -> None:
-        anyio.notify_closing(self.fd)  # wakes a task waiting on it, with ClosedResourceError
+        self._closed = True
+        self._unwatch()  # first: a loop must never watch a closed (and soon reused) descriptor number
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_exception(anyio.ClosedResourceError())
+        anyio.notify_closing(self.fd)  # wakes a task in anyio's waits, with ClosedResourceError
         try:
             os.close(self.fd)
         except OSError:
@@ -101,13 +175,14 @@ class ThreadedPipe:
         self._start_reader()
         return self._chunks.popleft() if self._chunks else None
 
-    async def wait_readable(self) -> None:
+    async def wait_readable(self, also: ThreadedPipe | None = None) -> None:
         self._start_reader()
-        while not self._chunks:
-            if self._closed:
-                raise anyio.ClosedResourceError
-            self._waiter = anyio.Event()
-            await self._waiter.wait()
+        with anyio.move_on_after(POLL if also is not None else math.inf):
+            while not self._chunks:
+                if self._closed:
+                    raise anyio.ClosedResourceError
+                self._waiter = anyio.Event()
+                await self._waiter.wait()
 
     def _start_reader(self) -> None:
         if self._reader is None and not self._closed:
@@ -134,7 +209,11 @@ class ThreadedPipe:
             self._waiter.set()
 
     # --- writing -------------------------------------------------------------------------------------
-    async def write_all(self, data: bytes, stall: float) -> None:
+    def write_now(self, data: bytes) -> int:
+        return 0  # the descriptor blocks: only a worker thread may write it
+
+    async def write_all(self, data: bytes, stall: float, sent: int = 0) -> None:
+        assert sent == 0, "write_now() never sends part of a message here"
         # A thread finishes the message even if we stop waiting for it (a cancelled send may still go
         # out whole); the stall bound is how long we wait for a reader that stopped reading.
         with anyio.move_on_after(stall) as stalled:

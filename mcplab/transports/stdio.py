@@ -18,8 +18,9 @@ stdout into messages (the framing Lab 01 builds); every line, and every line the
 :attr:`StdioTransport.trace` first.
 
 stderr is drained whenever stdout is read, before the stdout lines are recorded (so a log line
-the server wrote before its reply appears before the reply), and at least every
-:data:`STDERR_POLL` seconds while a reader waits, so a chatty server never blocks on a full pipe.
+the server wrote before its reply appears before the reply), and whenever it has something while
+a reader waits (on asyncio the wait watches both pipes; elsewhere stderr is looked at every
+:data:`STDERR_POLL` seconds), so a chatty server never blocks on a full pipe.
 
 When stdout ends, :meth:`~StdioTransport.receive` waits briefly for the process and raises
 :class:`~mcplab.wire.errors.ServerExited` with the exit code and the last stderr lines. Shutdown
@@ -46,12 +47,12 @@ from mcplab.wire import jsonrpc
 from mcplab import portable
 from mcplab.wire.errors import JSONRPCError, ServerExited, TransportError
 from mcplab.trace import Trace
-from mcplab.transports.pipes import ThreadedPipe, WatchedPipe, WriteStalled
+from mcplab.transports.pipes import POLL, ThreadedPipe, WatchedPipe, WriteStalled
 
 __all__ = ["StdioTransport", "stdio"]
 
 SHUTDOWN_BUDGET = 2.0      # seconds, from closing stdin to a reaped process
-STDERR_POLL = 0.05         # seconds a reader waits on stdout before draining stderr again
+STDERR_POLL = POLL         # seconds a reader waits on stdout before draining stderr again (not on asyncio)
 EXIT_GRACE = 1.0           # seconds to wait for the exit code once stdout has ended
 WRITE_STALL = 5.0          # seconds a half-written line may wait for the server to read on
 STDERR_TAIL = 12           # stderr lines an error carries
@@ -166,10 +167,19 @@ class StdioTransport:
     async def _write(self, data: bytes) -> None:
         if self._process is None or self._closed:
             raise TransportError("the stdio transport is not open")
+        sent = 0
+        if not self._write_lock.locked():
+            # Fast path: nobody is mid-line, and one os.write usually takes the whole line (no await, no lock).
+            try:
+                sent = self._stdin.write_now(data)
+            except OSError as exc:  # BrokenPipeError: the server is gone
+                raise await self._gone(f"could not write to the server's stdin ({exc})") from None
+            if sent == len(data):
+                return
         # One writer at a time: a partial write must finish before the next line starts.
         async with self._write_lock:
             try:
-                await self._stdin.write_all(data, WRITE_STALL)
+                await self._stdin.write_all(data, WRITE_STALL, sent)
             except WriteStalled:
                 raise TransportError(f"the server stopped reading its stdin for {WRITE_STALL:g} s "
                                      f"in the middle of a message") from None
@@ -185,19 +195,16 @@ class StdioTransport:
                 raise TransportError("the stdio transport is closed")
             if self._stdout_eof:
                 raise await self._gone("the server closed its stdout")
-            try:
-                data = self._stdout.read_now()
-            except OSError:
-                data = b""
+            data = self._read_stdout()  # first without waiting: a quick server has often answered already
             if data is None:
-                self._drain_stderr()
-                with anyio.move_on_after(STDERR_POLL):
-                    try:
-                        await self._stdout.wait_readable()
-                    except anyio.ClosedResourceError:
-                        raise TransportError("the stdio transport was closed while reading") from None
-                continue
+                try:  # until stdout or stderr has something
+                    await self._stdout.wait_readable(None if self._stderr_eof else self._stderr)
+                except anyio.ClosedResourceError:
+                    raise TransportError("the stdio transport was closed while reading") from None
+                data = self._read_stdout()  # on asyncio the watch has read it already: no system call
             self._drain_stderr()
+            if data is None:  # only stderr had something (or, on trio and Windows, STDERR_POLL passed)
+                continue
             if not data:
                 self._stdout_eof = True
                 continue
@@ -206,6 +213,12 @@ class StdioTransport:
                 record("s2c", "stdio", line, message)  # a line over the limit is not kept: b""
                 inbox.append(message)
         return self._inbox.popleft()
+
+    def _read_stdout(self) -> bytes | None:
+        try:
+            return self._stdout.read_now()
+        except OSError:
+            return b""  # as the end of file: the server is gone
 
     def _drain_stderr(self) -> None:
         """Record every complete stderr line available now, without waiting."""
