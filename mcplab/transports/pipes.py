@@ -33,14 +33,17 @@ through it.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
+import sys
 import threading
 from collections import deque
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import anyio
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["WatchedPipe", "ThreadedPipe", "WriteStalled", "CHUNK", "POLL"]
 
@@ -74,7 +77,7 @@ class WatchedPipe:
 
     async def wait_readable(self, also: WatchedPipe | None = None) -> None:
         try:
-            loop = asyncio.get_running_loop()
+            loop = _running_asyncio_loop()
         except RuntimeError:  # trio: anyio's wait, watching ``also`` by polling
             with anyio.move_on_after(POLL if also is not None else math.inf):
                 await anyio.wait_readable(self.fd)
@@ -256,10 +259,19 @@ class ThreadedPipe:
                 pass
 
 
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop:
+    """The running asyncio loop; RuntimeError on another backend. asyncio is not imported here: a client
+    that only imports mcplab should not pay for it (anyio loads it when a loop starts)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        raise RuntimeError("no asyncio loop is running")
+    return asyncio.get_running_loop()
+
+
 def _wake_on_this_loop(callback: Callable[[], None]) -> Callable[[], None]:
     """A function another thread may call to run ``callback`` on the running event loop, soon."""
     try:
-        loop = asyncio.get_running_loop()
+        loop = _running_asyncio_loop()
     except RuntimeError:  # not asyncio: anyio's other backend
         import trio
 
