@@ -267,6 +267,21 @@ async def test_a_failing_handler_answers_with_an_internal_error():
     assert refusal.code == -32603 and "no model here" in refusal.message
 
 
+async def test_a_handler_that_refuses_with_a_json_rpc_error_answers_with_its_code_words_and_data():
+    from mcplab.wire.errors import InvalidParams
+
+    def picky(params):
+        raise InvalidParams("expected messages, got none", data={"field": "messages"})
+
+    server = FakeServer(handlers={"tools/call": lambda r: [jsonrpc.Request(9, "sampling/createMessage", {}),
+                                                           jsonrpc.Response(r.id, text_result("ok"))]})
+    async with Client(server.transport, sampling=picky) as client:
+        await client.call_tool("x")
+    refusal = next(m for m in server.received if isinstance(m, jsonrpc.ErrorResponse))
+    assert (refusal.id, refusal.code, refusal.message, refusal.data) == (
+        9, -32602, "expected messages, got none", {"field": "messages"})
+
+
 async def test_the_typed_primitives_send_the_spec_params():
     server = FakeServer(capabilities={"resources": {"subscribe": True}, "prompts": {}, "completions": {},
                                       "logging": {}}, handlers={

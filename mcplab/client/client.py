@@ -20,7 +20,7 @@ opens many connections may hand each Client the same :class:`~mcplab.client.eras
 does): then the era found is remembered per server, and the next connection need not probe. Without
 one, a Client remembers nothing beyond itself.
 
-**Every request** goes through the lifecycle (``lifecycle.py``), which refuses a method whose
+**Every request** goes through the lifecycle (``lifecycle/``), which refuses a method whose
 server capability was never declared and, in the modern era, stamps ``_meta``; the connection
 (``connection.py``) matches the response by id, gives up after the timeout and says so with
 ``notifications/cancelled``. A result's ``resultType`` is checked: missing means complete,
@@ -59,9 +59,10 @@ from mcplab.client.connection import Connection, call
 from mcplab.client.eras import INITIALIZE, EraCache, Verdict, first_step, server_key
 from mcplab.client.handlers import ELICITATION, ROOTS, SAMPLING, Callback, Handler, Handlers
 from mcplab.wire.errors import (
-    HEADER_MISMATCH, INTERNAL_ERROR, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, JSONRPCError,
-    LocalProtocolError, RemoteError, RemoteProtocolError, SessionExpired, TransportError,
+    HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, InternalError, JSONRPCError, LocalProtocolError,
+    MethodNotFound, RemoteError, RemoteProtocolError, SessionExpired, TransportError,
 )
+from mcplab.wire import jsonrpc
 from mcplab.wire.headers import InvalidHeaderAnnotation, header_annotations, param_headers
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcplab.lifecycle import DISCOVER, PING, LegacyLifecycle, Lifecycle, ModernLifecycle, client_capabilities
@@ -365,15 +366,17 @@ class Client:
                                       f"server never does (it asks with an input_required result instead)")
         handler = {PING: lambda params: {}, **self._answers}.get(request.method)
         if handler is None:
-            reply: Response | ErrorResponse = ErrorResponse(request.id, METHOD_NOT_FOUND,
-                                                            f"this client has no handler for {request.method}")
+            reply: Response | ErrorResponse = jsonrpc.error_response(
+                MethodNotFound(f"this client has no handler for {request.method}"), request_id=request.id)
         else:
             try:
                 reply = Response(request.id, await call(handler, request.params or {}))
-            except (RemoteError, JSONRPCError) as exc:
+            except RemoteError as exc:  # a handler passing on a server's refusal: the same code and words
                 reply = ErrorResponse(request.id, exc.code, exc.message, exc.data)
+            except JSONRPCError as exc:
+                reply = jsonrpc.error_response(exc, request_id=request.id)
             except Exception as exc:  # a broken handler must not leave the server waiting forever
-                reply = ErrorResponse(request.id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+                reply = jsonrpc.error_response(InternalError(f"{type(exc).__name__}: {exc}"), request_id=request.id)
         self._lifecycle.prepare_response()
         return reply
 
