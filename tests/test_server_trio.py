@@ -3,11 +3,12 @@
 A small server (written here, its tools awaiting only anyio) runs under ``MCPLAB_ASYNC_BACKEND=trio``
 and under the default, driven by mcplab's client over real pipes: tools/list, tools/call, a request
 the server sends back to the client, a cancelled call (no response, the tool sees the cancellation),
-and the exit when stdin closes.
+and the exit when stdin closes or SIGTERM comes.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 import textwrap
 
@@ -15,7 +16,6 @@ import anyio
 import pytest
 
 from mcplab.client import Client
-from mcplab.client.eras import EraCache
 from mcplab.server.runner import BACKEND_VARIABLE
 from mcplab.transports.stdio import stdio
 
@@ -70,7 +70,7 @@ async def test_a_stdio_server_serves_lists_calls_cancels_and_exits_on_either_bac
     script = tmp_path / "backends.py"
     script.write_text(SERVER, encoding="utf-8")
     transport = stdio([sys.executable, str(script)], env={BACKEND_VARIABLE: backend})
-    client = Client(transport, era="legacy", timeout=10, roots=["file:///lab"], era_cache=EraCache())
+    client = Client(transport, era="legacy", timeout=10, roots=["file:///lab"])
     async with client:
         assert {tool.name for tool in await client.list_tools()} == {"backend", "wait", "client_roots"}
         assert (await client.call_tool("backend")).text == backend
@@ -89,3 +89,15 @@ async def test_a_stdio_server_serves_lists_calls_cancels_and_exits_on_either_bac
         with anyio.fail_after(5):
             assert await transport._process.wait() == 0
     assert "wait: cancelled" in transport.stderr_lines  # the tool saw its cancellation
+
+
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+async def test_sigterm_ends_a_stdio_server_cleanly_on_either_backend(tmp_path, backend):
+    script = tmp_path / "backends.py"
+    script.write_text(SERVER, encoding="utf-8")
+    transport = stdio([sys.executable, str(script)], env={BACKEND_VARIABLE: backend})
+    async with Client(transport, era="legacy", timeout=10) as client:
+        assert (await client.call_tool("backend")).text == backend
+        transport._process.send_signal(signal.SIGTERM)  # "basic/lifecycle": the second step of a shutdown
+        with anyio.fail_after(5):
+            assert await transport._process.wait() == 0  # ended as at end of file, not killed by the signal

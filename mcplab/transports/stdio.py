@@ -176,7 +176,8 @@ class StdioTransport:
                 raise await self._gone(f"could not write to the server's stdin ({exc})") from None
             if sent == len(data):
                 return
-        # One writer at a time: a partial write must finish before the next line starts.
+        # One writer at a time: a partial write must finish before the next line starts. Taking the free
+        # lock does not yield (fast_acquire), so no other line can slip in after a partial write_now().
         async with self._write_lock:
             try:
                 await self._stdin.write_all(data, WRITE_STALL, sent)
