@@ -18,7 +18,8 @@ export format (see DESIGN.md).
 
 Rendered views (plain text, HTML sequence diagram) never show ``t``: stored notebook
 outputs must be the same on every run. They live in :mod:`mcplab.trace.views`; the
-methods here only hand the frames over.
+methods here only hand the frames over. A :class:`Frame` itself is ``frame.py``, which both
+this module and the views read.
 
 **Bounded.** A server can send notifications as fast as it likes, and a notebook kernel must
 survive it, so a trace keeps at most :data:`MAX_FRAMES` frames and :data:`MAX_CHARS` characters of
@@ -34,43 +35,18 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Union
+from typing import Any, Iterable
 
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import InvalidRequest, JSONRPCError, ParseError
+from mcplab.trace.frame import Channel, Direction, Frame, Parsed
 
 # views.py is imported by the methods that draw a trace: every client records one, few ever look at it.
 
-Direction = Literal["c2s", "s2c"]
-Channel = Literal["stdio", "http", "stderr", "note"]
-Parsed = Union[jsonrpc.Message, JSONRPCError, None]
 _REFUSALS = {ParseError.code: ParseError, InvalidRequest.code: InvalidRequest}
 
 MAX_FRAMES = 10_000      # frames a trace keeps by default: hours of a lab, seconds of a flood
 MAX_CHARS = 16 << 20     # characters of raw text a trace keeps by default (16 Mi)
-
-
-@dataclass(frozen=True, slots=True)  # slots: no __dict__ per frame, one object fewer for the GC to walk
-class Frame:
-    seq: int
-    t: float
-    direction: Direction
-    channel: Channel
-    raw: str
-    message: Parsed = None
-    http: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSONL object: ``message`` is the decoded JSON object, or an error description."""
-        if isinstance(self.message, JSONRPCError):
-            message: Any = {"error": {"code": self.message.code, "message": self.message.message}}
-        elif self.message is None:
-            message = None
-        else:
-            message = jsonrpc.to_dict(self.message)
-        return {"seq": self.seq, "t": round(self.t, 6), "direction": self.direction,
-                "channel": self.channel, "raw": self.raw, "message": message, "http": self.http}
 
 
 class Trace:

@@ -36,7 +36,7 @@ from mcplab.i18n import N_, _, ngettext
 # html and urllib.parse are imported where they are used: every client loads this module, few draw a trace.
 
 if TYPE_CHECKING:
-    from mcplab.trace import Frame
+    from mcplab.trace.frame import Frame
 
 ARROWS = {"c2s": "→", "s2c": "←"}
 OTHER_SIDE = {"c2s": "s2c", "s2c": "c2s"}
