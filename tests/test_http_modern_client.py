@@ -215,6 +215,19 @@ async def test_the_transport_hands_back_each_answer_s_status_once():
             assert transport.reply_status(refused_id) is None  # handed back once: nothing piles up
 
 
+async def test_statuses_nobody_asks_for_stay_bounded():
+    from mcplab.transports.http import STATUSES
+
+    async with served(create_app(toy_server(), era="modern")) as url:
+        async with Client(http(url), era="modern") as client:
+            for _ in range(STATUSES * 3):  # a long session whose statuses are never read
+                await client.list_tools()
+            transport = client.transport
+            assert len(transport._statuses) == STATUSES
+            newest = wire(client)[-2].message.id
+            assert transport.reply_status(newest) == 200  # the newest are the ones kept
+
+
 async def test_auto_reads_a_400_unsupported_version_as_modern_and_asks_again():
     """The conformance ``request-metadata`` mock: the first POST is refused with -32022, whatever it said."""
     refused: list = []
