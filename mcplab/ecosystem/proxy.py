@@ -175,20 +175,11 @@ def stop_all(processes: Sequence[Any]) -> list[int | None]:
 
 async def _run(server: Any, sock: Any, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
     """Serve on ``sock`` until ``server.should_exit``; report started once uvicorn accepts connections."""
-    stopped = anyio.Event()
-
-    async def serve() -> None:
-        try:
-            await server.serve(sockets=[sock])
-        finally:
-            stopped.set()
+    from mcplab.server.streamable_http.process import start_serving
 
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(serve)
-        while not server.started:  # uvicorn has no readiness callback: poll its flag, briefly
-            if stopped.is_set():
-                raise RuntimeError("the proxy stopped before it started serving")
-            await anyio.sleep(0.005)
+        if not await start_serving(tasks, server, sock):
+            raise RuntimeError("the proxy stopped before it started serving")
         task_status.started()
 
 

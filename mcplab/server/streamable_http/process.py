@@ -105,6 +105,14 @@ async def serve_app(app: Starlette, sock: socket.socket, banner: str, *, tls: tu
     runner = uvicorn.Server(config)
     if _stdin_is_pipe() and os.environ.get(WATCHDOG_ENV, "on").lower() not in ("0", "off", "no", "false"):
         _watch_stdin(asyncio.get_running_loop(), lambda: setattr(runner, "should_exit", True))
+    async with anyio.create_task_group() as group:
+        if await start_serving(group, runner, sock):
+            print(banner, file=sys.stderr, flush=True)
+
+
+async def start_serving(group: anyio.abc.TaskGroup, runner: Any, sock: socket.socket) -> bool:
+    """Start ``runner`` (a ``uvicorn.Server``) serving on ``sock`` in ``group``; return once it accepts
+    connections (True), or once it has stopped without ever doing so (False)."""
     ended = anyio.Event()
 
     async def serve() -> None:
@@ -113,12 +121,10 @@ async def serve_app(app: Starlette, sock: socket.socket, banner: str, *, tls: tu
         finally:
             ended.set()
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve)
-        while not runner.started and not ended.is_set():  # uvicorn says "started" with a flag only
-            await anyio.sleep(0.005)
-        if runner.started:
-            print(banner, file=sys.stderr, flush=True)
+    group.start_soon(serve)
+    while not runner.started and not ended.is_set():  # uvicorn says "started" with a flag only
+        await anyio.sleep(0.005)
+    return runner.started
 
 
 def _stdin_is_pipe() -> bool:
