@@ -233,3 +233,81 @@ async def test_an_empty_next_cursor_is_a_cursor_and_only_an_absent_one_ends_the_
     asked = [f.message.params for f in client.trace
              if f.direction == "c2s" and getattr(f.message, "method", None) == "tools/list"]
     assert asked == [None, {"cursor": ""}]
+
+
+# --- the twins that never wait: send_nowait and receive_nowait ---------------------------------------
+# The connection tries them before it arms a timer (client/connection.py); a full pipe or a quiet server
+# must then leave no trace of the attempt, and a short line must go in whole or not at all.
+
+COUNT_LINES = """
+import json, os, sys, time
+flag = sys.argv[1]
+while not os.path.exists(flag):   # read nothing until the test has filled the pipe
+    time.sleep(0.01)
+count = 0
+for line in sys.stdin:
+    message = json.loads(line)    # a line cut in two would not decode
+    if message["method"] == "done":
+        break
+    count += 1
+print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"count": count}}), flush=True)
+"""
+
+
+async def test_send_nowait_fills_a_pipe_with_whole_lines_then_says_no(tmp_path):
+    flag = tmp_path / "read now"
+    note = jsonrpc.Notification("notifications/message", {"data": "x" * 1000})
+    async with stdio(["python", "-c", COUNT_LINES, str(flag)]) as transport:
+        sent = 0
+        while transport.send_nowait(note):
+            sent += 1
+        assert 30 < sent < 10_000  # a pipe holds tens of these lines (64 KiB on Linux), then refuses
+        assert not transport.send_nowait(note)  # still full: nothing written, nothing recorded
+        assert len([f for f in transport.trace if f.direction == "c2s"]) == sent
+        flag.touch()
+        await transport.send(jsonrpc.Notification("done"))  # waits for room, as send() may
+        with anyio.fail_after(10):
+            answer = await transport.receive()
+    assert answer.params == {"count": sent}  # every line the child read decoded: none was cut
+
+
+async def test_send_nowait_leaves_a_line_longer_than_pipe_buf_to_send(tmp_path):
+    from mcplab.transports.stdio import PIPE_BUF
+
+    flag = tmp_path / "read now"
+    flag.touch()
+    long = jsonrpc.Notification("notifications/message", {"data": "y" * PIPE_BUF})
+    async with stdio(["python", "-c", COUNT_LINES, str(flag)]) as transport:
+        assert transport.send_nowait(long) is False
+        assert len(transport.trace) == 0  # nothing went out, so nothing is recorded
+        await transport.send(long)
+        await transport.send(jsonrpc.Notification("done"))
+        with anyio.fail_after(10):
+            answer = await transport.receive()
+    assert answer.params == {"count": 1}
+
+
+async def test_receive_nowait_hands_over_what_has_arrived_and_never_waits():
+    script = ("import sys; sys.stdin.readline(); "
+              "print('{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"n\":1}}', flush=True); "
+              "sys.stdin.readline()")
+    async with stdio(["python", "-c", script]) as transport:
+        assert transport.receive_nowait() is None  # the child writes only once it has read a line
+        await transport.send_raw("go")
+        with anyio.fail_after(10):
+            while (message := transport.receive_nowait()) is None:
+                await anyio.sleep(0.01)
+        assert message == jsonrpc.Notification("notifications/message", {"n": 1})
+        assert transport.receive_nowait() is None
+    assert transport.receive_nowait() is None  # closed: still no waiting and no error
+
+
+async def test_a_call_that_went_out_at_once_times_out_from_when_it_was_made():
+    async with Client(mini(), timeout=5) as client:
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout, match="tools/call"):
+            await client.call_tool("slow", {}, timeout=0.3)  # the mini server never answers "slow"
+        assert 0.3 <= time.monotonic() - started < 3
+        cancelled = [f.message for f in client.trace if f.direction == "c2s"][-1]
+        assert cancelled.method == "notifications/cancelled"
+        assert (await client.call_tool("echo", {"n": 1})).text == '{"n": 1}'  # and the connection goes on

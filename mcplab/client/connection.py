@@ -86,17 +86,35 @@ class Connection:
             self.fail(exc)
             raise
 
+    def _send_nowait(self, message: jsonrpc.Message, extra_headers: dict[str, str] | None) -> bool:
+        """Send ``message`` at once if the transport can without waiting (a short line into a pipe)."""
+        headers = self.headers(message, extra_headers)
+        try:
+            return self.transport.send_nowait(message, headers=headers)
+        except MCPLabError as exc:
+            self.fail(exc)
+            raise
+
     async def exchange(self, request: Request, timeout: float, *, announce: bool = True,
                        extra_headers: dict[str, str] | None = None) -> Response | ErrorResponse | StreamEnded:
-        """Send ``request`` and wait for its response; on timeout, give up (and say so, if ``announce``)."""
+        """Send ``request`` and wait for its response; on timeout, give up (and say so, if ``announce``).
+
+        The timeout counts from now. Its timer is set only when the exchange has to wait: a line that
+        goes into the pipe at once and a reply that has arrived by the time we read (a quick server over
+        stdio) need none, and a timer costs more than the rest of the exchange's own work."""
         self.raise_if_failed()
         waiter = self.outgoing.add(request.id)
+        deadline = anyio.current_time() + timeout
         try:
-            # Sending is inside the timeout: over HTTP a POST whose reply is plain JSON only returns
-            # when the server has answered, so the wait starts with the send.
-            with anyio.move_on_after(timeout):
-                await self.send(request, extra_headers)
-                await self._wait(waiter)
+            sent = self._send_nowait(request, extra_headers)
+            if not sent:
+                # Over HTTP a POST whose reply is plain JSON only returns when the server has answered,
+                # so the wait may start with the send.
+                with anyio.CancelScope(deadline=deadline):
+                    await self.send(request, extra_headers)
+                    sent = True
+            if sent:
+                await self._wait(waiter, deadline)
         except BaseException as exc:
             self.outgoing.abandon(request.id, waiter)
             if announce and waiter.value is None and isinstance(exc, anyio.get_cancelled_exc_class()):
@@ -120,8 +138,9 @@ class Connection:
                 pass  # the connection is going away anyway; the timeout is what the caller needs to hear
 
     # --- reading ---------------------------------------------------------------------------------
-    async def _wait(self, waiter: Waiter) -> None:
-        """Wait for ``waiter``'s response, reading the transport whenever nobody else is."""
+    async def _wait(self, waiter: Waiter, deadline: float) -> None:
+        """Wait for ``waiter``'s response until ``deadline``, reading the transport whenever nobody else
+        is; at the deadline, return with no value."""
         try:
             while waiter.value is None:
                 self.raise_if_failed()
@@ -129,20 +148,34 @@ class Connection:
                     waiter.event = anyio.Event()
                     self._sleeping.append(waiter)
                     try:
-                        await waiter.event.wait()
+                        with anyio.CancelScope(deadline=deadline) as scope:
+                            await waiter.event.wait()
                     finally:
                         self._sleeping.remove(waiter)
                         waiter.event = None
+                    if scope.cancelled_caught:
+                        return
                     continue
                 self._reading = True
                 try:
-                    message = await self.transport.receive()
+                    message = self.transport.receive_nowait()  # what has arrived already: no timer needed
+                    if message is None:
+                        with anyio.CancelScope(deadline=deadline) as scope:
+                            message = await self.transport.receive()
+                        if scope.cancelled_caught:
+                            return
                 except MCPLabError as exc:
                     self.fail(exc)
                     raise  # the request that met the failure raises it; the others hear of it from the lifecycle
                 finally:
                     self._reading = False
-                await self._dispatch(message)
+                if isinstance(message, (Response, ErrorResponse)):
+                    self._settle(message)
+                else:  # a notification or a request of the server's: our handlers run within our deadline
+                    with anyio.CancelScope(deadline=deadline) as scope:
+                        await self._dispatch(message)
+                    if scope.cancelled_caught:
+                        return
         finally:
             self._pass_reading_on()
 
@@ -155,16 +188,19 @@ class Connection:
                 other.event.set()
                 return
 
+    def _settle(self, message: Response | ErrorResponse) -> None:
+        try:
+            self.outgoing.settle(message)  # a late answer to a request given up is ignored (the spec)
+        except RemoteProtocolError as exc:  # an id nobody asked, or null: the peer is confused
+            exc.raw = jsonrpc.encode(message)
+            self.fail(exc)
+            raise
+
     async def _dispatch(self, message: jsonrpc.Message | JSONRPCError | StreamEnded) -> None:
         if isinstance(message, StreamEnded):  # no message: the transport lost a request's reply stream
             self.outgoing.settle_id(message.request_id, message)
         elif isinstance(message, (Response, ErrorResponse)):
-            try:
-                self.outgoing.settle(message)  # a late answer to a request given up is ignored (the spec)
-            except RemoteProtocolError as exc:  # an id nobody asked, or null: the peer is confused
-                exc.raw = jsonrpc.encode(message)
-                self.fail(exc)
-                raise
+            self._settle(message)
         elif isinstance(message, Notification):
             await self.on_notification(message)
         elif isinstance(message, Request):

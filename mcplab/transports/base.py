@@ -23,6 +23,10 @@ Over HTTP a reply also has a status. The client reads it only where the spec giv
 its own (a dual-era client's probe): :func:`reply_status` asks a transport that has statuses
 (:class:`AnswersWithStatus`) for the one an answer came with, and gets None from one that has none.
 
+``send`` and ``receive`` have twins that never wait, as anyio's memory streams do: ``send_nowait``
+(False: nothing was sent, use ``send``) and ``receive_nowait`` (None: nothing has arrived yet). The
+connection tries them first, so an exchange that need not wait sets no timer.
+
 ``send`` may be given ``headers``: in the modern era the client mirrors each request's routing
 facts into HTTP headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``;
 see ``wire/headers.py``). A transport with headers sends them with that one message, over any it
@@ -60,11 +64,17 @@ class Transport(Protocol):
     async def send(self, message: Message, *, headers: Mapping[str, str] | None = None) -> None:
         """Encode one message and send it as one frame (with ``headers``, if the transport has any)."""
 
+    def send_nowait(self, message: Message, *, headers: Mapping[str, str] | None = None) -> bool:
+        """Send one message if that needs no waiting at all, else send nothing and return False."""
+
     async def send_raw(self, line: str) -> None:
         """Send text exactly as given, as one frame (the labs use it to show raw bytes)."""
 
     async def receive(self) -> Message | JSONRPCError | StreamEnded:
         """The next message from the server; raises TransportError once the connection is gone."""
+
+    def receive_nowait(self) -> Message | JSONRPCError | StreamEnded | None:
+        """The next message if it has arrived already, else None (never waits, never raises)."""
 
     async def close(self) -> None:
         """Disconnect the way the transport's spec section says; safe to call twice."""

@@ -195,6 +195,9 @@ class HTTPTransport:
             headers.update(self.auth.headers())  # Authorization: Bearer, on every request once there is a token
         return headers
 
+    def send_nowait(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> bool:
+        return False  # a POST always waits (for the reply, or at least for the status line)
+
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
         """POST one message; ``headers`` (a modern request's routing headers) go with it, over ours."""
         if isinstance(message, Request) and message.method == "initialize":
@@ -362,6 +365,12 @@ class HTTPTransport:
             self._open_client()
             self._arrived = anyio.Event()
             await self._arrived.wait()  # a JSON reply from a POST, or an event a stream's reader took
+        self._room.set()
+        return self._inbox.popleft()
+
+    def receive_nowait(self) -> jsonrpc.Message | JSONRPCError | StreamEnded | None:
+        if not self._inbox:
+            return None
         self._room.set()
         return self._inbox.popleft()
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import select
 import signal
 import sys
 import time
@@ -56,6 +57,7 @@ STDERR_POLL = POLL         # seconds a reader waits on stdout before draining st
 EXIT_GRACE = 1.0           # seconds to wait for the exit code once stdout has ended
 WRITE_STALL = 5.0          # seconds a half-written line may wait for the server to read on
 STDERR_TAIL = 12           # stderr lines an error carries
+PIPE_BUF = getattr(select, "PIPE_BUF", 512)  # bytes a pipe takes whole or not at all (POSIX: at least 512)
 STDERR_LINE = jsonrpc.DEFAULT_MAX_LINE  # bytes of one stderr line kept: a server may write forever without a newline
 
 
@@ -155,6 +157,27 @@ class StdioTransport:
         self.trace.record("c2s", "stdio", raw, message)
         await self._write(raw.encode("utf-8") + b"\n")
 
+    def send_nowait(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> bool:
+        """Write one message now if the pipe takes the whole line at once; False (nothing written) if not.
+
+        POSIX writes of at most ``PIPE_BUF`` bytes to a pipe are atomic: all of the line goes in, or
+        none of it. So a short line never leaves half of itself behind, and the caller that hears False
+        sends the message again with :meth:`send`, which waits for room. (A longer line, or a write
+        already under way, always takes that way: it is encoded a second time there.)"""
+        if self._process is None or self._closed or self._write_lock.locked():
+            return False
+        raw = jsonrpc.encode(message)
+        data = raw.encode("utf-8") + b"\n"
+        if len(data) > PIPE_BUF:
+            return False
+        try:
+            if self._stdin.write_now(data) == 0:
+                return False  # the pipe is full (or, on Windows, only a thread may write)
+        except OSError:
+            return False  # a broken pipe: send() meets it again and says how the server ended
+        self.trace.record("c2s", "stdio", raw, message)
+        return True
+
     async def send_raw(self, line: str) -> None:
         """Write ``line`` and a newline exactly as given (it may be invalid: that is the point)."""
         try:
@@ -191,29 +214,35 @@ class StdioTransport:
 
     # --- receiving ---------------------------------------------------------------------------
     async def receive(self) -> jsonrpc.Message | JSONRPCError:
-        while not self._inbox:
+        while (message := self.receive_nowait()) is None:
             if self._process is None or self._closed:
                 raise TransportError("the stdio transport is closed")
             if self._stdout_eof:
                 raise await self._gone("the server closed its stdout")
-            data = self._read_stdout()  # first without waiting: a quick server has often answered already
-            if data is None:
-                try:  # until stdout or stderr has something
-                    await self._stdout.wait_readable(None if self._stderr_eof else self._stderr)
-                except anyio.ClosedResourceError:
-                    raise TransportError("the stdio transport was closed while reading") from None
-                data = self._read_stdout()  # on asyncio the watch has read it already: no system call
-            self._drain_stderr()
-            if data is None:  # only stderr had something (or, on trio and Windows, STDERR_POLL passed)
-                continue
-            if not data:
-                self._stdout_eof = True
-                continue
-            record, inbox = self.trace.record, self._inbox
-            for line, message in self._framer.frames(data):
-                record("s2c", "stdio", line, message)  # a line over the limit is not kept: b""
-                inbox.append(message)
-        return self._inbox.popleft()
+            try:  # until stdout or stderr has something
+                await self._stdout.wait_readable(None if self._stderr_eof else self._stderr)
+            except anyio.ClosedResourceError:
+                raise TransportError("the stdio transport was closed while reading") from None
+            self._drain_stderr()  # perhaps only stderr had something (or, on trio and Windows, STDERR_POLL passed)
+        return message
+
+    def receive_nowait(self) -> jsonrpc.Message | JSONRPCError | None:
+        """The next message if it has arrived already, else None: never waits (:meth:`receive` waits).
+
+        A quick server has often answered by the time its client reads, so this is the common case.
+        On asyncio a watch that woke a waiting reader has read the bytes already: no system call."""
+        if not self._inbox and self._process is not None and not self._closed and not self._stdout_eof:
+            data = self._read_stdout()
+            if data is not None:
+                self._drain_stderr()  # a log line the server wrote before its reply goes before it
+                if not data:
+                    self._stdout_eof = True
+                else:
+                    record, inbox = self.trace.record, self._inbox
+                    for line, message in self._framer.frames(data):
+                        record("s2c", "stdio", line, message)  # a line over the limit is not kept: b""
+                        inbox.append(message)
+        return self._inbox.popleft() if self._inbox else None
 
     def _read_stdout(self) -> bytes | None:
         try:
