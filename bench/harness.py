@@ -49,7 +49,8 @@ FLOOR = [PYTHON, str(BENCH / "floor.py")]
 SERVERS = {"mcplab": WEATHER, "sdk": SDK_WEATHER, "floor": FLOOR}
 # The TypeScript SDK's reference server, from npm into .node/ by `make test`; run by the Node installed
 # beside it (node@22), else the one on PATH. Its transport is its first argument.
-NODE_BIN = ROOT / ".node" / "node_modules" / ".bin"
+NODE_DIR = ROOT / ".node"
+NODE_BIN = NODE_DIR / "node_modules" / ".bin"
 EVERYTHING = ROOT / ".node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 TS_TRANSPORTS = {"stdio": "stdio", "http": "streamableHttp"}
 # It listens on every interface, on $PORT; this preload keeps it on 127.0.0.1 and prints the port.
@@ -177,10 +178,23 @@ def node() -> str:
     return str(found)
 
 
+def npx() -> list[str]:
+    """server-everything started the way its README and most MCP host configurations start it: through
+    npx, here from the copy in .node/ (run with ``cwd=NODE_DIR``; ``--no-install``: never the network).
+    npx first resolves the package, then starts Node: that is part of what a user waits for."""
+    node()  # the same prerequisites, said the same way
+    found = shutil.which("npx")
+    if found is None:
+        raise NotAvailable("npx is not on PATH (it comes with npm)")
+    return [found, "--no-install", "@modelcontextprotocol/server-everything", "stdio"]
+
+
 def server_argv(name: str, transport: str = "stdio") -> list[str]:
-    """How to start server ``name`` (mcplab, sdk, floor, ts); the Python ones take ``--http`` later."""
+    """How to start server ``name`` (mcplab, sdk, floor, ts, ts-npx); the Python ones take ``--http`` later."""
     if name == "ts":
         return [node(), str(EVERYTHING), TS_TRANSPORTS[transport]]
+    if name == "ts-npx":
+        return npx()
     return SERVERS[name]
 
 

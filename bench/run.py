@@ -13,7 +13,7 @@ What is measured (each a small function below; one whose prerequisites are missi
                  stdio_client`, less a bare `python -c pass`
     cold_start   spawn the bundled weather server → first tools/list answered, against the SDK's
                  equivalent server (servers/weather_sdk.py), the TypeScript SDK's reference server
-                 (server-everything from npm, on Node) and a raw JSON-lines echo; the server's peak
+                 (server-everything from npm, on Node, started by node and by npx) and a raw JSON-lines echo; the server's peak
                  memory at that moment
     round_trips  sequential tools/call per second, p50/p99 latency, client and server peak memory, for
                  every client × server pair over stdio and Streamable HTTP, legacy and modern era; the
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import (
-    BENCH, PYTHON, RESULTS, ROOT, Lines, NotAvailable, alternate, load_average, peak_kib, percentile, python_env,
+    BENCH, NODE_DIR, PYTHON, RESULTS, ROOT, Lines, NotAvailable, alternate, load_average, peak_kib, percentile, python_env,
     server_argv, stop, summary,
 )
 from report import goals, render
@@ -63,7 +63,8 @@ FLOOR_PAIRS = [("raw", "floor"), ("mcplab", "floor"), ("sdk", "floor")]
 # The TypeScript reference server (legacy era only: it does not speak the stateless revision), and the
 # raw client against both servers; --quick keeps the first two.
 TS_PAIRS = [("raw", "mcplab"), ("raw", "ts"), ("mcplab", "ts"), ("sdk", "ts")]
-COLD_SERVERS = ("mcplab", "sdk", "ts", "floor")
+COLD_SERVERS = ("mcplab", "sdk", "ts", "ts-npx", "floor")
+COLD_CWD = {"ts-npx": NODE_DIR}  # where npx finds the local copy; every other server starts in the checkout
 READY_TIMEOUT = 90.0   # seconds for a driver to start, connect and warm up (two SDK imports on a busy machine)
 ROUND_TIMEOUT = 300.0  # seconds for one round of one pair
 
@@ -105,11 +106,11 @@ def frame(message: dict) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-def cold_start(argv: list[str], env: dict[str, str]) -> tuple[float, int | None]:
+def cold_start(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, int | None]:
     """Spawn → initialize answered → tools/list answered, driven as a client would; (ms, peak KiB)."""
     started = time.perf_counter()
     process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               env=env, cwd=ROOT)
+                               env=env, cwd=cwd)
     try:
         lines = Lines(process.stdout.fileno())
         for request_id, messages in ((1, [INITIALIZE]), (2, [{"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -136,8 +137,8 @@ def measure_cold_start(args: argparse.Namespace) -> dict[str, Any]:
 
     def contender(name: str) -> Callable[[], float]:
         def run() -> float:
-            elapsed, peak = cold_start(server_argv(name), env)
-            if peak:
+            elapsed, peak = cold_start(server_argv(name), env, COLD_CWD.get(name, ROOT))
+            if peak and name not in COLD_CWD:  # npx's own memory is not the server's (its grandchild)
                 peaks[name].append(peak)
             return elapsed
         return run
@@ -156,7 +157,9 @@ def server_name(name: str) -> str:
         argv = server_argv(name)
     except NotAvailable as exc:
         return f"not available: {exc}"
-    return "server-everything stdio (Node)" if name == "ts" else " ".join(Path(a).name for a in argv[1:])
+    if name.startswith("ts"):
+        return "server-everything stdio (Node)" + (", started by npx" if name == "ts-npx" else "")
+    return " ".join(Path(a).name for a in argv[1:])
 
 
 # --- round trips ---------------------------------------------------------------------------------------

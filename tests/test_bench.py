@@ -22,7 +22,8 @@ GOALS = {"stdio round trips/s, legacy: mcplab pair / SDK pair", "http round trip
          "server peak memory (stdio, after the rounds): mcplab / SDK", "notebook suite under nbval (seconds)",
          "stdio calls/s, raw client: weather server / TypeScript server",
          "http calls/s, raw client: weather server / TypeScript server",
-         "cold start: weather server / TypeScript server"}
+         "cold start: weather server / TypeScript server, npx",
+         "cold start: weather server / TypeScript server, node"}
 
 
 @pytest.fixture(scope="module")
