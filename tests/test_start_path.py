@@ -4,7 +4,8 @@ Start-up time is mostly imports, and ``bench/`` measures it (never a test: the m
 no assertion). What a test can keep is the reason it is short: each of these paths leaves out the
 modules it never uses, by name. A bare ``import mcplab`` resolves every name on first use; a
 client that only records a trace does not load the code that draws one; a stdio server answers
-``tools/list`` without the HTTP side, the OAuth resource server, the schema checker or ``pathlib``.
+``tools/list`` without the HTTP side, the OAuth resource server, the schema checker, ``pathlib`` or,
+when it is given no flags, ``argparse``.
 Each check runs in a fresh interpreter and looks only at what the path itself added to
 ``sys.modules``, so a tool that preloads modules (coverage, say) can hide a regression but never
 fake one.
@@ -82,5 +83,33 @@ def test_the_stdio_weather_server_answers_tools_list_without_http_oauth_checks_o
     assert {"mcplab.server.stdio", "mcplab.auth.scopes"} <= added
     left_out = {"mcplab.auth.resource", "mcplab.auth.discovery", "mcplab.auth.middleware",
                 "mcplab.server.streamable_http", "mcplab.client", "mcplab.transports", "mcplab.trace",
-                "jsonschema", "httpx", "starlette", "uvicorn", "joserfc", "pathlib", "urllib.parse", "difflib"}
+                "jsonschema", "httpx", "starlette", "uvicorn", "joserfc", "pathlib", "urllib.parse", "difflib",
+                "argparse", "gettext"}  # no flags, no parser
     assert not left_out & added, sorted(left_out & added)
+
+
+def test_a_server_started_without_flags_runs_with_the_defaults_the_parser_gives():
+    from mcplab.server.runner import DEFAULTS, arguments
+
+    assert vars(arguments().parse_args([])) == dict(DEFAULTS)
+
+
+def weather(*flags: str, session: list[dict] = SESSION) -> subprocess.CompletedProcess:
+    lines = "".join(json.dumps(m) + "\n" for m in session)
+    return subprocess.run([sys.executable, "servers/weather.py", *flags], input=lines, capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+
+
+def test_the_flags_still_work_when_given_help_a_wrong_flag_and_era():
+    done = weather("--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage: weather.py"), done
+    for flag in ("--http", "--port PORT", "--era {dual,legacy,modern}", "--log-level", "(default dual)"):
+        assert flag in done.stdout, (flag, done.stdout)
+    done = weather("--no-such-flag")
+    assert done.returncode == 2 and "unrecognized arguments: --no-such-flag" in done.stderr, done
+    done = weather("--era", "modern")  # a modern-only server refuses the legacy handshake
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and replies[0]["error"]["code"] == -32601, done.stdout
+    done = weather("--era", "legacy")
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2] and replies[1]["result"]["tools"], done.stdout

@@ -11,7 +11,9 @@ Every bundled server ends with ``run(server)``; this module turns the command li
     ... --http --tls-cert C.pem --tls-key K.pem    serve https:// instead
 
 A server with flags of its own (``files.py --root DIR``) builds on :func:`arguments` and passes the
-parsed namespace to :func:`run`.
+parsed namespace to :func:`run`. A server started with no flags at all (how a client usually starts
+one) runs with :data:`DEFAULTS` and never builds a parser: argparse, and the gettext it loads, would
+cost every start-up more than a millisecond to learn nothing.
 
 Before serving stdio, :func:`run` moves file descriptor 1: MCP messages keep a private duplicate of
 the real stdout, and fd 1 itself is pointed at stderr. A stray ``print()`` in a tool, or a child
@@ -30,32 +32,40 @@ the process, over HTTP each request decides for itself.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys
-from typing import Any, Sequence
+from types import MappingProxyType, SimpleNamespace
+from typing import TYPE_CHECKING, Any, Sequence
 
 from mcplab.server.toolkit import Server
+
+if TYPE_CHECKING:
+    import argparse
 
 BACKEND_VARIABLE = "MCPLAB_ASYNC_BACKEND"  # the anyio backend of the stdio runner
 BACKENDS = ("asyncio", "trio")
 
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    # A fixed width: the default asks shutil for the terminal's, an import that costs every start-up
-    # a few milliseconds only to print --help.
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog, width=100)
+# What each shared flag is when it is not given: run() uses it as is when there are no flags at all,
+# and arguments() gives the parser the same defaults.
+DEFAULTS = MappingProxyType({
+    "http": False, "host": "127.0.0.1", "port": 8000, "era": "dual", "diagnostics": False, "auth": None,
+    "tls_cert": None, "tls_key": None, "ca": None, "ask_timeout": None, "log_level": "warning",
+})
 
 
 def arguments(description: str | None = None) -> argparse.ArgumentParser:
     """The flags every bundled server takes; add your own and pass the result to :func:`run`."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=_HelpFormatter)
+    import argparse  # here, not at the top: a server started with no flags never parses any
+
+    # A fixed width: the default asks shutil for the terminal's, an import that costs every start-up
+    # a few milliseconds only to print --help.
+    parser = argparse.ArgumentParser(description=description, formatter_class=lambda prog:
+                                     argparse.RawDescriptionHelpFormatter(prog, width=100))
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000; 0 picks a free one)")
-    parser.add_argument("--era", choices=("dual", "legacy", "modern"), default="dual",
+    parser.add_argument("--host", help="HTTP address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="HTTP port (default 8000; 0 picks a free one)")
+    parser.add_argument("--era", choices=("dual", "legacy", "modern"),
                         help="protocol generations to speak (default dual)")
     parser.add_argument("--diagnostics", action="store_true",
                         help="add the diagnostic tools the official conformance suite calls (test_*)")
@@ -64,20 +74,26 @@ def arguments(description: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--tls-cert", help="with --http: serve HTTPS with this certificate (PEM)")
     parser.add_argument("--tls-key", help="with --http: ... and this private key (PEM)")
     parser.add_argument("--ca", help="CA bundle to trust for HTTPS to the authorization server")
-    parser.add_argument("--ask-timeout", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--ask-timeout", type=float, metavar="SECONDS",
                         help="how long the client has to answer a question (sampling, elicitation, roots) before "
                              f"it is cancelled (default {Server.ask_timeout:g})")
-    parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"),
+    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
                         help="level of the log on stderr (default warning)")
+    parser.set_defaults(**DEFAULTS)  # the values run() uses when there are no flags at all
     return parser
 
 
 def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, *, scopes: Any = None) -> None:
-    """Parse the shared flags (unless given a namespace) and serve until the client goes away.
+    """Parse the shared flags (``sys.argv`` unless given a list, or a parsed namespace) and serve until
+    the client goes away.
 
     ``scopes``: the :class:`mcplab.auth.resource.ScopePolicy` that ``--auth`` enforces.
     """
-    if not isinstance(args, argparse.Namespace):
+    if args is None:
+        args = sys.argv[1:]
+    if isinstance(args, (list, tuple)) and not args:  # no flags: the defaults, without building a parser
+        args = SimpleNamespace(**DEFAULTS)
+    elif isinstance(args, (list, tuple)):
         args = arguments(server.info.get("title") or server.info["name"]).parse_args(args)
     if getattr(args, "ask_timeout", None) is not None:
         server.ask_timeout = args.ask_timeout
