@@ -39,8 +39,7 @@ leaves the client free to fall back to ``initialize`` on the same pipe.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcplab.lifecycle import OPERATING, SERVER, RoleState
 from mcplab.wire.errors import InternalError, InvalidParams, InvalidRequest, MethodNotFound, UnsupportedProtocolVersion
@@ -132,8 +131,7 @@ def supported_versions(eras: ServerEra) -> list[str]:
     return versions + (list(reversed(LEGACY_VERSIONS)) if eras != "modern" else [])
 
 
-@dataclass(frozen=True)
-class RequestMeta:
+class RequestMeta(NamedTuple):  # a plain record: cheaper to define than a frozen dataclass
     """The per-request envelope of a modern request."""
     protocol_version: str
     client_capabilities: dict[str, Any]

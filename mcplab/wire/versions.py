@@ -20,8 +20,7 @@ Versions are never compared as strings: :func:`at_least` compares positions in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from mcplab.i18n import Text, _  # what people read (capabilities_text, DEPRECATED) follows the language
 
@@ -73,8 +72,7 @@ HEADER_PARAM_PREFIX = "Mcp-Param-"
 
 # --- what 2026-07-28 deprecated ----------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Deprecation:
+class Deprecation(NamedTuple):  # a row of the table below; cheaper to define than a frozen dataclass
     """A feature still in the spec but scheduled for removal: new implementations SHOULD NOT adopt it."""
     feature: str
     since: str
