@@ -106,6 +106,7 @@ class _Readable:
 
 @dataclass(eq=False, kw_only=True)
 class Resource(_Readable):
+    """One registered resource: a fixed URI and the function that reads it."""
     uri: str
 
     def descriptor(self, version: str) -> dict[str, Any]:
@@ -114,6 +115,7 @@ class Resource(_Readable):
 
 @dataclass(eq=False, kw_only=True)
 class ResourceTemplate(_Readable):
+    """A family of resources: a URI template, the function that reads a member, how to list and complete them."""
     uri_template: str
     lister: Callable[[], Iterable[dict[str, Any]]] | None = None
     completers: dict[str, Completer] = field(default_factory=dict)
@@ -133,6 +135,7 @@ class ResourceTemplate(_Readable):
 
 @dataclass(eq=False)
 class Prompt:
+    """One registered prompt: the function that fills it in, its string arguments and how to complete them."""
     name: str
     fn: Callable
     description: str
