@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from mcplab.wire.errors import InvalidParams
 
@@ -56,8 +56,7 @@ ELICIT_ACTIONS = ("accept", "decline", "cancel")
 _NOT_SALIENT = ("_meta", "inputResponses", "requestState")  # what may differ between rounds of one request
 
 
-@dataclass(frozen=True)
-class InputRequest:
+class InputRequest(NamedTuple):  # a value, immutable; cheaper to define than a frozen dataclass
     """One question for the client: a request object without ``jsonrpc`` and ``id``."""
     method: str
     params: dict[str, Any] | None = None
