@@ -35,8 +35,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from types import MappingProxyType, SimpleNamespace
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mcplab.server.toolkit import Server
 
@@ -84,16 +85,16 @@ def arguments(description: str | None = None) -> argparse.ArgumentParser:
 
 
 def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, *, scopes: Any = None) -> None:
-    """Parse the shared flags (``sys.argv`` unless given a list, or a parsed namespace) and serve until
-    the client goes away.
+    """Parse the shared flags (``sys.argv`` unless given a list of flags or a parsed namespace) and serve
+    until the client goes away.
 
     ``scopes``: the :class:`mcplab.auth.resource.ScopePolicy` that ``--auth`` enforces.
     """
     if args is None:
         args = sys.argv[1:]
-    if isinstance(args, (list, tuple)) and not args:  # no flags: the defaults, without building a parser
+    if isinstance(args, Sequence) and not args:  # no flags: the defaults, without building a parser
         args = SimpleNamespace(**DEFAULTS)
-    elif isinstance(args, (list, tuple)):
+    elif isinstance(args, Sequence):
         args = arguments(server.info.get("title") or server.info["name"]).parse_args(args)
     if getattr(args, "ask_timeout", None) is not None:
         server.ask_timeout = args.ask_timeout
