@@ -235,10 +235,11 @@ class StdioSession(RunnerPeer):
     def _write(self, message: Message | list[Message]) -> None:
         if self.connection.lifecycle.state is ERROR:
             return  # stdout is gone: nobody reads our replies any more
-        data = memoryview((jsonrpc.encode(message) + "\n").encode("utf-8"))
+        data = (jsonrpc.encode(message) + "\n").encode("utf-8")
         try:
-            while data:
-                data = data[os.write(self.out_fd, data):]
+            written = os.write(self.out_fd, data)
+            while written < len(data):  # a full pipe takes a long reply in parts
+                written += os.write(self.out_fd, data[written:])
         except OSError as exc:  # BrokenPipeError: the client closed our stdout
             log.warning("stdout closed (%s); dropping further replies", exc)
             self.connection.lifecycle.fail(exc)  # a failed send: this connection's lifecycle is in ERROR for good
