@@ -97,7 +97,7 @@ class StdioSession(RunnerPeer):
     """One client on a pair of file descriptors; implements the toolkit's ``Peer``.
 
     Requests run in ``group``, the task group of :func:`serve_stdio`; ``tasks`` maps each running
-    request's id to its cancel scope."""
+    request's id to its cancel scope (a request answered in line: to its :class:`_Queued`)."""
 
     def __init__(self, server: Server, out_fd: int, era: ServerEra, group: anyio.abc.TaskGroup) -> None:
         super().__init__(server)
