@@ -274,6 +274,44 @@ def test_a_cancelled_request_gets_no_response() -> None:
         assert not [m for m in leftovers if m.get("id") == 50]
 
 
+WEATHER_CALL = {"name": "get_weather", "arguments": {"city": "Beijing"}}
+
+
+def test_a_plain_tool_cancelled_in_the_same_write_gets_no_response() -> None:
+    """get_weather is a plain def, answered without a task of its own (Server.answers_at_once): still,
+    a cancellation read with it, before it ran, stops it, as it stops a request waiting for its task."""
+    with RawServer(server_argv("weather"), version="2025-06-18") as server:
+        server.initialize("2025-06-18")
+        server.send_raw(b"".join(line(m) for m in (  # one write: the server reads it in one chunk
+            {"jsonrpc": "2.0", "id": 60, "method": "tools/call", "params": WEATHER_CALL},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 60, "reason": "no"}},
+            {"jsonrpc": "2.0", "id": 61, "method": "tools/call", "params": WEATHER_CALL})))
+        assert server.recv()["id"] == 61  # the next reply is the second call's: none came for 60
+        assert server.result("ping") == {}
+        server.close()
+        leftovers = []
+        while not server.lines.empty():
+            item = server.lines.get()
+            if item:
+                leftovers.append(json.loads(item))
+        assert not [m for m in leftovers if m.get("id") == 60]
+
+
+def test_a_plain_tool_answers_in_order_and_its_id_is_taken_until_it_has() -> None:
+    with RawServer(server_argv("weather"), version="2025-06-18") as server:
+        server.initialize("2025-06-18")
+        server.send_raw(b"".join(line(m) for m in (  # one write: the server reads it in one chunk
+            {"jsonrpc": "2.0", "id": 70, "method": "tools/call", "params": WEATHER_CALL},
+            {"jsonrpc": "2.0", "id": 70, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 71, "method": "tools/call", "params": {**WEATHER_CALL, "name": "nope"}},
+            {"jsonrpc": "2.0", "id": 72, "method": "ping"})))
+        replies = [server.recv() for _ in range(4)]
+        assert replies[0]["id"] == 70 and replies[0]["error"]["code"] == -32600  # id 70 is still running
+        assert replies[1]["id"] == 70 and "Beijing: sunny" in replies[1]["result"]["content"][0]["text"]
+        assert replies[2]["id"] == 71 and replies[2]["error"]["code"] == -32602
+        assert replies[3] == {"jsonrpc": "2.0", "id": 72, "result": {}}
+
+
 def test_print_in_a_tool_goes_to_stderr_not_to_the_client(tmp_path) -> None:
     script = tmp_path / "noisy.py"
     script.write_text("from mcplab.server import Server, run\n"

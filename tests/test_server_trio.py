@@ -1,9 +1,9 @@
 """The stdio runner is anyio all through: a real server process serves on trio as it does on asyncio.
 
 A small server (written here, its tools awaiting only anyio) runs under ``MCPLAB_ASYNC_BACKEND=trio``
-and under the default, driven by mcplab's client over real pipes: tools/list, tools/call, a request
-the server sends back to the client, a cancelled call (no response, the tool sees the cancellation),
-and the exit when stdin closes or SIGTERM comes.
+and under the default, driven by mcplab's client over real pipes: tools/list, tools/call (a plain
+tool answered in line too), a request the server sends back to the client, a cancelled call (no
+response, the tool sees the cancellation), and the exit when stdin closes or SIGTERM comes.
 """
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ SERVER = textwrap.dedent('''
     async def backend() -> str:
         """The async library this server runs on."""
         return sniffio.current_async_library()
+
+
+    @server.tool
+    def echo(text: str) -> str:
+        """A plain function: the runner answers it in line, without a task of its own."""
+        return text
 
 
     @server.tool
@@ -72,8 +78,9 @@ async def test_a_stdio_server_serves_lists_calls_cancels_and_exits_on_either_bac
     transport = stdio([sys.executable, str(script)], env={BACKEND_VARIABLE: backend})
     client = Client(transport, era="legacy", timeout=10, roots=["file:///lab"])
     async with client:
-        assert {tool.name for tool in await client.list_tools()} == {"backend", "wait", "client_roots"}
+        assert {tool.name for tool in await client.list_tools()} == {"backend", "echo", "wait", "client_roots"}
         assert (await client.call_tool("backend")).text == backend
+        assert (await client.call_tool("echo", {"text": backend})).text == backend
         assert (await client.call_tool("client_roots")).text == "file:///lab"
 
         with anyio.move_on_after(0.5) as waited:

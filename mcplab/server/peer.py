@@ -14,7 +14,8 @@ Two of its duties do not depend on the transport, and live here:
   ``server.max_asking`` questions open at once: one more is refused before it is sent;
 * :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``): ``tasks``
   holds, per request id, whatever has a ``cancel()``: the cancel scope of a task in the runner's
-  task group (stdio), or an asyncio task (a legacy HTTP session).
+  task group (stdio; or the ticket of a request it answers in line), or an asyncio task (a legacy
+  HTTP session).
 
 Matching the client's answers to our requests is the endpoint both sides share (``mcplab/endpoint.py``,
 the client's connection uses the same), and its waits are anyio's: a runner works on asyncio and trio.

@@ -16,7 +16,12 @@ write anything to stdout that is not an MCP message. This module only moves byte
 * Order: notifications and ``initialize`` are handled inline, in arrival order: they change the
   connection's state, and everything after them must see that change. Every other request runs as
   its own task in the session's task group, so a slow tool does not hold up ``ping``;
-  ``notifications/cancelled`` cancels that task's scope, and no response is sent for it. While a dual-era connection (``--era dual``, the default)
+  ``notifications/cancelled`` cancels that task's scope, and no response is sent for it.
+* A request that finishes without ever waiting (``Server.answers_at_once``: ``ping``, a list, a
+  plain ``def`` tool) needs no task: it is answered in line once the rest of its chunk has been
+  read, which is when a task of its own would have begun, so a cancellation in the same chunk
+  still stops it. A task, its cancel scope and a loop turn cost more than such an answer.
+* While a dual-era connection (``--era dual``, the default)
   has not decided its era, each new task takes its first step before the next line is read: the
   first request that is served decides (modern.py), and a later ``initialize`` must not overtake it.
 * A modern ``subscriptions/listen`` stays open in :meth:`StdioSession.hold` until the client cancels
@@ -77,11 +82,22 @@ class _Worker:
         self.wake = anyio.Event()
 
 
+class _Queued:
+    """A request to answer in line at the end of its chunk; ``notifications/cancelled`` before then drops it."""
+    __slots__ = ("cancelled",)
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 class StdioSession(RunnerPeer):
     """One client on a pair of file descriptors; implements the toolkit's ``Peer``.
 
     Requests run in ``group``, the task group of :func:`serve_stdio`; ``tasks`` maps each running
-    request's id to its cancel scope."""
+    request's id to its cancel scope (a request answered in line: to its :class:`_Queued`)."""
 
     def __init__(self, server: Server, out_fd: int, era: ServerEra, group: anyio.abc.TaskGroup) -> None:
         super().__init__(server)
@@ -91,6 +107,7 @@ class StdioSession(RunnerPeer):
         self.closing = False
         self._idle: anyio.Event | None = None  # set when the last running request ends (close waits on it)
         self._idle_workers: list[_Worker] = []
+        self._queued: list[tuple[Request, _Queued]] = []  # this chunk's requests to answer in line
         self.connection = server.connect(self, era)
 
     # --- Peer: the way back to the client -----------------------------------------------------------
@@ -131,6 +148,11 @@ class StdioSession(RunnerPeer):
                 self._write(reply)
         elif item.id in self.tasks:
             self._write(self.id_in_use(item.id))
+        elif self.connection.era is not None and self.server.answers_at_once(item):
+            # Registered like a task (a cancellation or a reused id later in the chunk finds it), but
+            # answered by answer_queued(): a task would cost more than the whole answer.
+            self.tasks[item.id] = queued = _Queued()
+            self._queued.append((item, queued))
         else:
             # The scope is registered now, not when the task first runs: a cancellation or a reused id
             # on the very next line must find it.
@@ -142,6 +164,21 @@ class StdioSession(RunnerPeer):
                 await self.group.start(self._answer, item.id, item, scope)
             else:
                 self._run_soon(item.id, item, scope)
+
+    async def answer_queued(self) -> None:
+        """Answer the requests of the chunk just read that finish without waiting, in arrival order.
+
+        Why here and not in a task: such a request never awaits (``Server.answers_at_once``), so no
+        other request, and no cancellation, could run while it does; and a task of its own would not
+        have begun before this chunk was read either. The order and the cancellations it sees are
+        the same, without a task, a cancel scope and a loop turn per request."""
+        queued, self._queued = self._queued, []
+        for request, ticket in queued:
+            self.tasks.pop(request.id, None)
+            if not ticket.cancelled:  # the client cancelled it later in the chunk: no response
+                reply = await self.server.handle(request, self.connection)
+                if reply is not None:
+                    self._write(reply)
 
     def _receive_batch(self, batch: list) -> None:
         rest = self.take_responses(batch)
@@ -198,10 +235,11 @@ class StdioSession(RunnerPeer):
     def _write(self, message: Message | list[Message]) -> None:
         if self.connection.lifecycle.state is ERROR:
             return  # stdout is gone: nobody reads our replies any more
-        data = memoryview((jsonrpc.encode(message) + "\n").encode("utf-8"))
+        data = (jsonrpc.encode(message) + "\n").encode("utf-8")
         try:
-            while data:
-                data = data[os.write(self.out_fd, data):]
+            written = os.write(self.out_fd, data)
+            while written < len(data):  # a full pipe takes a long reply in parts
+                written += os.write(self.out_fd, data[written:])
         except OSError as exc:  # BrokenPipeError: the client closed our stdout
             log.warning("stdout closed (%s); dropping further replies", exc)
             self.connection.lifecycle.fail(exc)  # a failed send: this connection's lifecycle is in ERROR for good
@@ -358,6 +396,7 @@ async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: S
                 while data := await reader.read():
                     for message in framer.feed(data):
                         await session.receive(message)
+                    await session.answer_queued()
             finally:
                 reader.close()
         if framer.pending and not stopping:
