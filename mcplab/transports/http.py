@@ -73,6 +73,7 @@ from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
 from mcplab.transports.background import Background, Job
 from mcplab.transports.base import StreamEnded
+from mcplab.transports.one_write import OneWriteTransport
 from mcplab.trace.http_text import render_http
 from mcplab.wire.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
 
@@ -154,6 +155,7 @@ class HTTPTransport:
         # the read timeout: how long a reply may keep us waiting for its next byte
         self.timeout = httpx.Timeout(timeout, connect=10.0)
         self._client: httpx.AsyncClient | None = None
+        self._endpoint: httpx.URL | None = None  # the URL, parsed once by open() (not once per request)
         self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
         self._arrived = anyio.Event()
         self._room = anyio.Event()  # set when receive() takes a message: a waiting stream reader reads on
@@ -171,8 +173,12 @@ class HTTPTransport:
         # keep-alive: one TCP connection, reused for every POST while nothing else is in flight
         # A proxy from the environment is never right for a server on this machine (and httpx would
         # send even 127.0.0.1 through HTTP_PROXY): trust the environment only for remote servers.
-        self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT},
-                                         trust_env=not _on_this_machine(self.url), verify=verify_with(self.verify))
+        self._endpoint = httpx.URL(self.url)
+        local = _on_this_machine(self.url)
+        # Plain HTTP on this machine: each request in one write, head and body (one_write.py says why).
+        transport = OneWriteTransport() if local and self._endpoint.scheme == "http" else None
+        self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT}, trust_env=not local,
+                                         verify=verify_with(self.verify), transport=transport)
 
     async def __aenter__(self) -> HTTPTransport:
         await self.open()
@@ -202,7 +208,7 @@ class HTTPTransport:
         """POST one message; ``headers`` (a modern request's routing headers) go with it, over ours."""
         if isinstance(message, Request) and message.method == "initialize":
             self._initialize_id = message.id
-        if _is_modern(headers) and isinstance(message, Notification) and message.method == CANCELLED:
+        if isinstance(message, Notification) and message.method == CANCELLED and _is_modern(headers):
             await self._cancel(message)
             return
         await self._post(jsonrpc.encode(message), message, headers)
@@ -236,7 +242,7 @@ class HTTPTransport:
         headers = httpx.Headers(self.headers())
         for name, value in (extra or {}).items():
             headers[name] = value  # case-insensitive: a header given for this message replaces ours
-        request = client.build_request("POST", self.url, content=raw.encode("utf-8"), headers=headers)
+        request = client.build_request("POST", self._endpoint, content=raw.encode("utf-8"), headers=headers)
         self.trace.record("c2s", "http", raw, message, http=_head(request))
         # A session belongs to the legacy era: a 2026-07-28 exchange never starts one, whatever the reply says.
         modern = _is_modern(extra)
@@ -270,7 +276,7 @@ class HTTPTransport:
         headers = self.headers(accept=SSE_TYPE)
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
-        request = client.build_request("GET", self.url, headers=headers)
+        request = client.build_request("GET", self._endpoint, headers=headers)
         self.trace.record("c2s", "http", "", None, http=_head(request))
         response = await self._exchange(client, request)
         if response.status_code == 200 and _media_type(response) == SSE_TYPE:
@@ -472,7 +478,7 @@ class HTTPTransport:
             if self.session_id is not None:
                 headers = self.headers()
                 headers.pop("Content-Type")
-                request = client.build_request("DELETE", self.url, headers=headers)
+                request = client.build_request("DELETE", self._endpoint, headers=headers)
                 self.trace.record("c2s", "http", "", None, http=_head(request))
                 try:
                     response = await client.send(request)

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
@@ -148,6 +149,11 @@ async def answer(server: Server, era: ServerEra, request: Request, http: HTTPReq
 
 async def _first_message(exchange: Exchange, http: HTTPRequest) -> bool:
     """Wait until the request has something to send; False if its client left first (then it is cancelled)."""
+    # One turn of the loop first: a request that needs no more (most do) is answered by then, and
+    # the timer below is never set.
+    await anyio.lowlevel.checkpoint()
+    if exchange.stream.wake.is_set():
+        return True
     while True:
         with anyio.move_on_after(DISCONNECT_POLL):
             await exchange.stream.wake.wait()

@@ -42,6 +42,7 @@ from mcplab.wire.versions import (
 __all__ = ["check_headers", "check_param"]
 
 _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_HEADER_TEXT = re.compile(r"[\t -~]*")  # what a header value carries as is: tab and visible ASCII, space included
 
 
 def _fold(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
@@ -58,7 +59,7 @@ def _one(folded: dict[str, list[str]], name: str) -> str | None:
         return None
     if len(values) > 1:  # a gateway reading the first copy and a server reading the last would disagree
         raise HeaderMismatch(f"Header mismatch: {name} was sent {len(values)} times; send it once")
-    if not all(" " <= ch <= "~" or ch == "\t" for ch in values[0]):
+    if not _HEADER_TEXT.fullmatch(values[0]):
         raise HeaderMismatch(f"Header mismatch: {name} holds characters a header value cannot carry as is; "
                              f"encode the value as =?base64?…?=")
     return values[0]
