@@ -20,7 +20,9 @@ write anything to stdout that is not an MCP message. This module only moves byte
 * A request that finishes without ever waiting (``Server.answers_at_once``: ``ping``, a list, a
   plain ``def`` tool) needs no task: it is answered in line once the rest of its chunk has been
   read, which is when a task of its own would have begun, so a cancellation in the same chunk
-  still stops it. A task, its cancel scope and a loop turn cost more than such an answer.
+  still stops it. A task, its cancel scope and a loop turn cost more than such an answer. Once a
+  request of the chunk has a task, the requests after it get tasks too: requests begin in the
+  order they came.
 * While a dual-era connection (``--era dual``, the default)
   has not decided its era, each new task takes its first step before the next line is read: the
   first request that is served decides (modern.py), and a later ``initialize`` must not overtake it.
@@ -108,6 +110,7 @@ class StdioSession(RunnerPeer):
         self._idle: anyio.Event | None = None  # set when the last running request ends (close waits on it)
         self._idle_workers: list[_Worker] = []
         self._queued: list[tuple[Request, _Queued]] = []  # this chunk's requests to answer in line
+        self._tasked = False  # a request of this chunk got a task: the rest of the chunk does too
         self.connection = server.connect(self, era)
 
     # --- Peer: the way back to the client -----------------------------------------------------------
@@ -148,15 +151,18 @@ class StdioSession(RunnerPeer):
                 self._write(reply)
         elif item.id in self.tasks:
             self._write(self.id_in_use(item.id))
-        elif self.connection.era is not None and self.server.answers_at_once(item):
+        elif not self._tasked and self.connection.era is not None and self.server.answers_at_once(item):
             # Registered like a task (a cancellation or a reused id later in the chunk finds it), but
-            # answered by answer_queued(): a task would cost more than the whole answer.
+            # answered by answer_queued(): a task would cost more than the whole answer. Not after a
+            # request of this chunk that got a task: that one must begin first (a subscriptions/listen
+            # must be listening before a tool that announces a change runs).
             self.tasks[item.id] = queued = _Queued()
             self._queued.append((item, queued))
         else:
             # The scope is registered now, not when the task first runs: a cancellation or a reused id
             # on the very next line must find it.
             scope = self.tasks[item.id] = anyio.CancelScope()
+            self._tasked = True
             if self.connection.era is None:
                 # Undecided dual era: start() returns once the task has taken its first step, which decides
                 # the era if this request is the one that does (modern.answer decides before it awaits
@@ -172,7 +178,7 @@ class StdioSession(RunnerPeer):
         other request, and no cancellation, could run while it does; and a task of its own would not
         have begun before this chunk was read either. The order and the cancellations it sees are
         the same, without a task, a cancel scope and a loop turn per request."""
-        queued, self._queued = self._queued, []
+        queued, self._queued, self._tasked = self._queued, [], False
         for request, ticket in queued:
             self.tasks.pop(request.id, None)
             if not ticket.cancelled:  # the client cancelled it later in the chunk: no response
