@@ -247,7 +247,7 @@ while not os.path.exists(flag):   # read nothing until the test has filled the p
 count = 0
 for line in sys.stdin:
     message = json.loads(line)    # a line cut in two would not decode
-    if message["method"] == "done":
+    if message["method"] == "notifications/initialized":  # the test's "that was all"
         break
     count += 1
 print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"count": count}}), flush=True)
@@ -256,7 +256,7 @@ print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params":
 
 async def test_send_nowait_fills_a_pipe_with_whole_lines_then_says_no(tmp_path):
     flag = tmp_path / "read now"
-    note = jsonrpc.Notification("notifications/message", {"data": "x" * 1000})
+    note = jsonrpc.Notification("notifications/message", {"level": "info", "data": "x" * 1000})
     async with stdio(["python", "-c", COUNT_LINES, str(flag)]) as transport:
         sent = 0
         while transport.send_nowait(note):
@@ -265,7 +265,7 @@ async def test_send_nowait_fills_a_pipe_with_whole_lines_then_says_no(tmp_path):
         assert not transport.send_nowait(note)  # still full: nothing written, nothing recorded
         assert len([f for f in transport.trace if f.direction == "c2s"]) == sent
         flag.touch()
-        await transport.send(jsonrpc.Notification("done"))  # waits for room, as send() may
+        await transport.send(jsonrpc.Notification("notifications/initialized"))  # waits for room, as send() may
         with anyio.fail_after(10):
             answer = await transport.receive()
     assert answer.params == {"count": sent}  # every line the child read decoded: none was cut
@@ -276,12 +276,12 @@ async def test_send_nowait_leaves_a_line_longer_than_pipe_buf_to_send(tmp_path):
 
     flag = tmp_path / "read now"
     flag.touch()
-    long = jsonrpc.Notification("notifications/message", {"data": "y" * PIPE_BUF})
+    long = jsonrpc.Notification("notifications/message", {"level": "info", "data": "y" * PIPE_BUF})
     async with stdio(["python", "-c", COUNT_LINES, str(flag)]) as transport:
         assert transport.send_nowait(long) is False
         assert len(transport.trace) == 0  # nothing went out, so nothing is recorded
         await transport.send(long)
-        await transport.send(jsonrpc.Notification("done"))
+        await transport.send(jsonrpc.Notification("notifications/initialized"))
         with anyio.fail_after(10):
             answer = await transport.receive()
     assert answer.params == {"count": 1}
