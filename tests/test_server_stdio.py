@@ -257,6 +257,16 @@ def test_an_id_still_running_is_refused_and_the_first_request_still_answers() ->
         assert server.result("ping") == {}
 
 
+def leftover_replies(server: RawServer) -> list[dict]:
+    """What a closed server wrote that no test step read."""
+    leftovers = []
+    while not server.lines.empty():
+        item = server.lines.get()
+        if item:
+            leftovers.append(json.loads(item))
+    return leftovers
+
+
 def test_a_cancelled_request_gets_no_response() -> None:
     with RawServer(server_argv("conformance"), version="2025-06-18") as server:
         server.initialize("2025-06-18")
@@ -266,12 +276,7 @@ def test_a_cancelled_request_gets_no_response() -> None:
         time.sleep(0.3)  # the tool would have finished by now
         assert server.result("ping") == {}
         server.close()
-        leftovers = []
-        while not server.lines.empty():
-            item = server.lines.get()
-            if item:
-                leftovers.append(json.loads(item))
-        assert not [m for m in leftovers if m.get("id") == 50]
+        assert not [m for m in leftover_replies(server) if m.get("id") == 50]
 
 
 WEATHER_CALL = {"name": "get_weather", "arguments": {"city": "Beijing"}}
@@ -289,12 +294,7 @@ def test_a_plain_tool_cancelled_in_the_same_write_gets_no_response() -> None:
         assert server.recv()["id"] == 61  # the next reply is the second call's: none came for 60
         assert server.result("ping") == {}
         server.close()
-        leftovers = []
-        while not server.lines.empty():
-            item = server.lines.get()
-            if item:
-                leftovers.append(json.loads(item))
-        assert not [m for m in leftovers if m.get("id") == 60]
+        assert not [m for m in leftover_replies(server) if m.get("id") == 60]
 
 
 def test_a_plain_tool_answers_in_order_and_its_id_is_taken_until_it_has() -> None:

@@ -197,10 +197,9 @@ class Connection:
             raise
 
     async def _dispatch(self, message: jsonrpc.Message | JSONRPCError | StreamEnded) -> None:
+        """Anything but a response (``_wait`` settles those itself, with no timer)."""
         if isinstance(message, StreamEnded):  # no message: the transport lost a request's reply stream
             self.outgoing.settle_id(message.request_id, message)
-        elif isinstance(message, (Response, ErrorResponse)):
-            self._settle(message)
         elif isinstance(message, Notification):
             await self.on_notification(message)
         elif isinstance(message, Request):
