@@ -511,35 +511,118 @@ def test_a_name_that_is_not_a_string_is_invalid_params_naming_what_came(tmp_path
 
 def test_stdin_read_ahead_is_bounded_and_loses_nothing() -> None:
     """On asyncio the runner keeps stdin watched and reads ahead; a client that floods a busy session
-    finds at most MAX_CHUNKS chunks held, then the pipe pushes back, and every byte still arrives in order."""
+    finds at most MAX_CHUNKS chunks held, then the pipe pushes back, and every message still arrives in order."""
     import threading
 
     import anyio
 
     from mcplab.server import stdio as runner
+    from mcplab.wire.jsonrpc import LineFramer
 
-    payload = bytes(range(256)) * (runner.CHUNK * (runner.MAX_CHUNKS + 8) // 256)
+    sent, size = [], 0
+    while size < runner.CHUNK * (runner.MAX_CHUNKS + 8):  # lines of varied lengths, cut anywhere by the pipe
+        sent.append({"jsonrpc": "2.0", "method": "notifications/message",
+                     "params": {"level": "info", "data": "x" * (len(sent) % 300)}})
+        size += len(line(sent[-1]))
+    payload = b"".join(map(line, sent))
     read_end, write_end = os.pipe()
     writer = threading.Thread(target=lambda: (os.write(write_end, payload), os.close(write_end)))
     held: list[int] = []
 
-    async def main() -> bytes:
+    async def main() -> list:
         with anyio.CancelScope() as scope:
-            reader = runner._Stdin(read_end, scope)
+            reader = runner._Stdin(read_end, scope, LineFramer())
             assert reader._loop is not None  # the watched path is the one under test
             writer.start()
             for _ in range(200):  # the session is busy: nobody reads, the loop keeps turning
                 await anyio.sleep(0.001)
                 held.append(len(reader._chunks))
-            got = bytearray()
-            while data := await reader.read():
-                got += data
+            got = []
+            while (messages := await reader.read()) is not None:
+                got += messages
             reader.close()
-            return bytes(got)
+            return got
 
     try:
         got = anyio.run(main)
     finally:
         writer.join(5)
         os.close(read_end)
-    assert max(held) == runner.MAX_CHUNKS and got == payload
+    assert max(held) == runner.MAX_CHUNKS
+    assert [(m.method, m.params) for m in got] == [(m["method"], m["params"]) for m in sent]
+
+
+# --- answered at once: in the loop's reader callback, in order, each in a context of its own -------------
+
+AT_ONCE = ("import contextvars\n"
+           "import anyio\n"
+           "from mcplab.server import Server, run\n"
+           "server = Server('at-once')\n"
+           "SEEN = contextvars.ContextVar('seen', default='nothing')\n"
+           "BEGAN = []\n"
+           "@server.tool\n"
+           "def remember(word: str) -> str:\n"
+           "    '''Set a context variable; say what it held before.'''\n"
+           "    before = SEEN.get()\n"
+           "    SEEN.set(word)\n"
+           "    return before\n"
+           "@server.tool\n"
+           "async def slow() -> str:\n"
+           "    '''Note that it began, then take a while.'''\n"
+           "    BEGAN.append('slow')\n"
+           "    await anyio.sleep(0.2)\n"
+           "    return 'done'\n"
+           "@server.tool\n"
+           "def began() -> str:\n"
+           "    '''What had begun when this ran.'''\n"
+           "    return ','.join(BEGAN) or 'nothing'\n"
+           "run(server)\n")
+
+
+def at_once_server(tmp_path, extra: str = "") -> RawServer:
+    script = tmp_path / "at_once.py"
+    script.write_text(AT_ONCE.replace("run(server)\n", extra + "run(server)\n"))
+    return RawServer([sys.executable, str(script)], version="2025-11-25")
+
+
+def tool_text(reply: dict) -> str:
+    return reply["result"]["content"][0]["text"]
+
+
+def test_a_plain_tool_answered_at_once_runs_in_a_context_of_its_own(tmp_path) -> None:
+    """A plain def tool is answered where its line is read, with no task; like a task, each call still
+    gets its own copy of the context: a variable one call sets is gone in the next."""
+    with at_once_server(tmp_path) as server:
+        server.initialize("2025-11-25")
+        for word in ("first", "second"):  # one request per write: each chunk is answered at once
+            assert tool_text(server.request("tools/call", {"name": "remember", "arguments": {"word": word}})) \
+                == "nothing"
+        server.send_raw(b"".join(line({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call",
+                                       "params": {"name": "remember", "arguments": {"word": str(n)}}})
+                                 for n in range(3)))  # three in one chunk
+        assert [tool_text(server.recv()) for _ in range(3)] == ["nothing"] * 3
+
+
+def test_a_plain_request_never_begins_before_an_earlier_one_of_its_chunk(tmp_path) -> None:
+    """Requests begin in the order they came: a plain tool read in the same chunk after an async one
+    runs after that one has begun (its reply may still come first)."""
+    with at_once_server(tmp_path) as server:
+        server.initialize("2025-11-25")
+        server.send_raw(line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow"}})
+                        + line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "began"}}))
+        replies = {reply["id"]: tool_text(reply) for reply in (server.recv(), server.recv())}
+        assert replies == {1: "done", 2: "slow"}
+
+
+def test_a_request_that_waits_where_none_was_expected_is_an_internal_error_and_serving_goes_on(tmp_path) -> None:
+    """If Server.answers_at_once were wrong about a request, answering it in the reader callback
+    must not hang or lose it: it is answered -32603, naming the method, and the server keeps serving."""
+    lie = "Server.answers_at_once = lambda self, request: True  # a broken promise, on purpose\n"
+    with at_once_server(tmp_path, lie) as server:
+        server.initialize("2025-11-25")
+        reply = server.request("tools/call", {"name": "slow"})
+        assert reply["error"]["code"] == -32603, reply
+        assert reply["error"]["message"].startswith("tools/call failed: ")
+        assert "waited, though it was expected to finish at once" in reply["error"]["message"]
+        assert tool_text(server.request("tools/call", {"name": "began"})) == "slow"  # it had begun, then was closed
+        assert server.result("ping") == {}

@@ -22,7 +22,10 @@ write anything to stdout that is not an MCP message. This module only moves byte
   read, which is when a task of its own would have begun, so a cancellation in the same chunk
   still stops it. A task, its cancel scope and a loop turn cost more than such an answer. Once a
   request of the chunk has a task, the requests after it get tasks too: requests begin in the
-  order they came.
+  order they came. On asyncio, a chunk made only of such requests that arrives while the serving
+  task waits for input is answered right in the loop's reader callback
+  (:meth:`StdioSession.answer_now`): waking the task would cost a loop turn, as much as the answer.
+  Each runs in a context of its own, as in a task.
 * While a dual-era connection (``--era dual``, the default)
   has not decided its era, each new task takes its first step before the next line is read: the
   first request that is served decides (modern.py), and a later ``initialize`` must not overtake it.
@@ -45,12 +48,13 @@ write anything to stdout that is not an MCP message. This module only moves byte
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 import signal
 import stat
 from collections import deque
-from typing import Any
+from typing import Any, Callable, Coroutine
 
 import anyio
 import anyio.abc
@@ -58,7 +62,7 @@ import anyio.abc
 from mcplab.wire import jsonrpc
 from mcplab import portable
 from mcplab.lifecycle import ERROR
-from mcplab.wire.errors import InvalidRequest, JSONRPCError, TransportError
+from mcplab.wire.errors import InternalError, InvalidRequest, JSONRPCError, TransportError
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import Server
@@ -171,7 +175,7 @@ class StdioSession(RunnerPeer):
             else:
                 self._run_soon(item.id, item, scope)
 
-    async def answer_queued(self) -> None:
+    def answer_queued(self) -> None:
         """Answer the requests of the chunk just read that finish without waiting, in arrival order.
 
         Why here and not in a task: such a request never awaits (``Server.answers_at_once``), so no
@@ -182,9 +186,35 @@ class StdioSession(RunnerPeer):
         for request, ticket in queued:
             self.tasks.pop(request.id, None)
             if not ticket.cancelled:  # the client cancelled it later in the chunk: no response
-                reply = await self.server.handle(request, self.connection)
-                if reply is not None:
-                    self._write(reply)
+                self._answer_at_once(request)
+
+    def answer_now(self, messages: list) -> bool:
+        """Answer a chunk where it was read, in the event loop's reader callback, if every message in it
+        is a request answered at once; False leaves the chunk to the serving task.
+
+        Why: the serving task's wake-up is a loop turn of its own, and it costs about as much as such
+        an answer. Only while that task waits for input (``_Stdin``), so nothing read earlier is still
+        being handled. A chunk with anything else in it (a notification, which may be a cancellation;
+        a request that may wait; an id already in use) goes the usual way."""
+        if self.closing or self.connection.era is None:
+            return False
+        seen = set()
+        for item in messages:
+            if (not isinstance(item, Request) or item.method == "initialize" or item.id in self.tasks
+                    or item.id in seen or not self.server.answers_at_once(item)):
+                return False
+            seen.add(item.id)
+        for request in messages:
+            self._answer_at_once(request)
+        return True
+
+    def _answer_at_once(self, request: Request) -> None:
+        try:
+            reply = run_at_once(self.server.handle(request, self.connection))
+        except Waited as exc:  # answers_at_once was wrong about it: our bug, answered as one
+            log.error("%s: %s", request.method, exc)
+            reply = jsonrpc.error_response(InternalError(f"{request.method} failed: {exc}"), request_id=request.id)
+        self._write(reply)
 
     def _receive_batch(self, batch: list) -> None:
         rest = self.take_responses(batch)
@@ -274,7 +304,8 @@ class StdioSession(RunnerPeer):
 
 
 class _Stdin:
-    """Our stdin, read by the serving task itself; :meth:`stop` makes it end as if the client closed it.
+    """Our stdin, framed: :meth:`read` gives the messages of each chunk; :meth:`stop` makes it end as if
+    the client closed it.
 
     The descriptor is left blocking on purpose: O_NONBLOCK is a flag on the open file, shared with the
     shell when a student runs the server in a terminal. A read after the loop said "readable" returns
@@ -284,17 +315,21 @@ class _Stdin:
     On asyncio the descriptor stays registered with the loop for the whole session, and the loop's
     callback reads each chunk as it comes (at most :data:`MAX_CHUNKS` wait; past that we stop watching
     until the session catches up): ``anyio.wait_readable`` would register and unregister it around
-    every single read, which costs more than the rest of a request's path. Other backends wait
-    with ``anyio.wait_readable``.
+    every single read, which costs more than the rest of a request's path. While the serving task
+    waits, the callback first offers the chunk's messages to ``answer_now``, which may answer them
+    there (:meth:`StdioSession.answer_now`). Other backends wait with ``anyio.wait_readable``.
     """
 
-    def __init__(self, fd: int, scope: anyio.CancelScope) -> None:
+    def __init__(self, fd: int, scope: anyio.CancelScope, framer: jsonrpc.LineFramer,
+                 answer_now: Callable[[list], bool] | None = None) -> None:
         self.fd = fd
+        self.framer = framer
+        self.answer_now = answer_now
         self.stopped = False
         self.waiting = False
         self._scope = scope  # around the whole reading loop: stop() cancels it only while we wait
         self._threaded = not portable.WATCHES_PIPES or stat.S_ISREG(os.fstat(fd).st_mode)
-        self._chunks: deque[bytes] = deque()
+        self._chunks: deque[list | None] = deque()  # framed chunks; None: end of file
         self._woken: asyncio.Future | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         if self._threaded:
@@ -320,16 +355,26 @@ class _Stdin:
             return
         except OSError:
             data = b""
-        self._chunks.append(data)
+        if not data:
+            self._chunks.append(None)
+        else:
+            messages = self.framer.feed(data)
+            if self.waiting and not self._chunks and self.answer_now is not None and self.answer_now(messages):
+                return  # answered here, in the loop's callback: the serving task sleeps on
+            self._chunks.append(messages)
         if not data or len(self._chunks) >= MAX_CHUNKS:  # end of file, or the session is behind
             self._loop.remove_reader(self.fd)
         if self._woken is not None and not self._woken.done():
             self._woken.set_result(None)
 
-    async def read(self) -> bytes:
-        """The next chunk; ``b""`` at end of file or once stopped."""
+    async def read(self) -> list | None:
+        """The messages of the next chunk; ``None`` at end of file or once stopped."""
         if self._loop is not None:
             return await self._read_watched()
+        data = await self._read_bytes()
+        return self.framer.feed(data) if data else None
+
+    async def _read_bytes(self) -> bytes:
         while not self.stopped:
             self.waiting = True
             try:
@@ -350,7 +395,7 @@ class _Stdin:
                 return b""
         return b""
 
-    async def _read_watched(self) -> bytes:
+    async def _read_watched(self) -> list | None:
         while not self._chunks and not self.stopped:
             self._woken = self._loop.create_future()
             self.waiting = True
@@ -360,9 +405,9 @@ class _Stdin:
                 self.waiting = False
                 self._woken = None
         if self.stopped:
-            return b""
+            return None
         data = self._chunks.popleft()
-        if data and len(self._chunks) == MAX_CHUNKS - 1:  # it had stopped watching: caught up, watch again
+        if data is not None and len(self._chunks) == MAX_CHUNKS - 1:  # it had stopped watching: caught up, watch again
             self._loop.add_reader(self.fd, self._on_readable)
         return data
 
@@ -376,6 +421,23 @@ class _Stdin:
         self.stopped = True
         if self.waiting:
             self._scope.cancel()
+
+
+class Waited(RuntimeError):
+    """A coroutine given to :func:`run_at_once` suspended."""
+
+
+def run_at_once(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that never waits (``Server.answers_at_once``) to its end, here and now.
+
+    It runs in a copy of the current context, as a task would: a context variable it sets does not
+    outlive it. If it suspends after all, it is closed and :class:`Waited` raised."""
+    try:
+        contextvars.copy_context().run(coroutine.send, None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise Waited(f"{coroutine.__qualname__} waited, though it was expected to finish at once")
 
 
 def _read(fd: int) -> bytes:
@@ -394,15 +456,15 @@ async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: S
     stopping: list[str] = []
     async with anyio.create_task_group() as group:
         with anyio.CancelScope() as reading:
-            reader = _Stdin(stdin, reading)
-            group.start_soon(_on_sigterm, lambda: (stopping.append("SIGTERM"), reader.stop()))
             session = StdioSession(server, stdout, era, group)
             framer = jsonrpc.LineFramer(allow_batch=True)
+            reader = _Stdin(stdin, reading, framer, session.answer_now)
+            group.start_soon(_on_sigterm, lambda: (stopping.append("SIGTERM"), reader.stop()))
             try:
-                while data := await reader.read():
-                    for message in framer.feed(data):
+                while (messages := await reader.read()) is not None:
+                    for message in messages:
                         await session.receive(message)
-                    await session.answer_queued()
+                    session.answer_queued()
             finally:
                 reader.close()
         if framer.pending and not stopping:
