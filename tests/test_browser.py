@@ -19,6 +19,7 @@ import importlib.util
 import json
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,13 @@ def test_sending_from_the_playground_grows_its_trace(page, kept):
     frames = lambda: int(re.search(r"(\d+) frames", count.inner_text()).group(1))  # noqa: E731
     before = frames()
     panel.locator(".mcplab-arg-city input").fill("Beijing")
+    # The typed value reaches the kernel as a comm message, which the page may hold back while an
+    # earlier one of the widget's is unanswered; the click's message is not held. So click only once
+    # the kernel has the value (each probe also lets the page send what it held).
+    deadline = time.monotonic() + CHANGE_TIMEOUT / 1000
+    while page.evaluate(KERNEL_RUN, ["00_start_here.ipynb", "print(pg.form['city'].value, end='')"]) != "Beijing":
+        assert time.monotonic() < deadline, "the kernel never saw the city typed into the playground"
+        page.wait_for_timeout(100)
     panel.locator("button.mcplab-send").click()
     page.wait_for_function("([node, n]) => { const m = node.textContent.match(/(\\d+) frames/);"
                            " return m && Number(m[1]) > n; }",
