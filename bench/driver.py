@@ -1,11 +1,13 @@
 """One client→server pair in a process of its own, timed on command: what bench/run.py alternates.
 
-    python bench/driver.py CLIENT TRANSPORT ERA SERVER [--warmup N]
+    python bench/driver.py CLIENT TRANSPORT ERA SERVER [--warmup N] [--cpus C/S]
         CLIENT     mcplab | sdk | raw          (raw: no MCP library, the floor's client)
         TRANSPORT  stdio | http
         ERA        legacy | modern
         SERVER     mcplab | sdk | floor | ts   (servers/weather.py, servers/weather_sdk.py, bench/floor.py, the
                                                TypeScript SDK's server-everything from npm, on Node)
+        --cpus C/S the client runs on CPU C only and the server on CPU S only (Linux); without it the
+                   system places both, and moves them as it likes
 
 Why a process per pair: each client then carries only its own imports and heap, as it would in a
 user's program (one library's garbage does not slow the other's collections), and the process's peak
@@ -198,12 +200,28 @@ async def read_command() -> str | None:
     return line.decode().strip()
 
 
-async def main(client: str, transport: str, era: str, server: str, warmup: int) -> None:
+def pin(cpus: str) -> tuple[int, int]:
+    """``C/S`` → (client CPU, server CPU), both checked to be ones this process may use."""
+    if not hasattr(os, "sched_setaffinity"):
+        raise Unavailable("--cpus needs os.sched_setaffinity (Linux)")
+    client_cpu, server_cpu = (int(n) for n in cpus.split("/"))
+    allowed = os.sched_getaffinity(0)
+    if not {client_cpu, server_cpu} <= allowed:
+        raise Unavailable(f"--cpus {cpus}: this process may use CPUs {sorted(allowed)} only")
+    return client_cpu, server_cpu
+
+
+async def main(client: str, transport: str, era: str, server: str, warmup: int, cpus: str | None) -> None:
     os.set_blocking(0, False)
     tool, _, expected = CALLS.get(server, WEATHER_CALL)
     async with AsyncExitStack() as stack:
         try:
+            if cpus:  # the server inherits the CPU we have when it starts; then we move to ours
+                client_cpu, server_cpu = pin(cpus)
+                os.sched_setaffinity(0, {server_cpu})
             call = await open_pair(stack, client, transport, era, server)
+            if cpus:
+                os.sched_setaffinity(0, {client_cpu})
             answer = await call()
             if expected not in answer:
                 raise Unavailable(f"unexpected answer to {tool}: {answer!r}")
@@ -235,9 +253,10 @@ async def main(client: str, transport: str, era: str, server: str, warmup: int) 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    warmup = 50
-    if "--warmup" in args:
-        at = args.index("--warmup")
-        warmup = int(args[at + 1])
-        del args[at:at + 2]
-    anyio.run(main, *args, warmup)
+    options: dict[str, str | None] = {"--warmup": "50", "--cpus": None}
+    for flag in options:
+        if flag in args:
+            at = args.index(flag)
+            options[flag] = args[at + 1]
+            del args[at:at + 2]
+    anyio.run(main, *args, int(options["--warmup"] or 50), options["--cpus"])

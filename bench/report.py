@@ -4,7 +4,11 @@ Every ratio is this project / the official SDK from the same run (contenders alt
 round), except two. The floor ratio is against a raw JSON-lines echo driven by a raw asyncio client
 (bench/floor.py and driver.py's ``raw`` client): the most an async Python client and server can do
 over a pipe. The TypeScript ratios set the weather server beside the TypeScript SDK's reference
-server (server-everything), both driven by that same raw client, so only the servers differ. Its cold
+server (server-everything), both driven by that same raw client, so only the servers differ. The
+floor ratio is given again with the CPUs fixed, each pair on one CPU and each on two (client on
+one, server on the other): left free, the system tends to keep a blocking reader such as the floor
+on its writer's CPU and to spread two event loops over two, so the free ratio swings with where the
+processes land as much as with what they do (run.py, PLACED_PAIRS). Its cold
 start is given twice: started by npx, as its README and most MCP host configurations start it (npx
 resolves the package before Node starts), and by node directly, the least it can take. A goal
 whose numbers are missing is shown as "–" with the reason, never as met.
@@ -19,6 +23,7 @@ from harness import ratio
 
 OURS, SDK, FLOOR = "mcplab → mcplab", "sdk → sdk", "raw → floor"
 RAW_OURS, RAW_TS = "raw → mcplab", "raw → ts"  # the same client against each server
+PLACEMENTS = ("one CPU", "two CPUs")  # the floor comparison again, CPUs fixed (run.py PLACED_PAIRS)
 COLD_LABELS = {"mcplab": "mcplab servers/weather.py", "sdk": "SDK servers/weather_sdk.py",
                "ts": "TypeScript server-everything (Node)", "ts-npx": "  the same, started by npx",
                "floor": "floor bench/floor.py (JSON-lines echo)"}
@@ -69,6 +74,9 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
             goal(f"{transport} round trips/s, {era}: mcplab pair / SDK pair", value, "≥", target, "×", why)
     value, why = rate_ratio("stdio/legacy", OURS, FLOOR)
     goal("stdio round trips/s, legacy: mcplab pair / raw JSON-lines echo", value, "≥", 0.65, "×", why)
+    for placement in PLACEMENTS:
+        value, why = rate_ratio("stdio/legacy", f"{OURS}, {placement}", f"{FLOOR}, {placement}")
+        goal(f"stdio legacy, mcplab pair / raw echo, each pair on {placement}", value, "≥", 0.65, "×", why)
     for transport in ("stdio", "http"):
         value, why = rate_ratio(f"{transport}/legacy", RAW_OURS, RAW_TS)
         goal(f"{transport} calls/s, raw client: weather server / TypeScript server", value, "≥", 1.2, "×", why)
@@ -167,14 +175,14 @@ def render(results: dict[str, Any]) -> str:
         out.append(f"Round trips over {transport}, {era} era: sequential tools/call get_weather, "
                    f"{group['rounds']} rounds × {group['calls_per_round']} calls, median round "
                    f"(load {group['load_before'][0]} → {group['load_after'][0]})")
-        out.append(f"  {'client → server':18s} {'calls/s':>9s} {'p50 µs':>8s} {'p99 µs':>8s} "
+        out.append(f"  {'client → server':26s} {'calls/s':>9s} {'p50 µs':>8s} {'p99 µs':>8s} "
                    f"{'client MiB':>11s} {'server MiB':>11s}  vs SDK pair")
         sdk_rate = group["pairs"].get(SDK, {}).get("per_s")
         for key, pair in group["pairs"].items():
             if pair["status"] != "ok":
-                out.append(f"  {key:18s} {pair['status']}")
+                out.append(f"  {key:26s} {pair['status']}")
                 continue
-            out.append(f"  {key:18s} {_num(pair['per_s']):>9s} {_num(pair['p50_us']):>8s} {_num(pair['p99_us']):>8s} "
+            out.append(f"  {key:26s} {_num(pair['per_s']):>9s} {_num(pair['p50_us']):>8s} {_num(pair['p99_us']):>8s} "
                        f"{_mib(pair['client_peak_kib']):>11s} {_mib(pair['server_peak_kib']):>11s}  "
                        f"{_times(ratio(pair['per_s'], sdk_rate))}")
         out.append("")

@@ -20,7 +20,9 @@ What is measured (each a small function below; one whose prerequisites are missi
                  floor is a raw client against bench/floor.py (a JSON-lines echo; a bare Starlette
                  endpoint with httpx); in the legacy era the TypeScript reference server too, its
                  `echo` tool driven by each client, and the raw client against both it and the weather
-                 server (the same client: the servers' own difference)
+                 server (the same client: the servers' own difference); and over stdio the floor
+                 and our pair again with their CPUs fixed (--cpus of driver.py): on one CPU, and
+                 client and server on two
     notebooks    wall time of `pytest --nbval ... labs/` (nbval on every lab and solution)
 
 Contenders take turns round by round (harness.alternate); each pair runs in its own driver process
@@ -63,6 +65,12 @@ FLOOR_PAIRS = [("raw", "floor"), ("mcplab", "floor"), ("sdk", "floor")]
 # The TypeScript reference server (legacy era only: it does not speak the stateless revision), and the
 # raw client against both servers; --quick keeps the first two.
 TS_PAIRS = [("raw", "mcplab"), ("raw", "ts"), ("mcplab", "ts"), ("sdk", "ts")]
+# The floor comparison again with the CPUs fixed (client CPU/server CPU): left to itself, the system tends
+# to keep a blocking reader, such as the floor, on its writer's CPU, and to spread two event loops over
+# two; so the free rows compare two placements as much as two programs. Both on CPU 0, then split.
+PLACED_PAIRS = [("raw", "floor", "0/0"), ("mcplab", "mcplab", "0/0"), ("raw", "floor", "0/1"),
+                ("mcplab", "mcplab", "0/1")]
+PLACEMENTS = {"0/0": "one CPU", "0/1": "two CPUs"}
 COLD_SERVERS = ("mcplab", "sdk", "ts", "ts-npx", "floor")
 COLD_CWD = {"ts-npx": NODE_DIR}  # where npx finds the local copy; every other server starts in the checkout
 READY_TIMEOUT = 90.0   # seconds for a driver to start, connect and warm up (two SDK imports on a busy machine)
@@ -167,12 +175,14 @@ def server_name(name: str) -> str:
 class Driver:
     """One pair's driver process (driver.py): started, timed round by round, then asked for memory."""
 
-    def __init__(self, client: str, transport: str, era: str, server: str, warmup: int) -> None:
-        self.key = f"{client} → {server}"
-        self.spec = {"client": client, "server": server, "transport": transport, "era": era}
+    def __init__(self, client: str, transport: str, era: str, server: str, warmup: int, cpus: str = "") -> None:
+        self.key = f"{client} → {server}" + (f", {PLACEMENTS[cpus]}" if cpus else "")
+        self.spec = {"client": client, "server": server, "transport": transport, "era": era,
+                     **({"cpus": cpus} if cpus else {})}
         self.stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen([PYTHON, str(BENCH / "driver.py"), client, transport, era, server,
-                                         "--warmup", str(warmup)], cwd=BENCH, env=python_env(),
+                                         "--warmup", str(warmup), *(["--cpus", cpus] if cpus else [])],
+                                        cwd=BENCH, env=python_env(),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
         self.lines = Lines(self.process.stdout.fileno())
         self.status = "starting"
@@ -236,9 +246,10 @@ class Driver:
 def round_trip_group(transport: str, era: str, args: argparse.Namespace) -> dict[str, Any]:
     """Every pair of one transport and era: drivers start together, then take turns round by round."""
     extra = (FLOOR_PAIRS[:1] + TS_PAIRS[:2] if args.quick else FLOOR_PAIRS + TS_PAIRS) if era == "legacy" else []
-    pairs = PAIRS + extra
+    placed = PLACED_PAIRS if (transport, era) == ("stdio", "legacy") else []
+    pairs = [(client, server, "") for client, server in PAIRS + extra] + placed
     calls = args.http_calls if transport == "http" else args.calls
-    drivers = [Driver(client, transport, era, server, args.warmup) for client, server in pairs]
+    drivers = [Driver(client, transport, era, server, args.warmup, cpus) for client, server, cpus in pairs]
     try:
         for driver in drivers:
             driver.wait_ready()

@@ -23,7 +23,9 @@ GOALS = {"stdio round trips/s, legacy: mcplab pair / SDK pair", "http round trip
          "stdio calls/s, raw client: weather server / TypeScript server",
          "http calls/s, raw client: weather server / TypeScript server",
          "cold start: weather server / TypeScript server, npx",
-         "cold start: weather server / TypeScript server, node"}
+         "cold start: weather server / TypeScript server, node",
+         "stdio legacy, mcplab pair / raw echo, each pair on one CPU",
+         "stdio legacy, mcplab pair / raw echo, each pair on two CPUs"}
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +58,23 @@ def test_quick_run_measures_our_side_of_each_comparison(quick_run) -> None:
         assert pair["per_s"] > 0 and pair["calls"] == 5 and 0 < pair["p50_us"] <= pair["p99_us"]
         assert pair["client_peak_kib"] > 0 and pair["server_peak_kib"] > 0
     assert ours["server_peak_kib"] != ours["client_peak_kib"]  # each process's own high-water mark
+
+
+def test_the_floor_comparison_runs_again_with_the_cpus_fixed(quick_run) -> None:
+    import os
+
+    _, results = quick_run
+    pairs = results["round_trips"]["groups"]["stdio/legacy"]["pairs"]
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    for key, spec in (("raw → floor, one CPU", "0/0"), ("mcplab → mcplab, one CPU", "0/0"),
+                      ("raw → floor, two CPUs", "0/1"), ("mcplab → mcplab, two CPUs", "0/1")):
+        pair = pairs[key]
+        assert pair["cpus"] == spec
+        if {int(cpu) for cpu in spec.split("/")} <= allowed:
+            assert pair["status"] == "ok", pair["status"]
+            assert pair["per_s"] > 0 and pair["calls"] == 5
+        else:  # a machine that cannot place them says so
+            assert pair["status"].startswith("not available: ") and "--cpus" in pair["status"], pair["status"]
 
 
 def test_every_goal_is_reported_met_unmet_or_with_the_reason_it_could_not_be(quick_run) -> None:
