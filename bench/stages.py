@@ -200,20 +200,14 @@ def server_stages(repeat: int) -> dict[str, float]:
     reply = loop.run_until_complete(server.handle(request, connection))
     assert isinstance(reply, jsonrpc.Response), reply
 
-    async def handled(n: int) -> float:
+    async def handled(n: int) -> float:  # as the runner answers it: at once, in the reader's callback
         started = time.thread_time()
         for _ in range(n):
-            await server.handle(request, connection)
-        return (time.thread_time() - started) / n * 1e6
-
-    async def tasks(n: int) -> float:  # the runner answers each request in a task of its own
-        async def nothing() -> None: ...
-        started = time.thread_time()
-        for _ in range(n):
-            await loop.create_task(nothing())
+            run_at_once(server.handle(request, connection))
         return (time.thread_time() - started) / n * 1e6
 
     from mcplab.server.schema import compile_validator
+    from mcplab.server.stdio import run_at_once
 
     check = compile_validator(server.tools["get_weather"].input_schema)
     n = max(1000, repeat // 10)
@@ -221,10 +215,9 @@ def server_stages(repeat: int) -> dict[str, float]:
         "framing: LineFramer.lines": best(lambda: framer.lines(line + b"\n"), repeat),
         "batch check: allows_batches(version)": best(lambda: allows_batches("2025-06-18"), repeat),
         "decode (parse + classify)": best(lambda: jsonrpc.decode(line), repeat),
-        "Server.handle tools/call (arguments checked, tool run, result built)":
+        "Server.handle tools/call, run at once (arguments checked, tool run, result built)":
             min(loop.run_until_complete(handled(n)) for _ in range(7)),
         "  of which the arguments check (jsonschema)": best(lambda: check(ARGUMENTS), repeat),
-        "a task per request: create_task + await": min(loop.run_until_complete(tasks(n)) for _ in range(7)),
         "encode the reply + newline → bytes": best(lambda: (jsonrpc.encode(reply) + "\n").encode("utf-8"), repeat),
     }
     loop.close()
