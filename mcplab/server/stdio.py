@@ -359,7 +359,8 @@ class _Stdin:
             self._chunks.append(None)
         else:
             messages = self.framer.feed(data)
-            if self.waiting and not self._chunks and self.answer_now is not None and self.answer_now(messages):
+            idle = self.waiting and not self._chunks and not self.stopped  # nothing read before it is unhandled
+            if idle and self.answer_now is not None and self.answer_now(messages):
                 return  # answered here, in the loop's callback: the serving task sleeps on
             self._chunks.append(messages)
         if not data or len(self._chunks) >= MAX_CHUNKS:  # end of file, or the session is behind
