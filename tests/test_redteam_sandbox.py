@@ -156,6 +156,27 @@ def test_no_write_lands_outside_the_root_while_links_flip(walk: str, root: Path)
     assert (outside / "target.txt").read_text() == SECRET
 
 
+def test_a_portable_create_that_lands_outside_is_refused_and_leaves_nothing_there(root: Path) -> None:
+    """The race the write test above can hit, made certain: the portable walk reached root/swap, then
+    the attacker put a link to outside/ in its place before the temporary file was created. The create
+    follows the link (only a path names the folder), the check through the handle sees it outside:
+    refused with ELOOP, and the file it made is taken back, so nothing new is left outside."""
+    import errno
+    import os
+
+    from mcplab.server.dirhandles import PathFolder
+
+    outside = root.parent / "outside"
+    folder = PathFolder(os.path.realpath(root), ("swap",))
+    shutil.rmtree(root / "swap")
+    (root / "swap").symlink_to(outside)  # the swap, after the walk and before the create
+    with pytest.raises(OSError) as refused:
+        folder.open(".target.txt.0123456789ab.tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    assert refused.value.errno == errno.ELOOP
+    assert sorted(p.name for p in outside.iterdir()) == ["only-outside.txt", "target.txt"]
+    assert (outside / "target.txt").read_text() == SECRET
+
+
 @pytest.mark.parametrize("existing", [True, False], ids=["replacing", "creating"])
 @pytest.mark.parametrize("walk", WALKS)
 def test_a_folder_swapped_for_a_link_while_the_user_confirms_cannot_redirect_the_write(

@@ -13,7 +13,8 @@ objects with the same small interface (``lstat``, ``readlink``, ``child``, ``ope
   path can be raced, so whatever is opened through it is checked afterwards through the open
   handle: :func:`locate` asks the system where the handle really is, and it must be exactly where
   the walk expected; where the system cannot say, the handle's identity (device, inode) must equal
-  what the walk saw. Nothing is read from, or written to, a handle that fails the check.
+  what the walk saw. Nothing is read from, or written to, a handle that fails the check, and a file
+  that an exclusive create made in the wrong place is removed again (:func:`_take_back`).
 
 An ``OSError`` with ``ELOOP`` means "not where the walk expected": ``O_NOFOLLOW`` met a link, or a
 check failed. The walk turns it into a refusal that asks the peer to try again.
@@ -91,6 +92,8 @@ class PathFolder:
             ok = seen is not None and (info.st_dev, info.st_ino) == (seen.st_dev, seen.st_ino)
         if not ok:
             os.close(fd)
+            if flags & os.O_CREAT and flags & os.O_EXCL and where is not None:
+                _take_back(where, info)  # this open made the file, wherever the raced path led: undo it
             raise OSError(errno.ELOOP, "the opened file is not where the walk found it")
         return fd
 
@@ -122,6 +125,19 @@ class PathFolder:
         os.unlink(os.path.join(self.path, name))
 
     def close(self) -> None:
+        pass
+
+
+def _take_back(where: str, made: os.stat_result) -> None:
+    """Remove the file an exclusive create just made at ``where``, if ``where`` is still that file.
+
+    Its name is one nobody else chose (a temporary name, created with ``O_EXCL``), and it is removed
+    only while it is the very file the create made (same device and inode); otherwise it is left."""
+    try:
+        now = os.lstat(where)
+        if (now.st_dev, now.st_ino) == (made.st_dev, made.st_ino):
+            os.unlink(where)
+    except OSError:
         pass
 
 
