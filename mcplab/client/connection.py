@@ -113,7 +113,7 @@ class Connection:
                 with anyio.CancelScope(deadline=deadline):
                     await self.send(request, extra_headers)
                     sent = True
-            if sent:
+            if sent:  # still False if the deadline passed while sending: then there is nothing to wait for
                 await self._wait(waiter, deadline)
         except BaseException as exc:
             self.outgoing.abandon(request.id, waiter)

@@ -155,7 +155,7 @@ class StdioSession(RunnerPeer):
                 self._write(reply)
         elif item.id in self.tasks:
             self._write(self.id_in_use(item.id))
-        elif not self._tasked and self.connection.era is not None and self.server.answers_at_once(item):
+        elif not self._tasked and self._at_once(item):
             # Registered like a task (a cancellation or a reused id later in the chunk finds it), but
             # answered by answer_queued(): a task would cost more than the whole answer. Not after a
             # request of this chunk that got a task: that one must begin first (a subscriptions/listen
@@ -195,18 +195,19 @@ class StdioSession(RunnerPeer):
         Why: the serving task's wake-up is a loop turn of its own, and it costs about as much as such
         an answer. Only while that task waits for input (``_Stdin``), so nothing read earlier is still
         being handled. A chunk with anything else in it (a notification, which may be a cancellation;
-        a request that may wait; an id already in use) goes the usual way."""
-        if self.closing or self.connection.era is None:
+        a request that may wait; an id already in use, or twice in the chunk) goes the usual way."""
+        if (self.closing or not all(self._at_once(item) for item in messages)
+                or len({request.id for request in messages}) < len(messages)):
             return False
-        seen = set()
-        for item in messages:
-            if (not isinstance(item, Request) or item.method == "initialize" or item.id in self.tasks
-                    or item.id in seen or not self.server.answers_at_once(item)):
-                return False
-            seen.add(item.id)
         for request in messages:
             self._answer_at_once(request)
         return True
+
+    def _at_once(self, item: Any) -> bool:
+        """A request to answer in line, with no task: one that never waits, whose id is free, on a
+        connection whose era is decided (an undecided one lets its first request decide, in a task)."""
+        return (isinstance(item, Request) and item.method != "initialize" and item.id not in self.tasks
+                and self.connection.era is not None and self.server.answers_at_once(item))
 
     def _answer_at_once(self, request: Request) -> None:
         try:

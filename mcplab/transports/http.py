@@ -365,14 +365,13 @@ class HTTPTransport:
 
     # --- receiving -----------------------------------------------------------------------------------
     async def receive(self) -> jsonrpc.Message | JSONRPCError | StreamEnded:
-        while not self._inbox:
+        while (message := self.receive_nowait()) is None:
             if self._failure is not None:
                 raise TransportError(str(self._failure))
             self._open_client()
             self._arrived = anyio.Event()
             await self._arrived.wait()  # a JSON reply from a POST, or an event a stream's reader took
-        self._room.set()
-        return self._inbox.popleft()
+        return message
 
     def receive_nowait(self) -> jsonrpc.Message | JSONRPCError | StreamEnded | None:
         if not self._inbox:

@@ -103,14 +103,14 @@ class MemoryTransport:
         self._arrived.set()
 
     async def receive(self) -> jsonrpc.Message | JSONRPCError:
-        while not self._inbox:
+        while (message := self.receive_nowait()) is None:
             if self._gone is not None:
                 raise self._gone
             if not self._open:
                 raise TransportError("the memory transport is closed")
             self._arrived = anyio.Event()
             await self._arrived.wait()
-        return self._inbox.popleft()
+        return message
 
     def receive_nowait(self) -> jsonrpc.Message | JSONRPCError | None:
         return self._inbox.popleft() if self._inbox else None
