@@ -31,6 +31,8 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 from mcplab.wire import jsonrpc
@@ -312,6 +314,12 @@ def run_sdk_server() -> None:
 
 # --- a tiny hand-written legacy server that can misbehave --------------------------------------
 
+def _chatter() -> None:
+    for n in range(1000):
+        print(f"still thinking ({n})", file=sys.stderr, flush=True)
+        time.sleep(0.05)
+
+
 def run_mini(flags: list[str]) -> None:
     def flag(name: str, default: str | None = None) -> str | None:
         return flags[flags.index(name) + 1] if name in flags else default
@@ -369,6 +377,9 @@ def run_mini(flags: list[str]) -> None:
                 sys.stderr.flush()
             name, args = params.get("name"), params.get("arguments") or {}
             if name == "slow":
+                continue
+            if name == "chatty":  # never answers, but says something on stderr every 50 ms
+                threading.Thread(target=_chatter, daemon=True).start()
                 continue
             if name == "progress":
                 token = params.get("_meta", {}).get("progressToken")

@@ -86,6 +86,20 @@ async def test_a_server_that_never_answers_initialize_times_out():
     assert await gone(transport.pid)
 
 
+async def test_a_wait_keeps_its_deadline_while_the_server_talks_on_stderr():
+    # Every stderr line wakes the reader; each wakes it back into the same deadline, neither later
+    # (the wait would run on as long as the server chatters) nor sooner.
+    async with Client(mini(), timeout=5) as client:
+        started = time.monotonic()
+        with anyio.fail_after(5), pytest.raises(RequestTimeout, match="tools/call"):
+            await client.call_tool("chatty", {}, timeout=0.6)
+        waited = time.monotonic() - started
+        heard = [f.raw for f in client.trace if f.channel == "stderr"]
+        assert 0.6 <= waited < 3, waited
+        assert sum(text.startswith("still thinking") for text in heard) >= 3, heard
+        assert (await client.call_tool("echo", {"n": 2})).text == '{"n": 2}'
+
+
 async def test_a_server_that_prints_junk_on_stdout_is_a_protocol_error():
     transport = mini("--junk")
     with anyio.fail_after(3):
