@@ -20,6 +20,8 @@ from client_helpers import command, process_alive
 from mcplab.wire import jsonrpc
 from mcplab.client import Client
 from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError, RequestTimeout, ServerExited, TransportError
+from mcplab.transports import stdio as stdio_module
+from mcplab.transports.pipes import WatchedPipe
 from mcplab.transports.stdio import SHUTDOWN_BUDGET, StdioTransport, stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -98,6 +100,28 @@ async def test_a_wait_keeps_its_deadline_while_the_server_talks_on_stderr():
         assert 0.6 <= waited < 3, waited
         assert sum(text.startswith("still thinking") for text in heard) >= 3, heard
         assert (await client.call_tool("echo", {"n": 2})).text == '{"n": 2}'
+
+
+@pytest.mark.parametrize("window", [2.0, 0.0])
+async def test_a_reply_within_the_poll_window_is_read_without_the_reader_sleeping(monkeypatch, window):
+    # REPLY_SPIN is 50 µs; widened here so that a loaded test machine cannot make the server miss it.
+    # With no window at all the reader sleeps for (nearly) every reply: the count below can tell.
+    monkeypatch.setattr(stdio_module, "REPLY_SPIN", window)
+    waits = []
+    real_wait = WatchedPipe.wait_readable
+
+    async def counted(self, also=None):
+        waits.append(self.fd)
+        await real_wait(self, also)
+    monkeypatch.setattr(WatchedPipe, "wait_readable", counted)
+    async with Client(mini(), timeout=10) as client:
+        waits.clear()
+        for n in range(20):
+            assert (await client.call_tool("echo", {"n": n})).text == f'{{"n": {n}}}'
+    if window:
+        assert waits == []
+    else:
+        assert len(waits) >= 10, waits
 
 
 async def test_a_server_that_prints_junk_on_stdout_is_a_protocol_error():

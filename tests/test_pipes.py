@@ -1,5 +1,6 @@
 """WatchedPipe on asyncio: one wait watches two pipes, a read end stays registered between waits, and
-the loop never keeps watching a descriptor that nobody waits on or that was closed.
+the loop never keeps watching a descriptor that nobody waits on or that was closed; and the short
+poll a reader makes before it sleeps.
 
 The stdio transport's own tests (test_client_stdio.py) run real servers through these pipes on
 asyncio and trio; these tests pin what only the asyncio path can get wrong.
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
+import time
 
 import anyio
 import pytest
@@ -125,3 +128,32 @@ def test_a_wait_returns_at_once_when_a_watch_read_bytes_nobody_took(pipes):
         assert err.read_now() == b"log\n"
 
     asyncio.run(main())
+
+
+# --- poll: the short look before a reader sleeps ------------------------------------------------
+
+def test_poll_finds_bytes_that_land_within_the_window_and_read_now_returns_them(pipes):
+    (out, out_w), _ = pipes
+    writer = threading.Timer(0.02, os.write, (out_w, b'{"id":1}\n'))
+    writer.start()
+    try:
+        assert out.poll(5.0) is True  # found long before the window ends
+    finally:
+        writer.join()
+    assert out.read_now() == b'{"id":1}\n'
+    assert out.read_now() is None
+
+
+def test_poll_gives_up_after_its_window_with_nothing_read(pipes):
+    (out, _), _ = pipes
+    started = time.perf_counter()
+    assert out.poll(0.02) is False
+    assert 0.02 <= time.perf_counter() - started < 1
+    assert out.read_now() is None
+
+
+def test_poll_reports_the_end_of_file_for_read_now_to_say(pipes):
+    (out, out_w), _ = pipes
+    os.close(out_w)
+    assert out.poll(1.0) is True
+    assert out.read_now() == b""

@@ -22,6 +22,11 @@ the server wrote before its reply appears before the reply), and whenever it has
 a reader waits (on asyncio the wait watches both pipes; elsewhere stderr is looked at every
 :data:`STDERR_POLL` seconds), so a chatty server never blocks on a full pipe.
 
+Before a reader sleeps it looks again for :data:`REPLY_SPIN` seconds, giving the CPU away between
+looks (``WatchedPipe.poll``): a quick server's reply is then read where it lands, without the sleep
+and wake-up of an idle CPU, which on a virtual machine costs more than the whole exchange. A slow
+server costs the client those 50 µs once per reply, and the event loop waits that long at most.
+
 When stdout ends, :meth:`~StdioTransport.receive` waits briefly for the process and raises
 :class:`~mcplab.wire.errors.ServerExited` with the exit code and the last stderr lines. Shutdown
 follows "basic/lifecycle": close stdin, wait, then SIGTERM, then SIGKILL, within
@@ -54,6 +59,7 @@ __all__ = ["StdioTransport", "stdio"]
 
 SHUTDOWN_BUDGET = 2.0      # seconds, from closing stdin to a reaped process
 STDERR_POLL = POLL         # seconds a reader waits on stdout before draining stderr again (not on asyncio)
+REPLY_SPIN = 50e-6         # seconds a reader keeps looking at stdout before it sleeps
 EXIT_GRACE = 1.0           # seconds to wait for the exit code once stdout has ended
 WRITE_STALL = 5.0          # seconds a half-written line may wait for the server to read on
 STDERR_TAIL = 12           # stderr lines an error carries
@@ -219,6 +225,8 @@ class StdioTransport:
                 raise TransportError("the stdio transport is closed")
             if self._stdout_eof:
                 raise await self._gone("the server closed its stdout")
+            if self._stdout.poll(REPLY_SPIN):
+                continue
             try:  # until stdout or stderr has something
                 await self._stdout.wait_readable(None if self._stderr_eof else self._stderr)
             except anyio.ClosedResourceError:
