@@ -1,12 +1,16 @@
 """The physical floor: the least a Python process can do per round trip, with no MCP library at all.
 
     python bench/floor.py                        # JSON-lines echo on stdin/stdout
+    python bench/floor.py --loop asyncio         # the same echo inside an asyncio event loop
+    python bench/floor.py --loop anyio           # ... inside anyio's (on asyncio), as mcplab's server runs
     python bench/floor.py --http [--port 0]      # one raw Starlette endpoint, POST /mcp, under uvicorn
 
 Both parse each message and answer it with the same result the weather server gives for
 ``get_weather(city="Beijing")``, so the bytes on the wire match a real round trip. They also answer
 ``initialize`` and ``tools/list``, just enough that an MCP client can connect: then a client's own
 cost shows on its own. Nothing else of MCP is here (no capabilities checked, no sessions, no errors).
+The two ``--loop`` echoes are there for the cold start: what an event loop, and anyio over it, cost
+a server before it has done anything of its own.
 Like mcplab's servers, the HTTP one prints ``mcplab: serving NAME at URL`` on stderr and exits when
 a piped stdin reaches end of file.
 """
@@ -45,6 +49,41 @@ def serve_stdio() -> None:
             flush()
 
 
+def serve_in_loop(loop: str) -> None:
+    """The echo, reading stdin when the event loop says it is readable."""
+    import os
+
+    async def serve(wait_readable) -> None:
+        pending = b""
+        while True:
+            await wait_readable(0)
+            data = os.read(0, 1 << 16)
+            if not data:
+                return
+            *lines, pending = (pending + data).split(b"\n")
+            for line in lines:
+                reply = answer(json.loads(line))
+                if reply is not None:
+                    os.write(1, (json.dumps(reply, ensure_ascii=False) + "\n").encode())
+
+    if loop == "anyio":
+        import anyio
+
+        anyio.run(serve, anyio.wait_readable)
+    else:
+        import asyncio
+
+        async def wait_readable(fd: int) -> None:
+            ready = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().add_reader(fd, ready.set_result, None)
+            try:
+                await ready
+            finally:
+                asyncio.get_running_loop().remove_reader(fd)
+
+        asyncio.run(serve(wait_readable))
+
+
 def serve_http(host: str, port: int) -> None:
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -65,5 +104,9 @@ if __name__ == "__main__":
         from harness import flag
 
         serve_http(flag("--host", "127.0.0.1"), int(flag("--port", "0")))
+    elif "--loop" in sys.argv:
+        from harness import flag
+
+        serve_in_loop(flag("--loop", "asyncio"))
     else:
         serve_stdio()

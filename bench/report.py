@@ -6,12 +6,11 @@ round), except two. The floor ratio is against a raw JSON-lines echo driven by a
 over a pipe. The TypeScript ratios set the weather server beside the TypeScript SDK's reference
 server (server-everything), both driven by that same raw client, so only the servers differ. The
 floor ratio is given again with the CPUs fixed, each pair on one CPU and each on two (client on
-one, server on the other): left free, the system tends to keep a blocking reader such as the floor
-on its writer's CPU and to spread two event loops over two, so the free ratio swings with where the
-processes land as much as with what they do (run.py, PLACED_PAIRS). Its cold
-start is given twice: started by npx, as its README and most MCP host configurations start it (npx
-resolves the package before Node starts), and by node directly, the least it can take. A goal
-whose numbers are missing is shown as "–" with the reason, never as met.
+one, server on the other): left free, the system places the two processes as it likes, run by run,
+so the free ratio swings with where they land as much as with what they do (run.py, PLACED_PAIRS).
+The TypeScript server's cold start is given twice: started by npx, as its README and most MCP host
+configurations start it (npx resolves the package before Node starts), and by node directly, the
+least it can take. A goal whose numbers are missing is shown as "–" with the reason, never as met.
 """
 
 from __future__ import annotations
@@ -26,7 +25,8 @@ RAW_OURS, RAW_TS = "raw → mcplab", "raw → ts"  # the same client against eac
 PLACEMENTS = ("one CPU", "two CPUs")  # the floor comparison again, CPUs fixed (run.py PLACED_PAIRS)
 COLD_LABELS = {"mcplab": "mcplab servers/weather.py", "sdk": "SDK servers/weather_sdk.py",
                "ts": "TypeScript server-everything (Node)", "ts-npx": "  the same, started by npx",
-               "floor": "floor bench/floor.py (JSON-lines echo)"}
+               "floor": "floor bench/floor.py (JSON-lines echo)",
+               "floor-asyncio": "  the same in an asyncio loop (--loop)", "floor-anyio": "  the same in anyio's loop"}
 MIB = 1024
 
 

@@ -13,8 +13,8 @@ What is measured (each a small function below; one whose prerequisites are missi
                  stdio_client`, less a bare `python -c pass`
     cold_start   spawn the bundled weather server → first tools/list answered, against the SDK's
                  equivalent server (servers/weather_sdk.py), the TypeScript SDK's reference server
-                 (server-everything from npm, on Node, started by node and by npx) and a raw JSON-lines echo; the server's peak
-                 memory at that moment
+                 (server-everything from npm, on Node, started by node and by npx) and a raw JSON-lines echo,
+                 plain and inside an asyncio and an anyio event loop; the server's peak memory at that moment
     round_trips  sequential tools/call per second, p50/p99 latency, client and server peak memory, for
                  every client × server pair over stdio and Streamable HTTP, legacy and modern era; the
                  floor is a raw client against bench/floor.py (a JSON-lines echo; a bare Starlette
@@ -65,13 +65,13 @@ FLOOR_PAIRS = [("raw", "floor"), ("mcplab", "floor"), ("sdk", "floor")]
 # The TypeScript reference server (legacy era only: it does not speak the stateless revision), and the
 # raw client against both servers; --quick keeps the first two.
 TS_PAIRS = [("raw", "mcplab"), ("raw", "ts"), ("mcplab", "ts"), ("sdk", "ts")]
-# The floor comparison again with the CPUs fixed (client CPU/server CPU): left to itself, the system tends
-# to keep a blocking reader, such as the floor, on its writer's CPU, and to spread two event loops over
-# two; so the free rows compare two placements as much as two programs. Both on CPU 0, then split.
+# The floor comparison again with the CPUs fixed (client CPU/server CPU): left to itself, the system places
+# the two processes of a pair as it likes, run by run, and on a virtual machine waking an idle CPU costs more
+# than a round trip; so the free rows compare placements as much as programs. Both on CPU 0, then split.
 PLACED_PAIRS = [("raw", "floor", "0/0"), ("mcplab", "mcplab", "0/0"), ("raw", "floor", "0/1"),
                 ("mcplab", "mcplab", "0/1")]
 PLACEMENTS = {"0/0": "one CPU", "0/1": "two CPUs"}
-COLD_SERVERS = ("mcplab", "sdk", "ts", "ts-npx", "floor")
+COLD_SERVERS = ("mcplab", "sdk", "ts", "ts-npx", "floor", "floor-asyncio", "floor-anyio")
 COLD_CWD = {"ts-npx": NODE_DIR}  # where npx finds the local copy; every other server starts in the checkout
 READY_TIMEOUT = 90.0   # seconds for a driver to start, connect and warm up (two SDK imports on a busy machine)
 ROUND_TIMEOUT = 300.0  # seconds for one round of one pair

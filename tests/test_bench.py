@@ -51,6 +51,9 @@ def test_quick_run_measures_our_side_of_each_comparison(quick_run) -> None:
     assert results["import"]["status"] == "ok" and results["import"]["net_ms"]["mcplab"] > 0
     assert results["cold_start"]["ms"]["mcplab"]["median"] > 0
     assert results["cold_start"]["server_peak_kib"]["mcplab"] > 0
+    # The echo floor answers the handshake plain, in an asyncio loop and in anyio's: what a loop costs a start.
+    floors = [results["cold_start"]["ms"][name]["median"] for name in ("floor", "floor-asyncio", "floor-anyio")]
+    assert 0 < floors[0] < floors[1] and 0 < floors[2], floors
     group = results["round_trips"]["groups"]["stdio/legacy"]
     ours, floor = group["pairs"]["mcplab → mcplab"], group["pairs"]["raw → floor"]
     for pair in (ours, floor):
