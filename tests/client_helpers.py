@@ -378,6 +378,8 @@ def run_mini(flags: list[str]) -> None:
             name, args = params.get("name"), params.get("arguments") or {}
             if name == "slow":
                 continue
+            if flag("--reply-delay"):
+                time.sleep(float(flag("--reply-delay")))
             if name == "chatty":  # never answers, but says something on stderr every 50 ms
                 threading.Thread(target=_chatter, daemon=True).start()
                 continue

@@ -102,10 +102,11 @@ async def test_a_wait_keeps_its_deadline_while_the_server_talks_on_stderr():
         assert (await client.call_tool("echo", {"n": 2})).text == '{"n": 2}'
 
 
-@pytest.mark.parametrize("window", [2.0, 0.0])
-async def test_a_reply_within_the_poll_window_is_read_without_the_reader_sleeping(monkeypatch, window):
+@pytest.mark.parametrize("window, reply_delay, sleeps", [(2.0, None, False), (0.005, "0.05", True)])
+async def test_a_reply_within_the_poll_window_is_read_without_the_reader_sleeping(monkeypatch, window, reply_delay,
+                                                                                   sleeps):
     # REPLY_SPIN is 50 µs; widened here so that a loaded test machine cannot make the server miss it.
-    # With no window at all the reader sleeps for (nearly) every reply: the count below can tell.
+    # The other case is the control: a reply 50 ms late, past a 5 ms window, must be slept for.
     monkeypatch.setattr(stdio_module, "REPLY_SPIN", window)
     waits = []
     real_wait = WatchedPipe.wait_readable
@@ -114,14 +115,14 @@ async def test_a_reply_within_the_poll_window_is_read_without_the_reader_sleepin
         waits.append(self.fd)
         await real_wait(self, also)
     monkeypatch.setattr(WatchedPipe, "wait_readable", counted)
-    async with Client(mini(), timeout=10) as client:
+    async with Client(mini(*(["--reply-delay", reply_delay] if reply_delay else [])), timeout=10) as client:
         waits.clear()
         for n in range(20):
             assert (await client.call_tool("echo", {"n": n})).text == f'{{"n": {n}}}'
-    if window:
-        assert waits == []
+    if sleeps:
+        assert len(waits) >= 20, waits  # at least one sleep per call
     else:
-        assert len(waits) >= 10, waits
+        assert waits == []
 
 
 async def test_a_server_that_prints_junk_on_stdout_is_a_protocol_error():
