@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["WatchedPipe", "ThreadedPipe", "WriteStalled", "CHUNK", "POLL"]
 
 CHUNK = 1 << 16
-_yield_cpu = getattr(os, "sched_yield", lambda: None)
 POLL = 0.05  # seconds between looks at ``also`` where a wait cannot watch two pipes at once
+_yield_cpu = getattr(os, "sched_yield", lambda: None)  # POSIX; elsewhere poll() looks again at once
 
 
 class WriteStalled(Exception):
