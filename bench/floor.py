@@ -74,12 +74,13 @@ def serve_in_loop(loop: str) -> None:
         import asyncio
 
         async def wait_readable(fd: int) -> None:
-            ready = asyncio.get_running_loop().create_future()
-            asyncio.get_running_loop().add_reader(fd, ready.set_result, None)
+            loop = asyncio.get_running_loop()
+            ready = loop.create_future()
+            loop.add_reader(fd, ready.set_result, None)
             try:
                 await ready
             finally:
-                asyncio.get_running_loop().remove_reader(fd)
+                loop.remove_reader(fd)
 
         asyncio.run(serve(wait_readable))
 

@@ -25,7 +25,8 @@ a reader waits (on asyncio the wait watches both pipes; elsewhere stderr is look
 Before a reader sleeps it looks again for :data:`REPLY_SPIN` seconds, giving the CPU away between
 looks (``WatchedPipe.poll``): a quick server's reply is then read where it lands, without the sleep
 and wake-up of an idle CPU, which on a virtual machine costs more than the whole exchange. A slow
-server costs the client those 50 µs once per reply, and the event loop waits that long at most.
+server costs the client those 50 µs each time its reader would sleep (once per reply, and again after
+each stderr line that wakes it), and the event loop waits that long at most.
 
 When stdout ends, :meth:`~StdioTransport.receive` waits briefly for the process and raises
 :class:`~mcplab.wire.errors.ServerExited` with the exit code and the last stderr lines. Shutdown
