@@ -108,6 +108,35 @@ def test_a_client_too_slow_to_send_its_request_is_disconnected(weather, what, se
         assert wire.closed_by_server(wait=15), f"{what}: the server is still waiting"
 
 
+SMUGGLING = [  # (what, the length headers of a POST whose chunked body ends at once and hides a second request)
+    ("Content-Length and Transfer-Encoding", ["Content-Length: {hidden}", "Transfer-Encoding: chunked"]),
+    ("Transfer-Encoding first, then Content-Length", ["Transfer-Encoding: chunked", "Content-Length: {hidden}"]),
+    ("Content-Length: 0 beside chunked", ["Content-Length: 0", "Transfer-Encoding: chunked"]),
+]
+
+
+@pytest.mark.parametrize("what, lengths", SMUGGLING, ids=[row[0] for row in SMUGGLING])
+def test_a_request_with_two_lengths_gets_400_and_its_connection_closes(weather, what, lengths) -> None:
+    """RFC 9112 §6.1: a message with both is a smuggling attempt; answer it as an error and close, so the
+    request hidden behind it (a ping here) is never answered."""
+    session = open_session(weather.url)
+    with RawHTTP(weather.url) as wire:
+        hidden = "\r\n".join(["POST /mcp HTTP/1.1", f"Host: {wire.host}:{wire.port}", "Content-Type: application/json",
+                               "Accept: application/json, text/event-stream", f"Content-Length: {len(PING)}",
+                               *[f"{k}: {v}" for k, v in _session_pairs(session)]]).encode() + b"\r\n\r\n" + PING
+        smuggled = b"0\r\n\r\n" + hidden
+        head = ["POST /mcp HTTP/1.1", f"Host: {wire.host}:{wire.port}", "Content-Type: application/json",
+                "Accept: application/json, text/event-stream", *[f"{k}: {v}" for k, v in _session_pairs(session)],
+                *[line.format(hidden=len(smuggled)) for line in lengths]]
+        wire.send(("\r\n".join(head) + "\r\n\r\n").encode() + smuggled)
+        status, headers, body = wire.response()
+        assert status == 400 and headers.get("connection") == "close", (what, status, headers, body)
+        assert b"not both" in body, body
+        assert wire.closed_by_server(wait=15), f"{what}: the connection stayed open for the hidden request"
+        assert wire.buffer == b"", f"{what}: the hidden request was answered: {wire.buffer[:200]!r}"
+    _still_serving(weather.url)
+
+
 def test_a_body_that_stalls_halfway_gets_408_and_the_server_moves_on(weather) -> None:
     session = open_session(weather.url)
     with RawHTTP(weather.url) as wire:

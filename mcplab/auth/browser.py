@@ -102,6 +102,7 @@ def system_browser(opener: Callable[[str], Any] | None = None, timeout: float = 
         from starlette.responses import HTMLResponse
         from starlette.routing import Route
 
+        from mcplab.server.streamable_http.owner import protocol_for
         from mcplab.server.streamable_http.process import bind
 
         target = urlsplit(redirect_uri)
@@ -117,8 +118,9 @@ def system_browser(opener: Callable[[str], Any] | None = None, timeout: float = 
             return HTMLResponse("<!doctype html><p>Done: you can close this tab and go back to the notebook.</p>")
 
         sock = bind(target.hostname, target.port)
+        # protocol_for: the code arrives here, so only this user's own browser may deliver it (owner.py).
         server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route(target.path or "/", callback)]),
-                                               log_config=None, access_log=False))
+                                               log_config=None, access_log=False, http=protocol_for(sock)))
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: server.serve(sockets=[sock]))
             (opener or webbrowser.open)(url)

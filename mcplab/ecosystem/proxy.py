@@ -106,12 +106,15 @@ def create_app(backends: Sequence[str]) -> Starlette:
     return app
 
 
-def _config(app: Starlette) -> Any:
+def _config(app: Starlette, sock: Any) -> Any:
     import uvicorn
 
-    # No Server or Date header of our own: the backend's pass through, once.
+    from mcplab.server.streamable_http.owner import protocol_for
+
+    # No Server or Date header of our own: the backend's pass through, once. protocol_for: like the
+    # backends, the proxy answers only the user who started it (a classmate must not get in through it).
     return uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", server_header=False,
-                          date_header=False, timeout_graceful_shutdown=1)
+                          date_header=False, timeout_graceful_shutdown=1, http=protocol_for(sock))
 
 
 @contextlib.asynccontextmanager
@@ -125,7 +128,7 @@ async def serving(backends: Sequence[str], *, app: Starlette | None = None) -> A
     from mcplab.server.streamable_http.process import bind, endpoint_url
 
     sock = bind("127.0.0.1", 0)
-    server = uvicorn.Server(_config(app or create_app(backends)))
+    server = uvicorn.Server(_config(app or create_app(backends), sock))
     try:
         async with anyio.create_task_group() as tasks:  # leaving it waits for uvicorn: nothing is left running
             await tasks.start(_run, server, sock)
@@ -201,7 +204,7 @@ async def _serve(app: Starlette, host: str, port: int) -> None:
     from mcplab.server.streamable_http.process import bind, endpoint_url
 
     sock = bind(host, port)
-    server = uvicorn.Server(_config(app))
+    server = uvicorn.Server(_config(app, sock))
     _watch_stdin(asyncio.get_running_loop(), lambda: setattr(server, "should_exit", True))
     async with anyio.create_task_group() as tasks:
         await tasks.start(_run, server, sock)
