@@ -19,6 +19,11 @@ then runs ``nginx -p PREFIX -c PREFIX/nginx.conf`` in the foreground (``daemon o
 bundled servers it prints ``mcplab: serving nginx at URL`` on stderr and stops when its stdin
 reaches end-of-file, so :func:`mcplab.server.streamable_http.launch` starts it and a killed notebook kernel
 takes nginx down with it: on EOF it stops nginx (SIGTERM, then SIGKILL) and removes the prefix.
+
+On a shared machine 127.0.0.1 is every user's, and nginx cannot tell them apart. So before it passes a
+request on, nginx asks this process (``auth_request``, over a Unix socket in the private prefix), naming
+the connection; the answer is the one every mcplab server gives (:mod:`mcplab.server.streamable_http.owner`):
+only the user who started it gets through, anyone else gets 403.
 """
 
 from __future__ import annotations
@@ -30,11 +35,13 @@ import select
 import shutil
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Sequence
 from urllib.parse import urlsplit
@@ -71,11 +78,46 @@ def render(backend_ports: Sequence[int], listen_port: int, prefix: str) -> str:
     if len(backend_ports) != BACKENDS:
         raise ValueError(f"the nginx template balances {BACKENDS} backends; got {len(backend_ports)}")
     text = TEMPLATE.read_text(encoding="utf-8")
-    fields = {"PREFIX": prefix, "LISTEN_PORT": str(listen_port),
+    fields = {"PREFIX": prefix, "LISTEN_PORT": str(listen_port), "USER": _workers_user(),
               **{f"BACKEND_PORT_{i}": str(port) for i, port in enumerate(backend_ports, 1)}}
     for name, value in fields.items():
         text = text.replace(f"@{name}@", value)
     return text
+
+
+def _workers_user() -> str:
+    """nginx's ``user`` line: started by root, its workers would run as nobody, whom the backends refuse
+    (they answer only their owner, mcplab/server/streamable_http/owner.py); so they stay root. Anyone else's
+    nginx keeps its own user and needs no such line."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "# (workers run as the user who started nginx)"
+    import grp
+    import pwd
+
+    return f"user {pwd.getpwuid(os.geteuid()).pw_name} {grp.getgrgid(os.getegid()).gr_name};  # the backends answer only their owner"
+
+
+class _OwnerCheck(BaseHTTPRequestHandler):
+    """nginx's ``auth_request``: 204 when the connection it names comes from our own user, else 403."""
+
+    timeout = 5  # seconds for nginx to send its short request: a stuck one must not stop the stdin watch
+
+    def check(self) -> None:
+        from mcplab.server.streamable_http.owner import admit
+
+        try:
+            peer_host, peer_port, local_host, local_port = self.headers.get("X-Connection", "").split()
+            refused = admit((peer_host, int(peer_port)), (local_host, int(local_port)), public=False)
+        except ValueError:  # not what our nginx.conf sends
+            refused = -1
+        self.send_response(204 if refused is None else 403)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = do_HEAD = do_OPTIONS = check
+
+    def log_message(self, *args: Any) -> None:  # nginx's own log already has every request
+        pass
 
 
 @dataclass(frozen=True)
@@ -150,9 +192,9 @@ def serve(backends: Sequence[str], host: str, port: int) -> int:
     ports = [backend_port(url) for url in backends]
     sock = _bind(host, port)
     listen_port = sock.getsockname()[1]
-    prefix = tempfile.mkdtemp(prefix="mcplab-nginx-")
+    prefix = tempfile.mkdtemp(prefix="mcplab-nginx-")  # 0700: the owner check's socket is ours alone
+    checker = socketserver.UnixStreamServer(f"{prefix}/owner.sock", _OwnerCheck)
     try:
-        os.chmod(prefix, 0o755)  # started as root, nginx's workers run as an unprivileged user
         conf = Path(prefix, "nginx.conf")
         conf.write_text(render(ports, listen_port, prefix), encoding="utf-8")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NGINX": f"{sock.fileno()};"}
@@ -170,14 +212,18 @@ def serve(backends: Sequence[str], host: str, port: int) -> int:
             time.sleep(0.01)
         print(BANNER.format(url=f"http://{host}:{listen_port}/mcp"), file=sys.stderr, flush=True)
         signal.signal(signal.SIGTERM, lambda *_: _stop(process))
-        try:  # the parent holds our stdin: end-of-file means it is done, or gone
+        try:  # the parent holds our stdin: end-of-file means it is done, or gone; nginx asks who may pass
             while process.poll() is None:
-                if select.select([0], [], [], 0.5)[0] and not os.read(0, 1 << 16):
+                ready = select.select([0, checker], [], [], 0.5)[0]
+                if checker in ready:
+                    checker.handle_request()
+                if 0 in ready and not os.read(0, 1 << 16):
                     break
         except (OSError, KeyboardInterrupt):
             pass
         return _stop(process)
     finally:
+        checker.server_close()
         shutil.rmtree(prefix, ignore_errors=True)
 
 
