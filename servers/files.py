@@ -44,6 +44,7 @@ from mcplab.auth.scopes import ScopePolicy
 from mcplab.wire.errors import InvalidParams
 from mcplab.server import Contents, Context, Server, ToolError, arguments, embedded, image, run, user
 from mcplab.server.confine import Entry, Folder, NotFound
+from mcplab.server.streamable_http.address import LOOPBACK, hostname
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 MAX_BYTES = 1 << 20     # 1 MiB: larger reads and writes are refused
@@ -278,9 +279,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--writable", action="store_true", help="add the write_file tool")
     parser.add_argument("--write-quota", type=float, default=WRITE_QUOTA / (1 << 20), metavar="MiB",
                         help=f"how much write_file may write in all (default {WRITE_QUOTA >> 20} MiB)")
+    parser.add_argument("--writable-by-anyone", action="store_true",
+                        help="with --writable on a network address and no --auth: yes, anyone who can reach it may write")
     args = parser.parse_args(argv)
     if not args.root.is_dir():
         parser.error(f"--root {args.root}: not a folder")
+    # A folder anyone on the network may write into is never a default: ask for --auth, or say so.
+    on_network = args.http and hostname(args.host or "127.0.0.1") not in LOOPBACK
+    if args.writable and on_network and not args.auth and not args.writable_by_anyone:
+        parser.error(f"--writable on {args.host} without --auth lets anyone who can reach this machine write into "
+                     f"{args.root}: add --auth ISSUER, serve 127.0.0.1, or add --writable-by-anyone if that is what you want")
     run(create_server(args.root, args.writable, int(args.write_quota * (1 << 20))), args, scopes=SCOPES)
 
 

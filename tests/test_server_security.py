@@ -158,3 +158,27 @@ def test_over_stdio_each_escape_is_refused_and_the_server_keeps_answering(root: 
                 assert server.result("ping") == {}
         assert server.close() == 0
     assert (root.parent / "outside" / "secret.txt").read_text() == SECRET
+
+
+NETWORK_WRITES = [  # (what, extra flags, refused?) for files --http --host 0.0.0.0 --writable
+    ("no --auth", [], True),
+    ("--auth", ["--auth", "http://127.0.0.1:9/"], False),
+    ("--writable-by-anyone, said on purpose", ["--writable-by-anyone"], False),
+]
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("what, flags, refused", NETWORK_WRITES, ids=[row[0] for row in NETWORK_WRITES])
+def test_a_writable_folder_on_a_network_address_needs_auth_or_an_explicit_yes(root: Path, what, flags, refused) -> None:
+    import subprocess
+    import sys
+
+    argv = [sys.executable, str(SERVERS / "files.py"), "--root", str(root), "--writable", "--http",
+            "--host", "0.0.0.0", "--port", "0", *flags]
+    # stdin a pipe we close at once: a server that starts serving stops again at its end (the watchdog).
+    done = subprocess.run(argv, input="", capture_output=True, text=True, timeout=120)
+    if refused:
+        assert done.returncode == 2 and "without --auth lets anyone" in done.stderr, done.stderr
+        assert "--writable-by-anyone" in done.stderr and "Traceback" not in done.stderr
+    else:
+        assert "without --auth lets anyone" not in done.stderr and "mcplab: serving files at" in done.stderr, done.stderr
