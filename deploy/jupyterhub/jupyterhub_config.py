@@ -17,16 +17,29 @@ What it sets, and why:
   first try on one machine, uncomment the two "trial" lines: any name logs in, without a password,
   with home folders under /tmp.
 
-Containers (DockerSpawner, or KubeSpawner on Zero to JupyterHub with Kubernetes): put mcplab[lab]
-in the single-user image and run the same copy step as the container starts (a ``postStart``
-lifecycle hook on Kubernetes: ``mcplab lab --copy-only --dir /home/jovyan/mcplab-course``), with
-``notebook_dir`` and ``default_url`` as below.
+* Where it listens: passwords cross the hub's connection (PAM log-in), so it never serves plain
+  HTTP to a network. By default it listens on 127.0.0.1:8000 only, for a TLS proxy on the same
+  machine (nginx, Caddy, Apache) that serves the network over HTTPS and forwards to it. To have the
+  hub serve HTTPS itself, on every interface, set MCPLAB_HUB_SSL_CERT and MCPLAB_HUB_SSL_KEY to the
+  certificate and key files (MCPLAB_HUB_IP picks another address).
+
+Students share one machine here, and so one loopback interface: a server a lab starts on
+127.0.0.1 can be reached by every other student's processes. mcplab's servers answer only the user
+who started them (each connection's owner is looked up; mcplab/server/streamable_http/owner.py),
+so a classmate gets 403. For loopbacks that are private by construction, give each student a
+container: DockerSpawner, or KubeSpawner on Zero to JupyterHub with Kubernetes, where every
+single-user server has a network namespace of its own.
+
+Containers: put mcplab[lab] in the single-user image and run the same copy step as the container
+starts (a ``postStart`` lifecycle hook on Kubernetes: ``mcplab lab --copy-only --dir
+/home/jovyan/mcplab-course``), with ``notebook_dir`` and ``default_url`` as below.
 
 The REST API needs a token for scripts (log students in, start their servers): see the ``services``
 example at the end. The classroom test in tests/test_jupyterhub.py loads this file and sets only
 what a test needs on top (ports, the trial log-in, a token).
 """
 
+import os
 import shlex
 import sys
 
@@ -54,7 +67,13 @@ c.Spawner.default_url = "/lab/tree/labs/00_start_here.ipynb"
 c.Spawner.mem_limit = "1G"
 c.Spawner.cpu_limit = 1.0
 
-c.JupyterHub.ip = "0.0.0.0"   # put TLS in front (or set ssl_cert / ssl_key) before opening it to a network
+# Never plain HTTP on a network (see the top): HTTPS from the hub itself, or loopback behind a TLS proxy.
+CERT, KEY = os.environ.get("MCPLAB_HUB_SSL_CERT"), os.environ.get("MCPLAB_HUB_SSL_KEY")
+if CERT and KEY:
+    c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key = CERT, KEY
+    c.JupyterHub.ip = os.environ.get("MCPLAB_HUB_IP", "0.0.0.0")
+else:
+    c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = 8000
 
 # Trial on one machine (never on a network): any name logs in, homes under /tmp/<name>.
