@@ -79,3 +79,29 @@ def test_three_students_run_a_lab_at_once_on_jupyterhub(tmp_path):
             raise
         left = hub.stop()
     assert left == [], "processes left behind after the hub stopped"
+
+
+HUB_ADDRESSES = [  # (what, environment, ip, TLS files)
+    ("nothing set: loopback, for a TLS proxy in front", {}, "127.0.0.1", None),
+    ("a certificate and its key: HTTPS on every interface",
+     {"MCPLAB_HUB_SSL_CERT": "/etc/hub.pem", "MCPLAB_HUB_SSL_KEY": "/etc/hub.key"}, "0.0.0.0", ("/etc/hub.pem", "/etc/hub.key")),
+    ("a certificate, a key and an address", {"MCPLAB_HUB_SSL_CERT": "/etc/hub.pem", "MCPLAB_HUB_SSL_KEY": "/etc/hub.key",
+                                           "MCPLAB_HUB_IP": "10.0.0.5"}, "10.0.0.5", ("/etc/hub.pem", "/etc/hub.key")),
+    ("a certificate without its key: still loopback", {"MCPLAB_HUB_SSL_CERT": "/etc/hub.pem"}, "127.0.0.1", None),
+]
+
+
+@pytest.mark.parametrize("what, env, ip, tls", HUB_ADDRESSES, ids=[row[0] for row in HUB_ADDRESSES])
+def test_the_shipped_hub_never_serves_plain_http_to_a_network(monkeypatch, what, env, ip, tls) -> None:
+    """PAM passwords cross the hub's connection: plain HTTP only on loopback, behind a TLS proxy."""
+    from traitlets.config import Config
+
+    for name in ("MCPLAB_HUB_SSL_CERT", "MCPLAB_HUB_SSL_KEY", "MCPLAB_HUB_IP"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    config = Config()
+    exec(compile(hubs.SHIPPED.read_text(encoding="utf-8"), str(hubs.SHIPPED), "exec"), {"get_config": lambda: config})
+    hub = config.JupyterHub
+    assert hub.ip == ip, what
+    assert (tuple((hub.ssl_cert, hub.ssl_key)) if "ssl_cert" in hub else None) == tls, what
