@@ -3,7 +3,8 @@
 ``app`` (the Starlette app: Host/Origin checks, the choice of era per request, the legacy
 sessions), ``session`` (one legacy session), ``exchange`` (one 2026-07-28 request), ``header_checks``
 (a modern request's headers against its body), ``replies`` (refusals, JSON replies, event streams),
-``deadlines`` (slow clients), ``process`` (``serve_http``, and ``launch``: a server script as a child
+``deadlines`` (slow clients), ``owner`` (only the user who started a server may connect, and no request
+may say its length twice), ``process`` (``serve_http``, and ``launch``: a server script as a child
 whose URL we wait for), ``address`` (the path, the loopback names and a Host header's host, which both
 ``app`` and ``process`` use).
 

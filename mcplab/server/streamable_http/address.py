@@ -1,8 +1,8 @@
 """Where the endpoint lives and how a host name is read: the path, the loopback names, a Host header's host.
 
 Both halves of the runner need these and neither may pull in the other: ``process.py`` (binding and
-launching, imported by every notebook that starts a server) refuses a non-loopback bind before Starlette
-is ever loaded, and ``app.py`` (the Starlette app) checks each request's ``Host`` and ``Origin`` against
+launching, imported by every notebook that starts a server) warns of a non-loopback bind before Starlette
+is ever loaded (and the file server refuses to be writable there without ``--auth``), and ``app.py`` (the Starlette app) checks each request's ``Host`` and ``Origin`` against
 the same names (the DNS-rebinding defence, spec "basic/transports", Security Warning).
 """
 
