@@ -15,6 +15,10 @@ Run as a script to start a hostile server (the client tests spawn these)::
                                                                 sandbox forced, as on a platform without openat
     python tests/redteam_helpers.py impatient NAME ARGS...      servers/NAME.py with 1 s HTTP timeouts for slow
                                                                 clients (the defaults are longer than a test)
+    python tests/redteam_helpers.py loud TEXT [BIG] [--junk]    over stdio: TEXT (a JSON string) in every string
+                                                                the server supplies and on stderr; BIG more
+                                                                characters in a description and a result;
+                                                                --junk: TEXT raw on stdout instead of an answer
 
 Measuring: :func:`rss_kib` and :func:`peak_rss_kib` read a process's memory from /proc; :class:`RawHTTP`
 speaks HTTP/1.1 on a bare socket, so a test controls every byte (half a body, a duplicated header, a
@@ -347,6 +351,55 @@ def impatient(argv: list[str]) -> None:
     runpy.run_path(sys.argv[0], run_name="__main__")
 
 
+def loud(text: str, big: int, junk: bool) -> None:
+    """A legacy stdio server whose every string (names, titles, descriptions, results, errors) carries ``text``.
+
+    Its JSON is valid (``json.dumps`` escapes control characters as ``\\u001b``): the client decodes the
+    text back into the characters a terminal obeys. It also writes ``text`` raw on stderr, where no JSON
+    escapes anything, and with ``junk`` raw on stdout as its first line instead of an answer.
+    """
+    def say(data: str) -> bytes:
+        return data.encode("utf-8", "surrogatepass") + b"\n"  # a lone surrogate goes out as it came in
+
+    out = os.fdopen(os.dup(1), "wb")
+    os.write(2, say(f"stderr{text}"))
+    listed = {
+        "tools/list": {"tools": [{"name": f"shout{text}", "title": f"title{text}",
+                                  "description": f"description{text}" + "d" * big,
+                                  "inputSchema": {"type": "object", "properties": {f"city{text}": {"type": "string"}},
+                                                  "required": [f"city{text}"]}}]},
+        "resources/list": {"resources": [{"uri": f"loud://{text}", "name": f"resource{text}",
+                                          "mimeType": f"text/{text}"}]},
+        "resources/templates/list": {"resourceTemplates": [{"uriTemplate": f"loud://{{x}}{text}",
+                                                            "name": f"template{text}", "mimeType": f"text/{text}"}]},
+        "prompts/list": {"prompts": [{"name": f"prompt{text}", "description": f"description{text}",
+                                      "arguments": [{"name": f"argument{text}", "required": True}]}]},
+        "tools/call": {"content": [{"type": "text", "text": f"result{text}" + "r" * big}]},
+    }
+    for line in sys.stdin.buffer:
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue
+        method, reply = message["method"], {"jsonrpc": "2.0", "id": message["id"]}
+        if junk:
+            out.write(say(f"junk{text}"))
+            out.flush()
+            junk = False
+            continue
+        if method == "initialize":
+            reply["result"] = {"protocolVersion": message["params"]["protocolVersion"],
+                               "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+                               "serverInfo": {"name": f"loud{text}", "title": f"title{text}", "version": f"1{text}"},
+                               "instructions": f"instructions{text}"}
+        elif method in listed:
+            reply["result"] = listed[method]
+        else:  # server/discover (the probe), ping, anything else
+            reply["error"] = {"code": -32601 if method == "server/discover" else -32603,
+                              "message": f"error{text}", "data": f"data{text}"}
+        out.write(json.dumps(reply).encode() + b"\n")
+        out.flush()
+
+
 def wait_for(condition: Any, timeout: float = 10.0, step: float = 0.02) -> bool:
     """Poll ``condition()`` until it is true or ``timeout`` passes; its last value."""
     deadline = time.monotonic() + timeout
@@ -371,5 +424,8 @@ if __name__ == "__main__":
         files_portable(rest)
     elif kind == "impatient":
         impatient(rest)
+    elif kind == "loud":
+        sizes = [int(arg) for arg in rest[1:] if arg != "--junk"]
+        loud(json.loads(rest[0]), sizes[0] if sizes else 0, "--junk" in rest)
     else:
         raise SystemExit(f"unknown hostile server {kind!r}")

@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -24,6 +25,34 @@ MINI = shlex.join(command("mini"))
 def test_table_aligns_columns_counting_wide_characters_twice():
     assert table([("name", "description"), ("get_weather", "查询天气"), ("x", "ok")]).splitlines() == [
         "  name         description", "  get_weather  查询天气", "  x            ok"]
+
+
+def test_table_shows_a_servers_controls_as_escapes_and_its_whitespace_as_one_space():
+    cell = "a\x1b[2J\tb\r\n c\u202ed\x9b"
+    assert table([("name",), (cell,)]).splitlines()[1] == r"  a\x1b[2J b c\u202ed\x9b"
+
+
+def test_table_cuts_a_long_cell_and_says_how_many_characters_it_left_out():
+    assert table([("name", "description"), ("x", "d" * 100), ("y", "e" * 70)], limit=20).splitlines() == [
+        "  name  description", "  x     " + "d" * 19 + "…", "  y     " + "e" * 19 + "…",
+        "  (cut to 20 columns: 132 characters of 2 cells not shown)"]
+
+
+def test_table_measures_a_long_cell_only_as_far_as_it_shows(monkeypatch):
+    import unicodedata
+
+    from mcplab import cli
+
+    looked: list[str] = []
+
+    def east_asian_width(ch: str) -> str:
+        looked.append(ch)
+        return unicodedata.east_asian_width(ch)
+
+    monkeypatch.setattr(cli, "unicodedata", SimpleNamespace(east_asian_width=east_asian_width))
+    shown = table([("description",), ("é" * 4000,)])
+    assert shown.splitlines()[1] == "  " + "é" * 59 + "…"
+    assert len(looked) <= 4 * 60, f"{len(looked)} width lookups to show 60 columns of a 4,000-character cell"
 
 
 def test_inspect_shows_capabilities_tables_and_the_trace(capsys, tmp_path):
@@ -110,6 +139,22 @@ def test_a_question_is_answered_on_the_terminal_field_by_field(monkeypatch):
     assert ask_on_terminal(form) == {"action": "accept", "content": {"ok": True, "seats": 2, "name": "Ada"}}
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     assert ask_on_terminal(form) == {"action": "decline"}  # nobody at a terminal: decline
+
+
+def test_a_question_shows_the_servers_text_escaped(monkeypatch, capsys):
+    from mcplab.cli import ask_on_terminal
+
+    form = {"message": "Book\x1b[2J it?", "requestedSchema": {"type": "object", "properties": {
+        "seats": {"type": "integer", "title": "seats\x1b]0;pwned\x07", "default": "2\u202e"}}}}
+    prompts, answers = [], iter(["3", "y"])
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: prompts.append(prompt) or next(answers))
+    assert ask_on_terminal(form) == {"action": "accept", "content": {"seats": 3}}
+    assert prompts[0] == r"  seats\x1b]0;pwned\x07 (integer) [2\u202e]: "
+    assert r"the server asks: Book\x1b[2J it?" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert ask_on_terminal(form) == {"action": "decline"}
+    assert r"mcplab: the server asks 'Book\x1b[2J it?'; there is no terminal" in capsys.readouterr().err
 
 
 @pytest.mark.http

@@ -201,3 +201,64 @@ async def test_the_status_line_lists_the_servers_capabilities_and_marks_the_depr
     finally:
         await pg.close()
     assert "logging (deprecated in 2026-07-28)" in status and "tools (listChanged)" in status
+
+
+# --- a hostile server's sizes ---------------------------------------------------------------------
+
+def test_an_error_message_is_cut_in_the_result_box_and_says_how_much():
+    from mcplab.notebook.inspector import MAX_RESULT
+    from mcplab.wire.errors import RemoteError
+
+    error = RemoteError(-32603, "e" * 1_000_000, method="tools/call")  # what a server's 1 MB message becomes
+    pg = notebook.playground("weather")
+    pg._error(error)
+    assert f"… ({len(str(error)) - MAX_RESULT} more characters)" in pg.result.value
+    assert len(pg.result.value) < MAX_RESULT + 500, f"the result box holds {len(pg.result.value)} characters"
+
+
+BIG = 3_900_000  # characters the hostile server adds to its tool's description and to the call's result
+
+
+def loud_server() -> list[str]:
+    from redteam_helpers import script
+
+    return script("loud", '""', str(BIG))  # tool "shout(city)": a 3.9 MB description, a 3.9 MB result
+
+
+@pytest.mark.anyio
+@pytest.mark.subprocess
+async def test_a_huge_description_is_cut_in_the_about_line_which_says_how_much():
+    from mcplab.notebook.inspector import MAX_ABOUT
+
+    pg = notebook.playground(loud_server())
+    await pg.connect()
+    try:
+        about, description = pg.about.value, pg.catalogue["tools"]["shout"].description
+    finally:
+        await pg.close()
+    assert len(description) == len("description") + BIG  # the catalogue keeps it whole
+    assert about.startswith("<b>shout</b> description" + "d" * (MAX_ABOUT - len("description")))
+    assert about.endswith(f"… ({len(description) - MAX_ABOUT} more characters)") and len(about) < MAX_ABOUT + 100
+
+
+@pytest.mark.anyio
+@pytest.mark.subprocess
+async def test_a_huge_result_is_cut_in_the_result_box_and_stays_whole_in_the_trace():
+    import json
+
+    from mcplab.notebook.inspector import MAX_RESULT
+
+    pg = notebook.playground(loud_server())
+    await pg.connect()
+    try:
+        pg.select_tool("shout")["city"].value = "Paris"
+        result = await pg.send()
+        box, answer = pg.result.value, json.loads(pg.trace.frames[-1].raw)
+    finally:
+        await pg.close()
+    assert result.text == "result" + "r" * BIG and pg.last_result is result
+    assert answer["result"]["content"][0]["text"] == result.text  # the trace holds the whole answer
+    shown = json.dumps(result.raw, indent=2, ensure_ascii=False)
+    assert f"… ({len(repr(result)) - MAX_RESULT} more characters)" in box  # the typed result, cut
+    assert f"… ({len(shown) - MAX_RESULT} more characters)" in box         # and its JSON, cut
+    assert len(box) < 2 * MAX_RESULT + 1000, f"the result box holds {len(box)} characters"

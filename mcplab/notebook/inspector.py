@@ -7,6 +7,12 @@ the era; connect; see the tools, resources and prompts; fill a form generated fr
 item's JSON Schema (:func:`form_for`); send; watch the result and the trace grow. Every button has
 a method twin (``connect``, ``select_tool``, ``send``, ``close``) so a notebook cell or a test
 drives exactly what a click drives. ipywidgets is imported on first use.
+
+What a server sends is shown bounded: an item's description in the "about" line up to
+:data:`MAX_ABOUT` characters, a result (its typed form and its JSON) and an error in the result box
+up to :data:`MAX_RESULT` each, then "… (N more characters)". A widget's value travels to the
+browser whole and a page slows down with every megabyte, so the panel shows what a student reads;
+the whole value stays in ``last_result``, the catalogue and the trace.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from mcplab.transports.background import Background, Job
 # a notebook cell or a test drives exactly what a click drives.
 
 BUNDLED = ("weather", "files")
+MAX_ABOUT = 2_000    # characters of an item's name or description in the about line
+MAX_RESULT = 20_000  # characters of a result's repr, of its JSON, of an error, in the result box
 KINDS = ("tools", "resources", "prompts")
 SINGULAR = {"tools": N_("tool"), "resources": N_("resource"), "prompts": N_("prompt")}  # shown through _()
 TEMPLATE_VARIABLE = re.compile(r"\{(\+?)([A-Za-z0-9_]+)\}")  # RFC 6570 level 1 and {+reserved}
@@ -94,6 +102,13 @@ def arguments_from(form: dict[str, Any], schema: dict) -> dict[str, Any]:
             raise ValueError(_("{name}: {value!r} is not a valid {kind}", name=name, value=value,
                                kind=kind or _("JSON value"))) from None
     return arguments
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, then how many more there were: ``dddd… (3898000 more characters)``."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + _("… ({count} more characters)", count=len(text) - limit)
 
 
 def _expand(template: str, values: dict[str, Any]) -> str:
@@ -307,7 +322,8 @@ class Playground:
         self.form = form_for(self._schema(kind, item)) if item is not None else {}
         self.form_box.children = list(self.form.values())
         about = getattr(item, "description", "") or ""
-        self.about.value = f"<b>{html.escape(str(name or ''))}</b> {html.escape(about)}" if item else ""
+        self.about.value = (f"<b>{html.escape(shortened(str(name or ''), MAX_ABOUT))}</b> "
+                            f"{html.escape(shortened(str(about), MAX_ABOUT))}") if item else ""
         self._refresh_buttons()
 
     def _schema(self, kind: str, item: Any) -> dict:
@@ -350,8 +366,9 @@ class Playground:
         finally:
             self._show_trace()
         self.last_result = result
-        self.result.value = (f'<pre style="{PRE}">{html.escape(repr(result))}\n\n'
-                             f'{html.escape(json.dumps(result.raw, indent=2, ensure_ascii=False))}</pre>')
+        typed, raw = repr(result), json.dumps(result.raw, indent=2, ensure_ascii=False)
+        self.result.value = (f'<pre style="{PRE}">{html.escape(shortened(typed, MAX_RESULT))}\n\n'
+                             f'{html.escape(shortened(raw, MAX_RESULT))}</pre>')
         return result
 
     # --- showing ----------------------------------------------------------------------------------
@@ -374,7 +391,7 @@ class Playground:
 
     def _error(self, exc: BaseException) -> None:
         self.result.value = (f'<pre style="{PRE};color:{trace_views.ERROR_COLOUR}">'
-                             f'{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</pre>')
+                             f'{html.escape(type(exc).__name__)}: {html.escape(shortened(str(exc), MAX_RESULT))}</pre>')
 
     def __repr__(self) -> str:
         where = _("{server} over {transport}, era {era}", server=self.server_box.value,
