@@ -1,0 +1,172 @@
+"""Red team, the user's own files: the course copy (``mcplab lab``).
+
+The command writes into a folder the user owns, on a machine other people share. A course folder
+in the copy may have become a link to somewhere else; a copy may have been killed half way. Each
+row is one attack and one look at the world afterwards: the command's exit status and sentence,
+and what it left on the disk (nothing outside the copy, the user's files exactly as they were).
+Every row runs the real command as a process.
+A reader adds a row as (what, scenario), the scenario taking a fresh folder and returning nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from mcplab import course
+
+pytestmark = pytest.mark.subprocess
+
+ROOT = Path(__file__).resolve().parent.parent
+DEADLINE = 120  # seconds for one command on a loaded machine; a run that needs it has hung, and says so
+
+
+def mcplab(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run([sys.executable, "-m", "mcplab.cli", *args], capture_output=True, text=True,
+                              input=stdin, timeout=DEADLINE, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"mcplab {' '.join(args)} did not end within {DEADLINE} s (the deadline fired)") from None
+
+
+def course_files() -> dict[str, bytes]:
+    """What a complete copy holds: every file of the checkout's course, as ``copy_course`` walks it."""
+    return {relative: path.read_bytes() for relative, path in course._course_files(ROOT)}
+
+
+def tree(folder: Path) -> dict[str, bytes | str]:
+    """Every name under ``folder``: a file's bytes, a link's target (links are not followed)."""
+    found: dict[str, bytes | str] = {}
+    for directory, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = Path(directory, name)
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                found[rel] = "-> " + os.readlink(path)
+            elif path.is_file():
+                found[rel] = path.read_bytes()
+    return found
+
+
+def outside_of(tmp_path: Path) -> Path:
+    """A folder beside the copy that the copy must never write into, with a file of its own."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mine.txt").write_text("the owner's own file\n")
+    return outside
+
+
+# --- the course copy ------------------------------------------------------------------------------------
+
+def a_course_folder_replaced_by_a_link_out_of_the_copy(tmp_path: Path) -> None:
+    outside = outside_of(tmp_path)
+    dest = tmp_path / "copy"
+    (dest / "labs").mkdir(parents=True)
+    (dest / "labs" / "build").symlink_to(outside)
+    (dest / "servers").symlink_to(outside)
+    before = tree(outside)
+    done = mcplab("lab", "--copy-only", "--dir", str(dest))
+    assert tree(outside) == before, f"the copy wrote outside its folder: {sorted(set(tree(outside)) - set(before))}"
+    assert (dest / "servers").is_symlink() and (dest / "labs" / "build").is_symlink()
+    assert done.returncode == 0, done.stderr
+    assert f"servers → {outside}" in done.stderr and f"labs/build → {outside}" in done.stderr, done.stderr
+    assert (dest / "labs" / "00_start_here.ipynb").read_bytes() == (ROOT / "labs" / "00_start_here.ipynb").read_bytes()
+
+
+def a_course_file_replaced_by_a_link(tmp_path: Path) -> None:
+    outside = outside_of(tmp_path)
+    dest = tmp_path / "copy"
+    (dest / "labs").mkdir(parents=True)
+    link = dest / "labs" / "00_start_here.ipynb"
+    link.symlink_to(outside / "planted.ipynb")  # dangling: the user's link to a file not made yet
+    before = tree(outside)
+    done = mcplab("lab", "--copy-only", "--dir", str(dest))
+    assert tree(outside) == before
+    assert link.is_symlink() and os.readlink(link) == str(outside / "planted.ipynb"), "the user's link was replaced"
+    assert done.returncode == 0 and f"labs/00_start_here.ipynb → {outside / 'planted.ipynb'}" in done.stderr, done.stderr
+
+
+FLIPPER = r"""
+import os, sys, time
+folder, outside = sys.argv[1:3]
+turn = 0
+while True:  # a course folder becomes a link out of the copy, the link goes, the copier makes the folder again
+    turn += 1
+    try:
+        if os.path.islink(folder):
+            time.sleep(0.002)  # the link stays a moment: a copy that follows links meets it often
+            os.unlink(folder)
+        elif os.path.isdir(folder):
+            os.rename(folder, f"{folder}.aside-{turn}")
+            os.symlink(outside, folder)
+    except OSError:
+        pass
+"""
+
+
+def a_folder_that_becomes_a_link_while_the_copy_runs(tmp_path: Path) -> None:
+    outside = outside_of(tmp_path)
+    dest = tmp_path / "copy"
+    (dest / "servers").mkdir(parents=True)
+    before = tree(outside)
+    flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, str(dest / "servers"), str(outside)])
+    try:
+        for _ in range(100):
+            try:
+                course.copy_course(dest)
+            except OSError:
+                pass  # a folder that vanished under the copy may end one run; what matters is where bytes went
+    finally:
+        flipper.kill()
+        flipper.wait()
+    assert tree(outside) == before, f"the copy wrote outside its folder: {sorted(set(tree(outside)) - set(before))}"
+
+
+KILLER = r"""
+import os, signal, sys
+from mcplab.cli import main
+at, dest = int(sys.argv[1]), sys.argv[2]
+calls, rename = [0], os.replace
+def replace(*args, **kwargs):  # the copy dies for good just before its at-th rename: SIGKILL, nothing runs after
+    calls[0] += 1
+    if calls[0] == at:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return rename(*args, **kwargs)
+os.replace = replace
+sys.exit(main(["lab", "--copy-only", "--dir", dest]))
+"""
+
+
+def copies_killed_half_way_are_completed_by_a_rerun(tmp_path: Path) -> None:
+    expected = course_files()
+    for at in (1, 2, 10, len(expected) // 2, len(expected), len(expected) + 1):  # the last: the manifest's
+        dest = tmp_path / f"killed-at-{at}"
+        killed = subprocess.run([sys.executable, "-c", KILLER, str(at), str(dest)], capture_output=True,
+                                timeout=DEADLINE, cwd=ROOT)
+        assert killed.returncode == -signal.SIGKILL, f"the copy was not killed at rename {at}: {killed.stderr[-800:]}"
+        done = mcplab("lab", "--copy-only", "--dir", str(dest))
+        assert done.returncode == 0, done.stderr
+        leftovers = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*.part"))
+        assert not leftovers, f"killed at rename {at}, a rerun left {leftovers}"
+        assert {k: v for k, v in tree(dest).items() if k in expected} == expected, f"killed at rename {at}"
+        assert set(json.loads((dest / course.MANIFEST).read_text())["files"]) == set(expected)
+
+
+ATTACKS: list[tuple[str, Callable[[Path], None]]] = [
+    ("a course folder replaced by a link out of the copy", a_course_folder_replaced_by_a_link_out_of_the_copy),
+    ("a course file replaced by a link", a_course_file_replaced_by_a_link),
+    ("a folder that becomes a link while the copy runs", a_folder_that_becomes_a_link_while_the_copy_runs),
+    ("copies killed half way are completed by a rerun", copies_killed_half_way_are_completed_by_a_rerun),
+]
+
+
+@pytest.mark.parametrize("what, scenario", ATTACKS, ids=[row[0] for row in ATTACKS])
+def test_the_users_files_survive_the_attack(what: str, scenario: Callable[[Path], None], tmp_path: Path) -> None:
+    scenario(tmp_path)
