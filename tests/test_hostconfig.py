@@ -312,26 +312,39 @@ def test_write_keeps_vscode_inputs_and_follows_a_symlinked_file(tmp_path: Path) 
     assert on_disk["inputs"][0]["id"] == "k" and "weather" in on_disk["servers"]
 
 
-UNWRITABLE = [  # (file content, the words of the refusal): each leaves the file exactly as it was
-    ('{\n  // my servers\n  "servers": {}\n}\n', "is not plain JSON"),
-    ('{"servers": {},}', "is not plain JSON"),
-    ('["weather"]', "must hold a JSON object; it holds list"),
-    ('{"servers": ["weather"]}', "'servers' must be an object mapping names to servers; it is list"),
+UNWRITABLE = [  # (file content, the words of the refusal): each leaves the file exactly as it was, nothing beside it
+    (b'{\n  // my servers\n  "servers": {}\n}\n', "is not plain JSON"),
+    (b'{"servers": {},}', "is not plain JSON"),
+    (b'["weather"]', "must hold a JSON object; it holds list"),
+    (b'{"servers": ["weather"]}', "'servers' must be an object mapping names to servers; it is list"),
+    (b'{"servers": {}, "inputs": [], "servers": {"mine": {"type": "http", "url": "http://x/mcp"}}}',
+     "mcp.json has the key 'servers' twice in one object"),
+    ('{"servers": {}}'.encode("utf-16-le"), "mcp.json is UTF-16 text"),  # no byte-order mark: its NUL bytes tell
+    ('{"servers": {}}'.encode("utf-16"), "mcp.json is UTF-16 text"),
+    (b'{"servers": {}, "note": "caf\xe9"}', "mcp.json is not UTF-8 (byte 28 is 0xe9)"),
+    (b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}", "mcp.json is nested deeper than mcplab reads"),
 ]
 
 
 @pytest.mark.parametrize("content, words", UNWRITABLE, ids=[w for _, w in UNWRITABLE])
-def test_a_file_that_cannot_be_merged_is_refused_and_left_unchanged(content: str, words: str, tmp_path: Path) -> None:
+def test_a_file_that_cannot_be_merged_is_refused_and_left_unchanged(content: bytes, words: str, tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
-    path.write_text(content, encoding="utf-8")
+    path.write_bytes(content)
     with pytest.raises(HostConfigError) as refused:
         hostconfig.write(path, "vscode", [hostconfig.bundled("weather")])
     assert words in str(refused.value)
-    assert path.read_text(encoding="utf-8") == content
+    assert path.read_bytes() == content
     assert [p.name for p in tmp_path.iterdir()] == ["mcp.json"]
 
 
-def test_a_write_that_fails_midway_leaves_the_old_file(tmp_path: Path, monkeypatch) -> None:
+def test_a_utf8_byte_order_mark_is_read_past(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"servers": {}}')  # Windows' Notepad writes one
+    assert list(hostconfig.write(path, "vscode", [hostconfig.bundled("weather")])["servers"]) == ["weather"]
+
+
+@pytest.mark.parametrize("step", ["fsync", "replace"])
+def test_a_write_that_fails_midway_leaves_the_old_file(step: str, tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "mcp.json"
     path.write_text('{"servers": {"theirs": {"type": "http", "url": "http://x/mcp"}}}', encoding="utf-8")
     before = path.read_text(encoding="utf-8")
@@ -339,11 +352,11 @@ def test_a_write_that_fails_midway_leaves_the_old_file(tmp_path: Path, monkeypat
     def crash(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(hostconfig.os, "fsync", crash)
+    monkeypatch.setattr(os, step, crash)  # the new file's fsync or its rename
     with pytest.raises(OSError):
         hostconfig.write(path, "vscode", [hostconfig.bundled("weather")])
     assert path.read_text(encoding="utf-8") == before
-    assert [p.name for p in tmp_path.iterdir()] == ["mcp.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["mcp.json"]  # no temporary file left
 
 
 # --- the command line and the notebook view -------------------------------------------------------

@@ -1,10 +1,11 @@
-"""Red team, the user's own files: the course copy (``mcplab lab``).
+"""Red team, the user's own files: the course copy (``mcplab lab``) and a host's config (``mcplab config``).
 
-The command writes into a folder the user owns, on a machine other people share. A course folder
-in the copy may have become a link to somewhere else; a copy may have been killed half way. Each
-row is one attack and one look at the world afterwards: the command's exit status and sentence,
-and what it left on the disk (nothing outside the copy, the user's files exactly as they were).
-Every row runs the real command as a process.
+Both commands write into folders the user owns, on a machine other people share. A course folder
+in the copy may have become a link to somewhere else; a copy may have been killed half way; a
+config file may hold keys written twice, or bytes that are not UTF-8 JSON. Each row is one attack
+and one look at the world afterwards: the command's exit status and sentence, and what it left on
+the disk (nothing outside the copy, the user's files exactly as they were). Every row runs the
+real command as a process.
 A reader adds a row as (what, scenario), the scenario taking a fresh folder and returning nothing.
 """
 
@@ -159,11 +160,56 @@ def copies_killed_half_way_are_completed_by_a_rerun(tmp_path: Path) -> None:
         assert set(json.loads((dest / course.MANIFEST).read_text())["files"]) == set(expected)
 
 
+# --- a host's configuration --------------------------------------------------------------------------------
+
+def config_file(tmp_path: Path, content: bytes, mode: int = 0o600) -> Path:
+    path = tmp_path / "host" / "mcp.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    path.chmod(mode)
+    return path
+
+
+def refused_in_one_sentence(done: subprocess.CompletedProcess, *words: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mcplab config: "), done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def a_file_with_a_key_written_twice(tmp_path: Path) -> None:
+    original = (b'{"mcpServers": {"notes": {"command": "npx", "args": ["a"]},\n'
+                b'                "notes": {"command": "npx", "args": ["b"]}}}\n')
+    path = config_file(tmp_path, original)
+    refused_in_one_sentence(mcplab("config", "generic", "weather", "--write", str(path)), "'notes'", "twice")
+    assert path.read_bytes() == original
+
+
+def a_file_nested_100_000_deep(tmp_path: Path) -> None:
+    original = b'{"deep": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    path = config_file(tmp_path, original)
+    refused_in_one_sentence(mcplab("config", "generic", "weather", "--write", str(path)), "mcp.json", "deep")
+    assert path.read_bytes() == original
+
+
+def a_file_in_utf_16(tmp_path: Path) -> None:
+    original = json.dumps({"mcpServers": {}}).encode("utf-16")
+    path = config_file(tmp_path, original)
+    refused_in_one_sentence(mcplab("config", "generic", "weather", "--write", str(path)), "mcp.json", "UTF-16",
+                            "UTF-8")
+    assert path.read_bytes() == original
+
+
 ATTACKS: list[tuple[str, Callable[[Path], None]]] = [
     ("a course folder replaced by a link out of the copy", a_course_folder_replaced_by_a_link_out_of_the_copy),
     ("a course file replaced by a link", a_course_file_replaced_by_a_link),
     ("a folder that becomes a link while the copy runs", a_folder_that_becomes_a_link_while_the_copy_runs),
     ("copies killed half way are completed by a rerun", copies_killed_half_way_are_completed_by_a_rerun),
+    ("a file with a key written twice", a_file_with_a_key_written_twice),
+    ("a file nested 100,000 deep", a_file_nested_100_000_deep),
+    ("a file in UTF-16", a_file_in_utf_16),
 ]
 
 

@@ -32,8 +32,9 @@ DIR/NAME.jsonl records what the host really sends and gets: load it with ``Trace
 
 Writing (:func:`write`) merges into the file that is there: the user's other servers and other
 keys stay, an entry with one of our names is replaced, a file that is not a JSON object (or a
-VS Code file with comments) is refused rather than rewritten. The new file is written beside the
-old one and renamed over it, so a crash leaves the old file or the new one, never half of each.
+VS Code file with comments, a key written twice, UTF-16) is refused rather than rewritten
+(:mod:`mcplab.ecosystem.configfile`). The new file is written beside the old one and renamed
+over it, so a crash leaves the old file or the new one, never half of each.
 """
 
 from __future__ import annotations
@@ -42,10 +43,12 @@ import json
 import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from mcplab.ecosystem import configfile
+from mcplab.ecosystem.configfile import HostConfigError
 
 __all__ = ["HOSTS", "Entry", "HostConfigError", "bundled", "script", "remote", "tapped", "parse_target", "block",
            "merge", "write", "launch_spec", "host_environment", "sanitise", "MINIMAL_ENV"]
@@ -69,10 +72,6 @@ MINIMAL_ENV = (("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PAT
                else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"))
 _USES_TOOLKIT = re.compile(r"^\s*(from\s+mcplab(\.server)?\s+import|import\s+mcplab)", re.MULTILINE)
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-class HostConfigError(ValueError):
-    """A configuration that cannot be built or written; the message says what was expected."""
 
 
 @dataclass(frozen=True)
@@ -201,30 +200,11 @@ def write(path: str | os.PathLike, host: str, entries: Sequence[Entry]) -> dict[
     """Merge ``entries`` into the file at ``path`` (created if missing), atomically; return the result."""
     target = Path(path).expanduser().resolve()  # a symlinked config file keeps its link
     new = block(host, entries)
-    try:
-        text = target.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    try:
-        existing = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise HostConfigError(f"{target.name} is not plain JSON ({exc.msg}, line {exc.lineno}); it may have "
-                              f"comments, which a rewrite would lose. Leave it as it is: run without --write "
-                              f"and paste the block in by hand") from None
+    existing, data = configfile.load(target)
     merged = merge(existing, new, host, target.name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o777 if text else 0o644
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.",
-                                     suffix=".tmp", delete=False) as tmp:
-        try:
-            tmp.write(json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
-            tmp.flush()
-            os.fsync(tmp.fileno())
-            os.chmod(tmp.name, mode)
-        except BaseException:
-            os.unlink(tmp.name)
-            raise
-    os.replace(tmp.name, target)  # atomic on one file system: the old file or the new, never half
+    mode = target.stat().st_mode & 0o777 if data is not None else 0o644
+    configfile.replace(target, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", mode)
     return merged
 
 
