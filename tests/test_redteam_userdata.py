@@ -2,10 +2,10 @@
 
 Both commands write into folders the user owns, on a machine other people share. A course folder
 in the copy may have become a link to somewhere else; a copy may have been killed half way; a
-config file may hold keys written twice, or bytes that are not UTF-8 JSON. Each row is one attack
-and one look at the world afterwards: the command's exit status and sentence, and what it left on
-the disk (nothing outside the copy, the user's files exactly as they were). Every row runs the
-real command as a process.
+config file holds servers the user wrote by hand, keys written twice, bytes that are not UTF-8
+JSON; two writers may run at once. Each row is one attack and one look at the world afterwards:
+the command's exit status and sentence, and what it left on the disk (nothing outside the copy,
+the user's entries and files exactly as they were). Every row runs the real command as a process.
 A reader adds a row as (what, scenario), the scenario taking a fresh folder and returning nothing.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -162,6 +163,10 @@ def copies_killed_half_way_are_completed_by_a_rerun(tmp_path: Path) -> None:
 
 # --- a host's configuration --------------------------------------------------------------------------------
 
+USERS = {"mcpServers": {"weather": {"command": "/opt/tools/my-weather", "args": ["--city", "Oslo"]},
+                        "notes": {"command": "npx", "args": ["-y", "notes-server"]}}}
+
+
 def config_file(tmp_path: Path, content: bytes, mode: int = 0o600) -> Path:
     path = tmp_path / "host" / "mcp.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,6 +182,32 @@ def refused_in_one_sentence(done: subprocess.CompletedProcess, *words: str) -> N
     assert len(lines) == 1 and lines[0].startswith("mcplab config: "), done.stderr
     for word in words:
         assert word in lines[0], lines[0]
+
+
+def the_users_own_entry_of_the_same_name(tmp_path: Path) -> None:
+    original = json.dumps(USERS, indent=2).encode()
+    path = config_file(tmp_path, original)
+    refused = mcplab("config", "generic", "weather", "--write", str(path))
+    refused_in_one_sentence(refused, "'weather'", "/opt/tools/my-weather", "--replace")
+    assert path.read_bytes() == original
+    asked = mcplab("config", "generic", "weather", "--write", str(path), "--replace")
+    assert asked.returncode == 0, asked.stderr
+    servers = json.loads(path.read_text())["mcpServers"]
+    assert servers["weather"]["command"] == sys.executable and servers["notes"] == USERS["mcpServers"]["notes"]
+
+
+def a_change_without_a_backup(tmp_path: Path) -> None:
+    first = json.dumps({"mcpServers": {"notes": USERS["mcpServers"]["notes"]}}).encode()
+    path = config_file(tmp_path, first)
+    assert mcplab("config", "generic", "weather", "--write", str(path)).returncode == 0
+    backup = path.with_name("mcp.json.bak")
+    assert backup.read_bytes() == first and stat.S_IMODE(backup.stat().st_mode) == 0o600
+    second = path.read_bytes()
+    assert mcplab("config", "generic", "files", "--write", str(path)).returncode == 0
+    assert backup.read_bytes() == first, "the first backup was overwritten"
+    assert path.with_name("mcp.json.bak.2").read_bytes() == second
+    unchanged = mcplab("config", "generic", "files", "--write", str(path))
+    assert unchanged.returncode == 0 and not path.with_name("mcp.json.bak.3").exists()  # nothing changed: no backup
 
 
 def a_file_with_a_key_written_twice(tmp_path: Path) -> None:
@@ -202,14 +233,45 @@ def a_file_in_utf_16(tmp_path: Path) -> None:
     assert path.read_bytes() == original
 
 
+WRITER = r"""
+import sys
+from mcplab.cli import main
+sys.stdin.read()  # both writers are loaded and wait here; the test lets them go at once
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def two_writers_at_once(tmp_path: Path) -> None:
+    lost = []
+    for round_ in range(30):
+        folder = tmp_path / f"round-{round_}"
+        folder.mkdir()
+        path = folder / "mcp.json"
+        path.write_text(json.dumps({"mcpServers": {"notes": USERS["mcpServers"]["notes"]}}))
+        writers = [subprocess.Popen([sys.executable, "-c", WRITER, "config", "generic", f"{name}=weather",
+                                     "--write", str(path)], stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    cwd=ROOT, text=True) for name in ("one", "two")]
+        for writer in writers:  # both go
+            writer.stdin.close()
+        outcomes = [(writer.wait(timeout=DEADLINE), writer.stderr.read()) for writer in writers]  # a line each
+        assert [status for status, _ in outcomes] == [0, 0], outcomes
+        servers = json.loads(path.read_text())["mcpServers"]
+        if set(servers) != {"notes", "one", "two"}:
+            lost.append((round_, sorted(servers)))
+    assert not lost, f"an entry was lost in {len(lost)} of 30 rounds: {lost}"
+
+
 ATTACKS: list[tuple[str, Callable[[Path], None]]] = [
     ("a course folder replaced by a link out of the copy", a_course_folder_replaced_by_a_link_out_of_the_copy),
     ("a course file replaced by a link", a_course_file_replaced_by_a_link),
     ("a folder that becomes a link while the copy runs", a_folder_that_becomes_a_link_while_the_copy_runs),
     ("copies killed half way are completed by a rerun", copies_killed_half_way_are_completed_by_a_rerun),
+    ("the user's own entry of the same name", the_users_own_entry_of_the_same_name),
+    ("a change without a backup", a_change_without_a_backup),
     ("a file with a key written twice", a_file_with_a_key_written_twice),
     ("a file nested 100,000 deep", a_file_nested_100_000_deep),
     ("a file in UTF-16", a_file_in_utf_16),
+    ("two writers at once", two_writers_at_once),
 ]
 
 
