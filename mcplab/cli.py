@@ -8,7 +8,7 @@
     mcplab call    (--stdio "CMD" | --url URL | --server NAME) METHOD [JSON-PARAMS] [same options]
     mcplab demo [--lang zh]             the whole tour in the terminal
     mcplab i18n [update|build|status|check]   keep the translations in step with the English (authors)
-    mcplab config HOST [SERVER ...] [--write FILE]   a real host's configuration for these servers
+    mcplab config HOST [SERVER ...] [--write FILE [--replace]]   a real host's configuration for these servers
     mcplab schemas [--base-url URL] [--cache-dir DIR]   fetch the official schemas into the cache
 
 Each subcommand imports what it needs only when it runs, so ``mcplab --help`` is instant.
@@ -368,7 +368,7 @@ def _config(args: argparse.Namespace) -> int:
     env = dict(item.partition("=")[::2] for item in args.env)
     try:
         outcome = hostconfig.run(args.host, args.servers, era=args.era, root=args.root, writable=args.writable,
-                                 env=env, path=args.write, tap=args.tap)
+                                 env=env, path=args.write, tap=args.tap, replace=args.replace)
     except (hostconfig.HostConfigError, OSError) as exc:
         print(f"mcplab config: {exc}", file=sys.stderr)
         return 2
@@ -473,6 +473,8 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--writable", action="store_true", help="let the files server write")
     config.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="add to each env block")
     config.add_argument("--write", metavar="FILE", help="merge into FILE (atomically) instead of printing")
+    config.add_argument("--replace", action="store_true", help="with --write: replace entries of these names that "
+                                                               "you wrote yourself (FILE is backed up first)")
     config.add_argument("--tap", metavar="DIR", help="record each stdio server's traffic in DIR/NAME.jsonl (mcplab.ecosystem.wiretap)")
     config.set_defaults(run=_config)
 

@@ -114,11 +114,13 @@ def test_a_deleted_file_comes_back_fresh(fake):
     assert (dest / "servers" / "weather.py").read_text() == files["servers/weather.py"]
 
 
-def test_without_a_manifest_no_differing_file_is_overwritten(fake):
+@pytest.mark.parametrize("manifest", ["{not json", '{"files": ' + "[" * 100_000 + "]" * 100_000 + "}"],
+                         ids=["not JSON", "nested 100,000 deep"])
+def test_without_a_manifest_no_differing_file_is_overwritten(fake, manifest):
     source, dest, files = fake
     (dest / "labs").mkdir(parents=True)
     (dest / "labs" / "00_start_here.ipynb").write_text("someone else's file\n")
-    (dest / course.MANIFEST).write_text("{not json")
+    (dest / course.MANIFEST).write_text(manifest)
     report = course.copy_course(dest)
     assert report.kept == ("labs/00_start_here.ipynb",)
     assert (dest / "labs" / "00_start_here.ipynb").read_text() == "someone else's file\n"
@@ -163,3 +165,80 @@ def test_the_real_course_arrives_whole_and_runs_from_the_copy(tmp_path):
     assert "servers/samples/notes.md" in expected and "labs/solutions/01_jsonrpc_solutions.ipynb" in expected
     # the notebooks start servers as ../servers/NAME.py: the copy keeps the two folders side by side
     assert (tmp_path / "course" / "labs" / os.pardir / "servers" / "weather.py").is_file()
+
+
+# --- links, leftovers and other things in the way -------------------------------------------------------
+
+WALKS = [True, False]  # by directory descriptors, and by checked paths (what a platform without dir_fd gets)
+
+
+@pytest.fixture(params=WALKS, ids=["dir_fd", "paths"])
+def walk(request, monkeypatch):
+    monkeypatch.setattr(course, "DIR_FD", request.param and course.DIR_FD)
+
+
+def test_a_link_where_a_course_folder_or_file_belongs_is_left_alone_and_named(fake, walk, tmp_path):
+    source, dest, files = fake
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (dest / "labs").mkdir(parents=True)
+    (dest / "servers").symlink_to(outside)
+    (dest / "labs" / "00_start_here.ipynb").symlink_to("mine.ipynb")  # a link inside the copy is the user's too
+    report = course.copy_course(dest)
+    assert list(outside.iterdir()) == []
+    assert os.readlink(dest / "servers") == str(outside)
+    assert os.readlink(dest / "labs" / "00_start_here.ipynb") == "mine.ipynb" and not (dest / "labs" / "mine.ipynb").exists()
+    assert report.linked == (("servers", str(outside)), ("labs/00_start_here.ipynb", "mine.ipynb"))
+    assert sorted(report.added) == ["labs/nbval-sanitize.cfg", "labs/solutions/01_s.ipynb"]
+    assert ("mcplab: left 2 links in your copy alone, as the course is never copied through a link (remove one "
+            f"and run again for the course's copy): servers → {outside}, labs/00_start_here.ipynb → mine.ipynb"
+            ) in report.text()
+    (dest / "servers").unlink()
+    assert sorted(course.copy_course(dest).added) == ["servers/samples/notes.md", "servers/weather.py"]
+
+
+def test_a_fifo_where_a_course_file_belongs_is_kept_without_waiting_on_it(fake, walk):
+    source, dest, files = fake
+    (dest / "servers").mkdir(parents=True)
+    os.mkfifo(dest / "servers" / "weather.py")  # opened for reading without O_NONBLOCK, it would wait for a writer
+    report = course.copy_course(dest)
+    assert "servers/weather.py" in report.kept and stat.S_ISFIFO((dest / "servers" / "weather.py").lstat().st_mode)
+
+
+def test_a_rerun_removes_only_the_temporary_files_a_killed_copy_left(fake, walk):
+    source, dest, files = fake
+    course.copy_course(dest)
+    labs = dest / "labs"
+    ours = [labs / ".00_start_here.ipynb.k2j9x_0q.part", dest / f".{course.MANIFEST}.0a1b2c3d.part"]
+    theirs = [labs / ".my_notes.md.k2j9x_0q.part",        # beside no course file
+              labs / ".00_start_here.ipynb.mine.part",     # not the shape of our names
+              labs / "00_start_here.ipynb.k2j9x_0q.part",  # no leading dot
+              labs / ".00_start_here.ipynb.0a1b2c3d.part"]  # a link (made below)
+    for path in ours + theirs[:3]:
+        path.write_text("half a file")
+    theirs[3].symlink_to("00_start_here.ipynb")
+    course.copy_course(dest)
+    assert [p for p in ours if os.path.lexists(p)] == []
+    assert [p for p in theirs if os.path.lexists(p)] == theirs
+
+
+def test_a_leftover_of_another_user_is_not_ours_to_remove(fake, monkeypatch):
+    source, dest, files = fake
+    course.copy_course(dest)
+    leftover = dest / "labs" / ".00_start_here.ipynb.k2j9x_0q.part"
+    leftover.write_text("half a file")
+    # as a classmate sharing the folder would run it (raising=False: Windows has no geteuid, and owner 0 for all)
+    monkeypatch.setattr(os, "geteuid", lambda: leftover.stat().st_uid + 1, raising=False)
+    course.copy_course(dest)
+    assert leftover.read_text() == "half a file"
+
+
+def test_the_copy_is_as_private_as_the_users_umask_asks(fake):
+    source, dest, files = fake  # the course's own files are read-only (0444)
+    old = os.umask(0o077)  # a student who keeps their files to themselves on a shared machine
+    try:
+        course.copy_course(dest)
+    finally:
+        os.umask(old)
+    modes = {stat.S_IMODE((dest / name).stat().st_mode) for name in files}
+    assert modes == {0o600} if os.name == "posix" else all(mode & stat.S_IWUSR for mode in modes), modes

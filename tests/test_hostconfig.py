@@ -285,17 +285,47 @@ def test_write_merges_and_keeps_the_users_other_entries_and_keys(tmp_path: Path)
         "weather": {"command": "old-python", "args": ["old.py"]}}}
     path.write_text(json.dumps(users), encoding="utf-8")
     os.chmod(path, 0o600)
-    merged = hostconfig.write(path, "claude-desktop", [hostconfig.bundled("weather"), hostconfig.bundled("files")])
+    ours = [hostconfig.bundled("weather"), hostconfig.bundled("files")]
+    merged = hostconfig.write(path, "claude-desktop", ours, replace=True)  # their weather goes only when asked
     on_disk = json.loads(path.read_text(encoding="utf-8"))
     assert on_disk == merged and problems("claude-desktop", on_disk) == []
     assert on_disk["globalShortcut"] == "Ctrl+Space"
     assert on_disk["mcpServers"]["filesystem"] == users["mcpServers"]["filesystem"]  # theirs, untouched
-    assert on_disk["mcpServers"]["weather"]["command"] == sys.executable             # ours, replaced
+    assert on_disk["mcpServers"]["weather"]["command"] == sys.executable             # replaced, as asked
     assert list(on_disk["mcpServers"]) == ["filesystem", "weather", "files"]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600                               # their permissions
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]                      # no temporary file left
-    again = hostconfig.write(path, "claude-desktop", [hostconfig.bundled("weather"), hostconfig.bundled("files")])
-    assert again == merged  # writing twice changes nothing
+    assert json.loads((tmp_path / f"{path.name}.bak").read_text(encoding="utf-8")) == users  # the file as it was
+    # no temporary file left: only the file, its backup, and mcplab's lock and record beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".{path.name}.mcplab", path.name, f"{path.name}.bak"]
+    again = hostconfig.write(path, "claude-desktop", ours)  # no replace needed: both entries are mcplab's now
+    assert again == merged and not (tmp_path / f"{path.name}.bak.2").exists()  # writing twice changes nothing
+
+
+def test_an_entry_mcplab_wrote_is_replaced_without_asking_until_the_user_edits_it(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    hostconfig.write(path, "generic", [hostconfig.bundled("weather")])
+    modern = hostconfig.write(path, "generic", [hostconfig.bundled("weather", era="modern")])
+    assert modern["mcpServers"]["weather"]["args"][-2:] == ["--era", "modern"]
+    edited = json.loads(path.read_text(encoding="utf-8"))
+    edited["mcpServers"]["weather"]["env"] = {"CITY": "Oslo"}  # now the user's
+    path.write_text(json.dumps(edited), encoding="utf-8")
+    before = path.read_bytes()
+    with pytest.raises(HostConfigError) as refused:
+        hostconfig.write(path, "generic", [hostconfig.bundled("weather", era="legacy")])
+    assert "already has a server of your own that mcplab did not write, 'weather' (command " in str(refused.value)
+    assert "--replace" in str(refused.value) and path.read_bytes() == before
+
+
+def test_a_backup_is_never_written_over_nor_through_a_link(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"servers": {}}', encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("not a backup\n")
+    (tmp_path / "mcp.json.bak").symlink_to(elsewhere)
+    outcome = hostconfig.run("vscode", ["weather"], path=str(path))
+    assert (tmp_path / "mcp.json.bak.2").read_text(encoding="utf-8") == '{"servers": {}}'
+    assert elsewhere.read_text() == "not a backup\n" and (tmp_path / "mcp.json.bak").is_symlink()
+    assert outcome.note.endswith(f"# the file as it was is kept in {tmp_path / 'mcp.json.bak.2'}")
 
 
 def test_write_keeps_vscode_inputs_and_follows_a_symlinked_file(tmp_path: Path) -> None:
@@ -312,26 +342,39 @@ def test_write_keeps_vscode_inputs_and_follows_a_symlinked_file(tmp_path: Path) 
     assert on_disk["inputs"][0]["id"] == "k" and "weather" in on_disk["servers"]
 
 
-UNWRITABLE = [  # (file content, the words of the refusal): each leaves the file exactly as it was
-    ('{\n  // my servers\n  "servers": {}\n}\n', "is not plain JSON"),
-    ('{"servers": {},}', "is not plain JSON"),
-    ('["weather"]', "must hold a JSON object; it holds list"),
-    ('{"servers": ["weather"]}', "'servers' must be an object mapping names to servers; it is list"),
+UNWRITABLE = [  # (file content, the words of the refusal): each leaves the file exactly as it was, nothing beside it
+    (b'{\n  // my servers\n  "servers": {}\n}\n', "is not plain JSON"),
+    (b'{"servers": {},}', "is not plain JSON"),
+    (b'["weather"]', "must hold a JSON object; it holds list"),
+    (b'{"servers": ["weather"]}', "'servers' must be an object mapping names to servers; it is list"),
+    (b'{"servers": {}, "inputs": [], "servers": {"mine": {"type": "http", "url": "http://x/mcp"}}}',
+     "mcp.json has the key 'servers' twice in one object"),
+    ('{"servers": {}}'.encode("utf-16-le"), "mcp.json is UTF-16 text"),  # no byte-order mark: its NUL bytes tell
+    ('{"servers": {}}'.encode("utf-16"), "mcp.json is UTF-16 text"),
+    (b'{"servers": {}, "note": "caf\xe9"}', "mcp.json is not UTF-8 (byte 28 is 0xe9)"),
+    (b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}", "mcp.json is nested deeper than mcplab reads"),
 ]
 
 
 @pytest.mark.parametrize("content, words", UNWRITABLE, ids=[w for _, w in UNWRITABLE])
-def test_a_file_that_cannot_be_merged_is_refused_and_left_unchanged(content: str, words: str, tmp_path: Path) -> None:
+def test_a_file_that_cannot_be_merged_is_refused_and_left_unchanged(content: bytes, words: str, tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
-    path.write_text(content, encoding="utf-8")
+    path.write_bytes(content)
     with pytest.raises(HostConfigError) as refused:
         hostconfig.write(path, "vscode", [hostconfig.bundled("weather")])
     assert words in str(refused.value)
-    assert path.read_text(encoding="utf-8") == content
+    assert path.read_bytes() == content
     assert [p.name for p in tmp_path.iterdir()] == ["mcp.json"]
 
 
-def test_a_write_that_fails_midway_leaves_the_old_file(tmp_path: Path, monkeypatch) -> None:
+def test_a_utf8_byte_order_mark_is_read_past(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"servers": {}}')  # Windows' Notepad writes one
+    assert list(hostconfig.write(path, "vscode", [hostconfig.bundled("weather")])["servers"]) == ["weather"]
+
+
+@pytest.mark.parametrize("step", ["fsync", "replace"])
+def test_a_write_that_fails_midway_leaves_the_old_file(step: str, tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "mcp.json"
     path.write_text('{"servers": {"theirs": {"type": "http", "url": "http://x/mcp"}}}', encoding="utf-8")
     before = path.read_text(encoding="utf-8")
@@ -339,11 +382,12 @@ def test_a_write_that_fails_midway_leaves_the_old_file(tmp_path: Path, monkeypat
     def crash(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(hostconfig.os, "fsync", crash)
+    monkeypatch.setattr(os, step, crash)  # the backup's fsync or the new file's rename
     with pytest.raises(OSError):
         hostconfig.write(path, "vscode", [hostconfig.bundled("weather")])
     assert path.read_text(encoding="utf-8") == before
-    assert [p.name for p in tmp_path.iterdir()] == ["mcp.json"]
+    # no temporary file and no backup of a file that did not change; mcplab's lock file stays
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".mcp.json.mcplab", "mcp.json"]
 
 
 # --- the command line and the notebook view -------------------------------------------------------

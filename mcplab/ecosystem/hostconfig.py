@@ -31,9 +31,12 @@ variable the notebook happened to have.
 DIR/NAME.jsonl records what the host really sends and gets: load it with ``Trace.load``.
 
 Writing (:func:`write`) merges into the file that is there: the user's other servers and other
-keys stay, an entry with one of our names is replaced, a file that is not a JSON object (or a
-VS Code file with comments) is refused rather than rewritten. The new file is written beside the
-old one and renamed over it, so a crash leaves the old file or the new one, never half of each.
+keys stay; an entry of one of our names is replaced only when mcplab wrote it (its digest is in
+the record beside the file) or when asked (``--replace``), since any other is the user's own; a
+file that is not a JSON object (or a VS Code file with comments, a key written twice, UTF-16) is
+refused rather than rewritten. :mod:`mcplab.ecosystem.configfile` keeps the file whole while it
+changes: one writer at a time under a lock, a backup of the file as it was, and the new file
+written beside the old one and renamed over it, so a crash leaves the old file or the new one.
 """
 
 from __future__ import annotations
@@ -42,10 +45,13 @@ import json
 import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from mcplab.ecosystem import configfile
+from mcplab.ecosystem.configfile import HostConfigError
+from mcplab.i18n import _, ngettext
 
 __all__ = ["HOSTS", "Entry", "HostConfigError", "bundled", "script", "remote", "tapped", "parse_target", "block",
            "merge", "write", "launch_spec", "host_environment", "sanitise", "MINIMAL_ENV"]
@@ -69,10 +75,6 @@ MINIMAL_ENV = (("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PAT
                else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"))
 _USES_TOOLKIT = re.compile(r"^\s*(from\s+mcplab(\.server)?\s+import|import\s+mcplab)", re.MULTILINE)
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-class HostConfigError(ValueError):
-    """A configuration that cannot be built or written; the message says what was expected."""
 
 
 @dataclass(frozen=True)
@@ -185,8 +187,14 @@ def block(host: str, entries: Sequence[Entry]) -> dict[str, Any]:
     return {SERVERS_KEY[host]: {entry.name: _server(host, entry) for entry in entries}}
 
 
-def merge(existing: Any, new: dict[str, Any], host: str, where: str = "the file") -> dict[str, Any]:
-    """``existing`` with ``new``'s servers added or replaced; everything else left as it was."""
+def merge(existing: Any, new: dict[str, Any], host: str, where: str = "the file",
+          ours: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``existing`` with ``new``'s servers added or replaced; everything else left as it was.
+
+    With ``ours`` (name → digest of each entry as mcplab wrote it), an entry already there under
+    one of ``new``'s names, different from the new one and not as mcplab wrote it, is the user's:
+    it is refused, not replaced. Without ``ours``, every such entry is replaced.
+    """
     key = SERVERS_KEY[host]
     if not isinstance(existing, dict):
         raise HostConfigError(f"{where} must hold a JSON object; it holds {type(existing).__name__}")
@@ -194,38 +202,54 @@ def merge(existing: Any, new: dict[str, Any], host: str, where: str = "the file"
     if not isinstance(servers, dict):
         raise HostConfigError(f"{where}: {key!r} must be an object mapping names to servers; "
                               f"it is {type(servers).__name__}")
+    if ours is not None:
+        theirs = [name for name, server in new[key].items() if name in servers and servers[name] != server
+                  and ours.get(name) != configfile.digest(servers[name])]
+        if theirs:
+            raise HostConfigError(ngettext(
+                "{where} already has a server of your own that mcplab did not write, {servers}; run again "
+                "with --replace (in Python: replace=True) to replace it, after a backup of the file",
+                "{where} already has {n} servers of your own that mcplab did not write, {servers}; run again "
+                "with --replace (in Python: replace=True) to replace them, after a backup of the file",
+                len(theirs), where=where, servers=", ".join(_described(name, servers[name]) for name in theirs)))
     return {**existing, key: {**servers, **new[key]}}
 
 
-def write(path: str | os.PathLike, host: str, entries: Sequence[Entry]) -> dict[str, Any]:
+def _described(name: str, server: Any) -> str:
+    """``'weather' (command /opt/my-weather)``: a user's entry, by what starts it."""
+    what = (f"command {server['command']}" if isinstance(server, dict) and isinstance(server.get("command"), str)
+            else f"url {server['url']}" if isinstance(server, dict) and isinstance(server.get("url"), str)
+            else type(server).__name__)
+    return f"{name!r} ({what[:100]})"
+
+
+def write(path: str | os.PathLike, host: str, entries: Sequence[Entry], *, replace: bool = False) -> dict[str, Any]:
     """Merge ``entries`` into the file at ``path`` (created if missing), atomically; return the result."""
+    return _write(path, host, entries, replace)[0]
+
+
+def _write(path: str | os.PathLike, host: str, entries: Sequence[Entry], replace: bool) -> tuple[dict[str, Any], Path | None]:
+    """:func:`write`, and where the file as it was is kept (None: it was not there, or did not change)."""
     target = Path(path).expanduser().resolve()  # a symlinked config file keeps its link
-    new = block(host, entries)
-    try:
-        text = target.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    try:
-        existing = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise HostConfigError(f"{target.name} is not plain JSON ({exc.msg}, line {exc.lineno}); it may have "
-                              f"comments, which a rewrite would lose. Leave it as it is: run without --write "
-                              f"and paste the block in by hand") from None
-    merged = merge(existing, new, host, target.name)
+    new, key = block(host, entries), SERVERS_KEY[host]
+    # What cannot be read or merged is refused before anything is made beside the file.
+    merge(configfile.load(target)[0], new, host, target.name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o777 if text else 0o644
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.",
-                                     suffix=".tmp", delete=False) as tmp:
+    with configfile.locked(target) as written:  # from here to the rename, a second writer waits
+        existing, data = configfile.load(target)
+        merged = merge(existing, new, host, target.name, None if replace else written.of(key))
+        if data is not None and merged == existing:
+            return merged, None
+        mode = target.stat().st_mode & 0o777 if data is not None else 0o644
+        kept = configfile.backup(target, data, mode) if data is not None else None
         try:
-            tmp.write(json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
-            tmp.flush()
-            os.fsync(tmp.fileno())
-            os.chmod(tmp.name, mode)
+            configfile.replace(target, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", mode)
         except BaseException:
-            os.unlink(tmp.name)
+            if kept is not None:
+                kept.unlink()  # the file did not change: its backup would only be litter
             raise
-    os.replace(tmp.name, target)  # atomic on one file system: the old file or the new, never half
-    return merged
+        written.save(key, merged[key], new[key])
+    return merged, kept
 
 
 # --- starting a server the way a host does -----------------------------------------------------------
@@ -261,7 +285,8 @@ class Outcome:
 
 
 def run(host: str, targets: Sequence[str], *, era: str = "dual", root: str | None = None, writable: bool = False,
-        env: Mapping[str, str] | None = None, path: str | None = None, tap: str | None = None) -> Outcome:
+        env: Mapping[str, str] | None = None, path: str | None = None, tap: str | None = None,
+        replace: bool = False) -> Outcome:
     """What ``mcplab config HOST [TARGET ...]`` does; with no target: weather and files."""
     targets = list(targets) or ["weather", "files"]
     if (root is not None or writable) and not any(t.rpartition("=")[2] == "files" for t in targets):
@@ -272,7 +297,9 @@ def run(host: str, targets: Sequence[str], *, era: str = "dual", root: str | Non
         entries = tuple(tapped(e, tap) if e.command else e for e in entries)
     if path is None:
         return Outcome(block(host, entries), f"# {host} reads this from {WHERE[host]}", entries)
-    merged = write(path, host, entries)
+    merged, kept = _write(path, host, entries, replace)
     names = ", ".join(e.name for e in entries)
-    return Outcome(merged, f"# wrote {names} into {path}; restart the host (or reload its MCP servers) to use them",
-                   entries)
+    note = f"# wrote {names} into {path}; restart the host (or reload its MCP servers) to use them"
+    if kept is not None:
+        note += "\n" + _("# the file as it was is kept in {backup}", backup=str(kept))
+    return Outcome(merged, note, entries)
