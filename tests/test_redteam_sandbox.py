@@ -33,6 +33,16 @@ def files_argv(walk: str, root: Path, *flags: str) -> list[str]:
     return server_argv("files", "--root", str(root), *flags)
 
 
+def test_the_dir_fd_rows_really_take_the_descriptor_walk_where_the_platform_has_one() -> None:
+    """The "dir_fd" rows run the server as it starts by itself; on Linux and macOS that must be the walk by
+    directory descriptors, or every row would test the portable walk twice (as it once did, when the
+    capability check asked about os.replace, which CPython never lists in supports_dir_fd)."""
+    from mcplab.server import confine
+
+    if sys.platform.startswith("linux") or sys.platform == "darwin":
+        assert confine.DIR_FD_WALK
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """root/ (served) with inner/ and links an attacker flips; outside/ beside it, holding the secret."""

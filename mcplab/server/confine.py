@@ -46,7 +46,9 @@ from mcplab.server.dirhandles import DIRECTORY, DescriptorFolder, PathFolder
 
 __all__ = ["Folder", "Entry", "Refused", "NotFound", "DIR_FD_WALK", "MAX_LINKS"]
 
-DIR_FD_WALK = (all(f in os.supports_dir_fd for f in (os.open, os.stat, os.readlink, os.replace, os.unlink))
+# os.rename stands for os.replace: both take src_dir_fd and dst_dir_fd, but CPython lists only rename in
+# supports_dir_fd, so asking about replace would always answer no and send every platform down the path walk.
+DIR_FD_WALK = (all(f in os.supports_dir_fd for f in (os.open, os.stat, os.readlink, os.rename, os.unlink))
                and os.scandir in os.supports_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY"))
 """Can this platform walk by directory descriptors (Linux, macOS, the BSDs)? If not, the portable walk."""
 
