@@ -143,7 +143,7 @@ class CopyReport:
                          f"again for the course's copy): {', '.join(self.kept)}")
         if self.linked:
             lines.append(ngettext(
-                "mcplab: left a link in your copy alone, as the course is never copied through a link "
+                "mcplab: left {n} link in your copy alone, as the course is never copied through a link "
                 "(remove it and run again for the course's copy): {links}",
                 "mcplab: left {n} links in your copy alone, as the course is never copied through a link "
                 "(remove one and run again for the course's copy): {links}",

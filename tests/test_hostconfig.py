@@ -312,7 +312,7 @@ def test_an_entry_mcplab_wrote_is_replaced_without_asking_until_the_user_edits_i
     before = path.read_bytes()
     with pytest.raises(HostConfigError) as refused:
         hostconfig.write(path, "generic", [hostconfig.bundled("weather", era="legacy")])
-    assert "already has a server of your own that mcplab did not write, 'weather' (command " in str(refused.value)
+    assert "already has 1 server of your own that mcplab did not write, 'weather' (command " in str(refused.value)
     assert "--replace" in str(refused.value) and path.read_bytes() == before
 
 

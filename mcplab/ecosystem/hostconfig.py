@@ -207,7 +207,7 @@ def merge(existing: Any, new: dict[str, Any], host: str, where: str = "the file"
                   and ours.get(name) != configfile.digest(servers[name])]
         if theirs:
             raise HostConfigError(ngettext(
-                "{where} already has a server of your own that mcplab did not write, {servers}; run again "
+                "{where} already has {n} server of your own that mcplab did not write, {servers}; run again "
                 "with --replace (in Python: replace=True) to replace it, after a backup of the file",
                 "{where} already has {n} servers of your own that mcplab did not write, {servers}; run again "
                 "with --replace (in Python: replace=True) to replace them, after a backup of the file",
