@@ -25,6 +25,11 @@ a wrong PKCE verifier, a reused or expired code, a foreign redirect URI at the t
 ``invalid_grant``; an unregistered redirect URI at /authorize is never redirected to (a 400 page).
 Authlib does the OAuth bookkeeping and joserfc the signing; this file holds the policy. Everything
 lives in memory, bounded, and is gone when the process ends.
+
+On a shared machine every other user reaches this port too, so each rule is strict:
+
+    redirect URIs    matched exactly (spec "Open Redirection"); for a loopback IP only the port may
+                     vary (RFC 8252 §7.3, OAuth 2.1 §8.4.2); a fragment or userinfo never matches
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import asyncio
 import hmac
 import html
 import json
+import re
 import secrets
 import sys
 import time
@@ -63,6 +69,9 @@ MAX_ENTRIES = 1000        # codes, tokens, pending consents and clients kept; th
 CIMD_MAX_BYTES = 5 * 1024  # a Client ID Metadata Document larger than this is refused
 MAX_BODY = 64 * 1024      # bytes of a token, consent or registration request read; more gets 413
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+# A loopback IP redirect URI: "http://", the IP, an optional port, then path and query (no fragment).
+# Nothing may come between "//" and the IP: "http://evil@127.0.0.1/" is userinfo, and must not match.
+LOOPBACK_IP_REDIRECT = re.compile(r"http://(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?][^#]*)?")
 
 
 def bounded(table: dict, key: str, value: Any) -> None:
@@ -71,9 +80,27 @@ def bounded(table: dict, key: str, value: Any) -> None:
         table.pop(next(iter(table)))
 
 
-def loopback_redirect(uri: str) -> bool:
-    parts = urlsplit(uri)
-    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK)
+def without_port(uri: str) -> str | None:
+    """A loopback IP redirect URI with its port taken out, or None for any other URI.
+
+    >>> without_port("http://127.0.0.1:33418/callback")
+    'http://127.0.0.1/callback'
+    """
+    match = LOOPBACK_IP_REDIRECT.fullmatch(uri)
+    return None if match is None else f"http://{match[1]}{match[2] or ''}"
+
+
+def acceptable_redirect(uri: str) -> bool:
+    """May a client register this redirect URI: HTTPS, or HTTP on a loopback name; no fragment
+    (RFC 6749 §3.1.2) and no userinfo (it only hides where the code really goes)?"""
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if "#" in uri or "@" in parts.netloc or not host:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK)
 
 
 # --- what the server remembers --------------------------------------------------------------------------
@@ -103,13 +130,12 @@ class Client(ClientMixin):
         return scope or ""
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
-        # Exact match (spec "Open Redirection"); for a loopback IP the port may vary (OAuth 2.1 §8.4.2).
+        # Exact match (spec "Open Redirection"); for a loopback IP only the port may vary (OAuth 2.1 §8.4.2,
+        # RFC 8252 §7.3): the rest, down to a trailing "#" or a "user@", is compared as it was registered.
         if redirect_uri in self.redirect_uris:
             return True
-        asked = urlsplit(redirect_uri)
-        return asked.hostname in ("127.0.0.1", "::1") and any(
-            (r.scheme, r.hostname, r.path, r.query) == (asked.scheme, asked.hostname, asked.path, asked.query)
-            for r in map(urlsplit, self.redirect_uris))
+        asked = without_port(redirect_uri)
+        return asked is not None and any(without_port(r) == asked for r in self.redirect_uris)
 
     def check_client_secret(self, client_secret: str) -> bool:
         return self.client_secret is not None and hmac.compare_digest(self.client_secret.encode(), client_secret.encode())
@@ -303,8 +329,9 @@ class Registration(ClientRegistrationEndpoint):
 
     def save_client(self, info: dict, metadata: dict, request: Any) -> Client:
         uris = metadata.get("redirect_uris") or []
-        if not uris or not all(isinstance(u, str) and loopback_redirect(u) for u in uris):
-            raise InvalidRedirectURIError("redirect_uris must be loopback http:// or https:// URIs")
+        if not uris or not all(isinstance(u, str) and acceptable_redirect(u) for u in uris):
+            raise InvalidRedirectURIError("redirect_uris must be loopback http:// or https:// URIs, "
+                                          "without a fragment or userinfo")
         method = metadata.get("token_endpoint_auth_method", "client_secret_basic")
         if method not in ("none", "client_secret_basic", "client_secret_post"):
             raise InvalidClientError(f"token_endpoint_auth_method {method!r} is not supported here")
@@ -435,9 +462,11 @@ class Authority(AuthorizationServer):
             raise InvalidClientError(f"cannot read the client metadata document at {client_id}: {exc}") from None
         uris = document.get("redirect_uris") if isinstance(document, dict) else None
         if (not isinstance(document, dict) or document.get("client_id") != client_id or not document.get("client_name")
-                or not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris)):
+                or not isinstance(uris, list) or not uris
+                or not all(isinstance(u, str) and acceptable_redirect(u) for u in uris)):
             raise InvalidClientError("the client metadata document must hold client_id (equal to its URL), "
-                                     "client_name and redirect_uris")
+                                     "client_name and redirect_uris (loopback http:// or https://, without a "
+                                     "fragment or userinfo)")
         max_age = next((int(p.split("=", 1)[1]) for p in reply.headers.get("cache-control", "").split(",")
                         if p.strip().startswith("max-age=") and p.split("=", 1)[1].strip().isdigit()), 300)
         bounded(self.clients, client_id, Client(client_id, None, uris, str(document["client_name"]),
@@ -588,6 +617,9 @@ def main(argv: list[str] | None = None) -> None:
                           access_ttl=args.access_ttl, code_ttl=args.code_ttl)
     for spec in args.client:
         client_id, secret, redirect = spec.split(":", 2)
+        if not acceptable_redirect(redirect):
+            parser.error(f"--client {client_id}: the redirect URI must be loopback http:// or https://, without "
+                         f"a fragment or userinfo, got {redirect!r}")
         authority.clients[client_id] = Client(client_id, secret or None, [redirect], client_id, "pre-registered",
                                               auth_method_requested="client_secret_basic")
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None

@@ -226,3 +226,36 @@ def test_an_authorization_exchange_reads_as_such_in_every_view():
     assert render_http(trace.frames).startswith("GET /.well-known/oauth-authorization-server HTTP/1.1\nHost: 127.0.0.1:PORT")
     assert check_frames(trace.frames, "2025-11-25", book=object()) == {}  # OAuth, not MCP: no schema applies
     assert Trace.from_jsonl(trace.to_jsonl()).frames[1].http["oauth"] == "authorization server metadata"
+
+
+# --- the authorization server's own tables and rules (servers/auth.py, loaded as a module) -----------------
+
+@pytest.fixture(scope="module")
+def authority_module():
+    import importlib.util
+    import sys
+
+    from server_helpers import SERVERS
+
+    # registered under its name while it runs: its dataclasses look their module up there
+    spec = importlib.util.spec_from_file_location("mcplab_test_servers.auth", SERVERS / "auth.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]
+
+
+@pytest.mark.parametrize("uri, portless", [
+    ("http://127.0.0.1:33418/callback", "http://127.0.0.1/callback"),
+    ("http://[::1]:8/cb?x=1", "http://[::1]/cb?x=1"),
+    ("http://127.0.0.1/callback", "http://127.0.0.1/callback"),
+    ("http://127.0.0.1:33418/callback#frag", None),
+    ("http://evil@127.0.0.1:33418/callback", None),
+    ("http://127.0.0.1:33418@evil.example/callback", None),
+    ("http://localhost:33418/callback", None),  # a name, not an IP: exact match only (RFC 8252 §8.3)
+    ("https://127.0.0.1:33418/callback", None),
+], ids=["IPv4", "IPv6 with a query", "no port", "a fragment", "userinfo", "a port-like userinfo", "localhost", "https"])
+def test_only_a_plain_loopback_ip_redirect_uri_may_vary_its_port(authority_module, uri, portless):
+    assert authority_module.without_port(uri) == portless

@@ -1,0 +1,147 @@
+"""Red team, OAuth on a shared machine: what another user of this host can try against the authorization
+server (servers/auth.py) and a protected file server (``--auth``), one row per attack.
+
+Every peer is hostile until checked: a classmate reaches the same loopback ports, registers clients,
+asks for scopes, forges ``Host`` headers, frames the consent page, floods the server's tables and
+borrows session ids. Each table is one class of attack. A row names what is sent and what must come
+back (the HTTP status and the OAuth or JSON-RPC error code), and each test then checks the effect on
+the world: no code was issued, no client was registered, nobody else's client, code or token is gone,
+the victim's session still answers, and the servers still serve.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+import pytest
+
+from auth_helpers import REDIRECT, make_certificates
+from mcplab.server.streamable_http import launch
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVERS = ROOT / "servers"
+VICTIM, VICTIM_SECRET = "lab-client", "lab-secret"
+OTHER, OTHER_SECRET = "other-client", "other-secret"
+PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
+pytestmark = [pytest.mark.http, pytest.mark.subprocess]
+
+
+def _auth_argv(*extra: str) -> list[str]:
+    return [sys.executable, str(SERVERS / "auth.py"), "--client", f"{VICTIM}:{VICTIM_SECRET}:{REDIRECT}",
+            "--client", f"{OTHER}:{OTHER_SECRET}:{REDIRECT}", *extra]
+
+
+class World:
+    """An authorization server that grants at once, one with its consent page, and a file server trusting the first."""
+
+    def __init__(self, auth: Any, consenting: Any, files: Any, root: Path) -> None:
+        self.auth, self.consenting, self.files, self.root = auth, consenting, files, root
+        self.http = httpx.Client(trust_env=False, timeout=30)
+
+
+def challenge_of(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+
+
+def authorize(http: httpx.Client, issuer: str, client: str, *, verifier: str = "v" * 43, redirect: str = REDIRECT,
+              resource: str | None = None, scope: str | None = "files:read") -> httpx.Response:
+    params = {"response_type": "code", "client_id": client, "redirect_uri": redirect, "state": "s1",
+              "code_challenge": challenge_of(verifier), "code_challenge_method": "S256", "resource": resource,
+              "scope": scope}
+    return http.get(f"{issuer}/authorize", params={k: v for k, v in params.items() if v is not None})
+
+
+def answer(reply: httpx.Response) -> dict[str, str]:
+    """The query of the redirect an authorization request was answered with ({} if it was not redirected)."""
+    if reply.status_code != 302:
+        return {}
+    return dict(parse_qsl(urlsplit(reply.headers["location"]).query))
+
+
+def register(http: httpx.Client, issuer: str, **metadata: Any) -> httpx.Response:
+    return http.post(f"{issuer}/register", json={"client_name": "classmate", "redirect_uris": [REDIRECT],
+                                                 "token_endpoint_auth_method": "none", **metadata})
+
+
+def still_granting(w: World) -> None:
+    assert "code" in answer(authorize(w.http, w.auth.url, VICTIM, resource=w.files.url))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("served")
+    shutil.copytree(SERVERS / "samples", root, dirs_exist_ok=True)
+    with launch(_auth_argv("--auto-approve")) as auth, launch(_auth_argv()) as consenting, \
+         launch([sys.executable, str(SERVERS / "files.py"), "--root", str(root), "--writable",
+                 "--auth", auth.url]) as files:
+        state = World(auth, consenting, files, root)
+        yield state
+        state.http.close()
+
+
+# --- redirect URIs: matched exactly, only a loopback IP's port may vary ------------------------------------
+
+REDIRECTS = [  # (what, redirect_uri sent for the client registered with REDIRECT, a code comes back?)
+    ("a fragment after the registered URI", REDIRECT + "#steal", False),
+    ("an empty fragment after the registered URI", REDIRECT + "#", False),
+    ("userinfo before the loopback host", REDIRECT.replace("http://", "http://evil@"), False),
+    ("user and password before the loopback host", REDIRECT.replace("http://", "http://evil:pw@"), False),
+    ("the registered URI itself", REDIRECT, True),
+    ("the registered URI on another port of the same loopback IP", "http://127.0.0.1:40123/callback", True),
+    ("another path on the loopback IP", "http://127.0.0.1:33418/elsewhere", False),
+]
+
+
+@pytest.mark.parametrize("redirect, issued", [row[1:] for row in REDIRECTS], ids=[row[0] for row in REDIRECTS])
+def test_a_redirect_uri_gets_a_code_only_when_it_matches_the_registered_one(world, redirect, issued):
+    reply = authorize(world.http, world.auth.url, VICTIM, redirect=redirect, resource=world.files.url)
+    if issued:
+        assert reply.status_code == 302 and reply.headers["location"].startswith(redirect + "?"), reply.text
+        assert answer(reply)["code"]
+    else:  # never redirected to: a 400 page says why (RFC 6749 §4.1.2.1)
+        assert reply.status_code == 400 and "location" not in reply.headers, reply.headers
+        assert "invalid_request" in reply.text and "redirect" in reply.text.lower()
+    still_granting(world)
+
+
+UNREGISTRABLE = [  # (what, a redirect URI no client may register: the exact match would then admit it)
+    ("a fragment", "http://127.0.0.1:33418/callback#steal"),
+    ("userinfo before the loopback host", "http://evil@127.0.0.1:33418/callback"),
+    ("userinfo before an https host", "https://127.0.0.1@evil.example/callback"),
+]
+
+
+@pytest.mark.parametrize("uri", [row[1] for row in UNREGISTRABLE], ids=[row[0] for row in UNREGISTRABLE])
+def test_a_redirect_uri_with_a_fragment_or_userinfo_cannot_be_registered_or_pre_registered(world, uri):
+    reply = register(world.http, world.auth.url, redirect_uris=[uri])  # Authlib's claim check refuses it
+    assert reply.status_code == 400 and reply.json()["error"] == "invalid_client_metadata", reply.text
+    assert "client_id" not in reply.json()
+    started = subprocess.run([*_auth_argv(), "--client", f"late::{uri}", "--port", "0"], input="",
+                             capture_output=True, text=True, timeout=60)
+    assert started.returncode == 2 and "--client late: the redirect URI must be" in started.stderr, started.stderr
+    still_granting(world)
+
+
+def test_a_client_metadata_document_whose_redirect_uri_has_a_fragment_gets_no_code(tmp_path):
+    certificates = make_certificates(tmp_path)
+    document = tmp_path / "client.json"
+    with launch([sys.executable, str(ROOT / "tests" / "auth_helpers.py"), str(document), str(certificates.cert),
+                 str(certificates.key)]) as host, \
+         launch(_auth_argv("--auto-approve", "--trust-cimd", "127.0.0.1", "--ca", str(certificates.ca))) as auth, \
+         httpx.Client(trust_env=False, timeout=30) as http:
+        client_id = f"{host.url}/client.json"
+        document.write_text(json.dumps({"client_id": client_id, "client_name": "hostile document",
+                                        "redirect_uris": [REDIRECT + "#steal"]}))
+        reply = authorize(http, auth.url, client_id, redirect=REDIRECT + "#steal")
+        assert reply.status_code == 400 and "location" not in reply.headers, reply.headers
+        assert "invalid_client" in reply.text and "fragment" in reply.text
+        assert "code" in answer(authorize(http, auth.url, VICTIM))  # the server still grants
