@@ -30,6 +30,8 @@ On a shared machine every other user reaches this port too, so each rule is stri
 
     redirect URIs    matched exactly (spec "Open Redirection"); for a loopback IP only the port may
                      vary (RFC 8252 §7.3, OAuth 2.1 §8.4.2); a fragment or userinfo never matches
+    scopes           only those the server knows (``--scope``; default: the bundled servers') and
+                     the client registered for; anything else is ``invalid_scope`` (RFC 6749 §3.3)
 """
 
 from __future__ import annotations
@@ -44,12 +46,15 @@ import secrets
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 from urllib.parse import parse_qsl, urlsplit
 
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, JsonRequest, OAuth2Request, grants
-from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidGrantError, InvalidRequestError, OAuth2Error
+from authlib.oauth2.rfc6749.errors import (
+    InvalidClientError, InvalidGrantError, InvalidRequestError, InvalidScopeError, OAuth2Error,
+)
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload
+from authlib.oauth2.rfc6749.util import scope_to_list
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidRedirectURIError
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
@@ -69,6 +74,7 @@ MAX_ENTRIES = 1000        # codes, tokens, pending consents and clients kept; th
 CIMD_MAX_BYTES = 5 * 1024  # a Client ID Metadata Document larger than this is refused
 MAX_BODY = 64 * 1024      # bytes of a token, consent or registration request read; more gets 413
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+SCOPES = ("files:read", "files:write", "weather:read")  # what servers/files.py and servers/weather.py ask for
 # A loopback IP redirect URI: "http://", the IP, an optional port, then path and query (no fragment).
 # Nothing may come between "//" and the IP: "http://evil@127.0.0.1/" is userinfo, and must not match.
 LOOPBACK_IP_REDIRECT = re.compile(r"http://(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?][^#]*)?")
@@ -103,6 +109,12 @@ def acceptable_redirect(uri: str) -> bool:
     return parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK)
 
 
+def listed(scopes: Iterable[str], limit: int = 200) -> str:
+    """Scopes for an error description, cut short: what a client sent goes back in a redirect's query."""
+    text = " ".join(scopes)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 # --- what the server remembers --------------------------------------------------------------------------
 
 @dataclass
@@ -115,6 +127,7 @@ class Client(ClientMixin):
     grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
     expires_at: float = float("inf")  # a fetched metadata document is cached this long
     auth_method_requested: str = "client_secret_basic"
+    scopes: frozenset[str] | None = None  # what it registered for (RFC 7591 "scope"); None: any the server knows
 
     @property
     def auth_method(self) -> str:
@@ -127,6 +140,12 @@ class Client(ClientMixin):
         return self.redirect_uris[0] if len(self.redirect_uris) == 1 else None
 
     def get_allowed_scope(self, scope: str) -> str:
+        # Authlib asks this after the server's own check (Authority.validate_requested_scope): here, only
+        # whether this client may have what it asks for. Refused, never trimmed: the client learns why.
+        refused = [s for s in scope_to_list(scope) or () if self.scopes is not None and s not in self.scopes]
+        if refused:
+            raise InvalidScopeError(f"this client did not register for {listed(refused)} (it registered for "
+                                    f"{listed(sorted(self.scopes or ())) or 'no scope'})")
         return scope or ""
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
@@ -310,13 +329,15 @@ class Tokens(JWTBearerTokenGenerator):
 
 
 class Registration(ClientRegistrationEndpoint):
-    """RFC 7591: open to any caller on this machine; redirect URIs must be loopback HTTP or HTTPS."""
+    """RFC 7591: open to any caller on this machine; redirect URIs must be loopback HTTP or HTTPS, and
+    ``scope``, if sent, names only scopes this server knows (the client may then ask for those alone)."""
 
     def authenticate_token(self, request: Any) -> bool:
         return True
 
     def get_server_metadata(self) -> dict[str, Any]:
-        return self.server.metadata
+        # scopes_supported here lets Authlib refuse an unknown scope at registration (invalid_client_metadata)
+        return {**self.server.metadata, "scopes_supported": list(self.server.scopes)}
 
     def generate_client_info(self, request: Any) -> dict[str, Any]:
         info = super().generate_client_info(request)
@@ -335,9 +356,11 @@ class Registration(ClientRegistrationEndpoint):
         method = metadata.get("token_endpoint_auth_method", "client_secret_basic")
         if method not in ("none", "client_secret_basic", "client_secret_post"):
             raise InvalidClientError(f"token_endpoint_auth_method {method!r} is not supported here")
+        scope = metadata.get("scope")
         client = Client(info["client_id"], info.get("client_secret"), uris, metadata.get("client_name", "unnamed"),
                         "registered", tuple(metadata.get("grant_types") or ("authorization_code",)),
-                        auth_method_requested=method)
+                        auth_method_requested=method,
+                        scopes=frozenset(scope_to_list(scope)) if isinstance(scope, str) else None)
         bounded(self.server.clients, client.client_id, client)
         return client
 
@@ -383,10 +406,11 @@ class Authority(AuthorizationServer):
     """The authorization server: Authlib's state machine, this file's storage and policy."""
 
     def __init__(self, issuer: str, *, subject: str, auto_approve: bool, trusted_cimd: set[str],
-                 verify: Any, access_ttl: int = ACCESS_TTL, code_ttl: int = CODE_TTL) -> None:
+                 verify: Any, access_ttl: int = ACCESS_TTL, code_ttl: int = CODE_TTL,
+                 scopes: Iterable[str] = SCOPES) -> None:
         super().__init__()
         self.issuer, self.subject, self.auto_approve, self.code_ttl = issuer, subject, auto_approve, code_ttl
-        self.trusted_cimd, self.verify = trusted_cimd, verify
+        self.trusted_cimd, self.verify, self.scopes = trusted_cimd, verify, tuple(dict.fromkeys(scopes))
         self.key = ECKey.generate_key("P-256", parameters={"use": "sig", "alg": "ES256"}, auto_kid=True)
         self.clients: dict[str, Client] = {}
         self.codes: dict[str, Code] = {}
@@ -409,6 +433,12 @@ class Authority(AuthorizationServer):
         self.issuer_parameter = IssuerParameter()
         self.issuer_parameter.get_issuer = lambda: issuer  # type: ignore[method-assign]
         self.register_extension(self.issuer_parameter)  # RFC 9207: iss in every authorization response
+
+    def validate_requested_scope(self, scope: str | None) -> None:
+        unknown = [s for s in scope_to_list(scope) or () if s not in self.scopes]
+        if unknown:
+            raise InvalidScopeError(f"unknown scope {listed(unknown)}: this server grants "
+                                    f"{listed(self.scopes) or 'no scope'}")
 
     def query_client(self, client_id: str) -> Client | None:
         client = self.clients.get(client_id)
@@ -469,8 +499,11 @@ class Authority(AuthorizationServer):
                                      "fragment or userinfo)")
         max_age = next((int(p.split("=", 1)[1]) for p in reply.headers.get("cache-control", "").split(",")
                         if p.strip().startswith("max-age=") and p.split("=", 1)[1].strip().isdigit()), 300)
+        scope = document.get("scope")
         bounded(self.clients, client_id, Client(client_id, None, uris, str(document["client_name"]),
-                                                "metadata document", expires_at=time.time() + min(max_age, 3600)))
+                                                "metadata document", expires_at=time.time() + min(max_age, 3600),
+                                                scopes=frozenset(scope_to_list(scope)) if isinstance(scope, str)
+                                                else None))
 
 
 # --- HTTP ---------------------------------------------------------------------------------------------
@@ -602,6 +635,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--access-ttl", type=int, default=ACCESS_TTL, help=f"access token lifetime, s (default {ACCESS_TTL})")
     parser.add_argument("--code-ttl", type=int, default=CODE_TTL, help=f"authorization code lifetime, s (default {CODE_TTL})")
     parser.add_argument("--user", default="student", help="the resource owner who approves (default student)")
+    parser.add_argument("--scope", action="append", metavar="SCOPE",
+                        help=f"a scope this server grants; repeatable (default: {' '.join(SCOPES)})")
     parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     parser.add_argument("--tls-key", help="... and this private key (PEM)")
     parser.add_argument("--ca", help="CA bundle to trust when fetching client metadata documents over HTTPS")
@@ -614,7 +649,8 @@ def main(argv: list[str] | None = None) -> None:
     issuer = f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
     authority = Authority(issuer, subject=args.user, auto_approve=args.auto_approve,
                           trusted_cimd=set(args.trust_cimd), verify=args.ca or True,
-                          access_ttl=args.access_ttl, code_ttl=args.code_ttl)
+                          access_ttl=args.access_ttl, code_ttl=args.code_ttl,
+                          scopes=[s for value in args.scope or SCOPES for s in value.split()])
     for spec in args.client:
         client_id, secret, redirect = spec.split(":", 2)
         if not acceptable_redirect(redirect):

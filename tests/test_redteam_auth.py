@@ -145,3 +145,33 @@ def test_a_client_metadata_document_whose_redirect_uri_has_a_fragment_gets_no_co
         assert reply.status_code == 400 and "location" not in reply.headers, reply.headers
         assert "invalid_client" in reply.text and "fragment" in reply.text
         assert "code" in answer(authorize(http, auth.url, VICTIM))  # the server still grants
+
+
+# --- scopes: only what the server knows and the client may have --------------------------------------------
+
+def _narrow_client(w: World) -> str:
+    reply = register(w.http, w.auth.url, scope="files:read")
+    assert reply.status_code == 201, reply.text
+    return reply.json()["client_id"]
+
+
+SCOPES = [  # (what, client (a function of the world), scope asked for, the OAuth error, or None for a code)
+    ("an unknown scope", lambda w: VICTIM, "admin:everything", "invalid_scope"),
+    ("an unknown scope beside a known one", lambda w: VICTIM, "files:read admin:everything", "invalid_scope"),
+    ("a known scope the registered client did not ask for", _narrow_client, "files:read files:write", "invalid_scope"),
+    ("the scope the registered client asked for", _narrow_client, "files:read", None),
+    ("every scope the bundled servers use", lambda w: VICTIM, "files:read files:write weather:read", None),
+]
+
+
+@pytest.mark.parametrize("client, scope, error", [row[1:] for row in SCOPES], ids=[row[0] for row in SCOPES])
+def test_a_scope_is_granted_only_if_the_server_knows_it_and_the_client_may_have_it(world, client, scope, error):
+    reply = authorize(world.http, world.auth.url, client(world), scope=scope, resource=world.files.url)
+    found = answer(reply)
+    if error is None:
+        assert found.get("code"), reply.text
+    else:  # the client and its redirect URI are good, so the error goes back there, with no code
+        assert found.get("error") == error and "code" not in found, reply.text
+        assert reply.headers["location"].startswith(REDIRECT) and found["state"] == "s1"
+        assert scope.split()[-1] in found.get("error_description", "")
+    still_granting(world)
