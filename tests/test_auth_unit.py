@@ -14,7 +14,9 @@ from joserfc import jwt
 from joserfc.jwk import ECKey, KeySet
 
 from mcplab.auth import discovery
-from mcplab.auth.resource import Grant, ScopePolicy, TokenRejected, prm_path, protected_resource_metadata, validate_bearer
+from mcplab.auth.resource import (
+    Grant, ResourceServer, ScopePolicy, TokenRejected, prm_path, protected_resource_metadata, validate_bearer,
+)
 from mcplab.auth.wire import (
     MASK, basic_credentials, bearer_challenge, challenge, mask_form, mask_headers, mask_json, mask_url, parse_challenges,
 )
@@ -199,6 +201,16 @@ def test_a_scope_policy_adds_a_tools_scope_to_its_calls_only():
         "files:read", "files:write")
     assert policy.needed({"method": "tools/call", "params": "write_file"}) == ("files:read",)  # malformed: base only
     assert policy.all() == ("files:read", "files:write")
+
+
+@pytest.mark.parametrize("host, origin", [
+    (None, "http://127.0.0.1:8000"), ("localhost", "http://localhost:8000"), ("::1", "http://[::1]:8000"),
+    ("evil.example", "http://127.0.0.1:8000"), ("evil@127.0.0.1", "http://127.0.0.1:8000"),
+], ids=["its own name", "another of its names", "IPv6 loopback", "a foreign name", "userinfo"])
+def test_a_resource_server_names_itself_by_its_own_address_only(host, origin):
+    server = ResourceServer(ISSUER, scheme="http", port=8000, path="/mcp", hosts=["127.0.0.1", "localhost", "::1"])
+    assert server.resource(host) == origin + "/mcp"
+    assert server.metadata_url(host) == origin + "/.well-known/oauth-protected-resource/mcp"
 
 
 def test_the_protected_resource_metadata_document():

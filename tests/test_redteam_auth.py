@@ -25,7 +25,10 @@ import httpx
 import pytest
 
 from auth_helpers import REDIRECT, make_certificates
+from http_helpers import initialize
+from mcplab.auth.wire import bearer_challenge
 from mcplab.server.streamable_http import launch
+from redteam_helpers import RawHTTP
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "servers"
@@ -174,4 +177,42 @@ def test_a_scope_is_granted_only_if_the_server_knows_it_and_the_client_may_have_
         assert found.get("error") == error and "code" not in found, reply.text
         assert reply.headers["location"].startswith(REDIRECT) and found["state"] == "s1"
         assert scope.split()[-1] in found.get("error_description", "")
+    still_granting(world)
+
+
+# --- Host: the resource server's own address, never the header's ------------------------------------------
+
+def _raw(url: str, method: str, path: str, host: str) -> tuple[int, dict[str, str], bytes]:
+    with RawHTTP(url) as wire:
+        body = b"" if method == "GET" else json.dumps(initialize()).encode()
+        head = [f"{method} {path} HTTP/1.1", f"Host: {host}", "Accept: application/json, text/event-stream"]
+        if body:
+            head += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+        wire.send(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+        return wire.response()
+
+
+HOSTS = [  # (what, Host header ({port}: the server's), the name the server's address is given with)
+    ("userinfo before the host", "evil@127.0.0.1:{port}", "127.0.0.1"),
+    ("a path after the port", "127.0.0.1:{port}/evil", "127.0.0.1"),
+    ("another port", "127.0.0.1:1", "127.0.0.1"),
+    ("a quote after the port", '127.0.0.1:{port}", error="owned', "127.0.0.1"),
+    ("the server's own address", "127.0.0.1:{port}", "127.0.0.1"),
+    ("the server's other loopback name", "localhost:{port}", "localhost"),
+]
+
+
+@pytest.mark.parametrize("host, name", [row[1:] for row in HOSTS], ids=[row[0] for row in HOSTS])
+def test_the_resource_metadata_and_the_challenge_name_the_server_by_its_own_address(world, host, name):
+    port = urlsplit(world.files.url).port
+    host = host.format(port=port)
+    resource = f"http://{name}:{port}/mcp"
+    status, _, body = _raw(world.files.url, "GET", PRM_PATH, host)
+    assert status == 200 and json.loads(body)["resource"] == resource, body
+    status, headers, body = _raw(world.files.url, "POST", "/mcp", host)
+    challenge = bearer_challenge(headers)
+    assert status == 401 and challenge is not None, (status, headers, body)
+    assert challenge["resource_metadata"] == f"http://{name}:{port}{PRM_PATH}", headers
+    assert set(challenge) == {"resource_metadata", "scope"}, challenge  # nothing smuggled in
+    assert not any(word in headers["www-authenticate"] for word in ("evil", "owned")), headers
     still_granting(world)
