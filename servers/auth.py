@@ -32,6 +32,8 @@ On a shared machine every other user reaches this port too, so each rule is stri
                      vary (RFC 8252 §7.3, OAuth 2.1 §8.4.2); a fragment or userinfo never matches
     scopes           only those the server knows (``--scope``; default: the bundled servers') and
                      the client registered for; anything else is ``invalid_scope`` (RFC 6749 §3.3)
+    /register        JSON only: a page on another site can POST a form or text/plain without the
+                     browser asking first, but not application/json
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ CIMD_MAX_BYTES = 5 * 1024  # a Client ID Metadata Document larger than this is r
 MAX_BODY = 64 * 1024      # bytes of a token, consent or registration request read; more gets 413
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 SCOPES = ("files:read", "files:write", "weather:read")  # what servers/files.py and servers/weather.py ask for
+JSON_TYPE = "application/json"
 # A loopback IP redirect URI: "http://", the IP, an optional port, then path and query (no fragment).
 # Nothing may come between "//" and the IP: "http://evil@127.0.0.1/" is userinfo, and must not match.
 LOOPBACK_IP_REDIRECT = re.compile(r"http://(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?][^#]*)?")
@@ -601,7 +604,16 @@ def create_app(authority: Authority) -> Starlette:
             return authority.handle_error_response(None, error)
         return authority.create_token_response((request, pairs))
 
+    def bad_metadata(description: str) -> Response:
+        return JSONResponse({"error": "invalid_client_metadata", "error_description": description}, status_code=400)
+
     async def register(request: Request) -> Response:
+        # RFC 7591 §3.1: the metadata comes as application/json. Nothing else is read: a page on another site
+        # can make a browser POST a form or text/plain here unasked, but JSON only after a CORS preflight,
+        # which this server never answers (a refusal is 400, as RFC 7591 §3.2.2 says of registration errors).
+        sent = request.headers.get("content-type")
+        if (sent or "").split(";", 1)[0].strip().lower() != JSON_TYPE:
+            return bad_metadata(f"expected Content-Type: {JSON_TYPE} (RFC 7591 §3.1), got {sent!r}")
         raw = await read_limited(request)
         if raw is None:
             return too_large
@@ -610,8 +622,7 @@ def create_app(authority: Authority) -> Starlette:
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            return JSONResponse({"error": "invalid_client_metadata",
-                                 "error_description": "the body must be a JSON object"}, status_code=400)
+            return bad_metadata("the body must be a JSON object")
         return authority.create_endpoint_response("client_registration", (request, body))
 
     return Starlette(routes=[

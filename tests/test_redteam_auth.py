@@ -216,3 +216,29 @@ def test_the_resource_metadata_and_the_challenge_name_the_server_by_its_own_addr
     assert set(challenge) == {"resource_metadata", "scope"}, challenge  # nothing smuggled in
     assert not any(word in headers["www-authenticate"] for word in ("evil", "owned")), headers
     still_granting(world)
+
+
+# --- registration: JSON only, so no web page can register clients cross-site ---------------------------
+
+CONTENT_TYPES = [  # (what, Content-Type of a registration whose body is good JSON, HTTP status)
+    ("text/plain (what a cross-site form may send)", "text/plain", 400),
+    ("a form (what a cross-site form may send)", "application/x-www-form-urlencoded", 400),
+    ("no Content-Type at all", None, 400),
+    ("application/json with a charset", "application/json; charset=utf-8", 201),
+]
+
+
+@pytest.mark.parametrize("content_type, status", [row[1:] for row in CONTENT_TYPES],
+                         ids=[row[0] for row in CONTENT_TYPES])
+def test_registration_takes_only_a_json_body(world, content_type, status):
+    body = json.dumps({"client_name": "from a web page", "redirect_uris": [REDIRECT],
+                       "token_endpoint_auth_method": "none"}).encode()
+    reply = world.http.post(f"{world.auth.url}/register", content=body,
+                            headers={"Content-Type": content_type} if content_type else {})
+    assert reply.status_code == status, reply.text
+    if status == 201:
+        assert reply.json()["client_id"]
+    else:  # RFC 7591 §3.2.2: 400, and nothing registered
+        assert reply.json()["error"] == "invalid_client_metadata" and "client_id" not in reply.json()
+        assert "application/json" in reply.json()["error_description"]
+    still_granting(world)
