@@ -34,6 +34,8 @@ On a shared machine every other user reaches this port too, so each rule is stri
                      the client registered for; anything else is ``invalid_scope`` (RFC 6749 §3.3)
     /register        JSON only: a page on another site can POST a form or text/plain without the
                      browser asking first, but not application/json
+    HTML pages       never framed (X-Frame-Options, CSP frame-ancestors), so Approve cannot be
+                     clickjacked
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ MAX_BODY = 64 * 1024      # bytes of a token, consent or registration request re
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 SCOPES = ("files:read", "files:write", "weather:read")  # what servers/files.py and servers/weather.py ask for
 JSON_TYPE = "application/json"
+# Every HTML page: no other site may frame it (an invisible frame over a decoy button would click Approve).
+HTML_HEADERS = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
 # A loopback IP redirect URI: "http://", the IP, an optional port, then path and query (no fragment).
 # Nothing may come between "//" and the IP: "http://evil@127.0.0.1/" is userinfo, and must not match.
 LOOPBACK_IP_REDIRECT = re.compile(r"http://(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?][^#]*)?")
@@ -521,10 +525,14 @@ async def read_limited(request: Request) -> bytes | None:
     return bytes(body)
 
 
+def page(body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status, headers=HTML_HEADERS)
+
+
 def error_page(error: OAuth2Error | str, status: int = 400) -> HTMLResponse:
     text = f"{error.error}: {error.description}" if isinstance(error, OAuth2Error) else error
-    return HTMLResponse(f"<!doctype html><title>Authorization failed</title><h1>Authorization failed</h1>"
-                        f"<p>{html.escape(text)}</p>", status_code=status)
+    return page(f"<!doctype html><title>Authorization failed</title><h1>Authorization failed</h1>"
+                f"<p>{html.escape(text)}</p>", status)
 
 
 def consent_page(authority: Authority, consent_id: str, pairs: list[tuple[str, str]], client: Client) -> HTMLResponse:
@@ -535,7 +543,7 @@ def consent_page(authority: Authority, consent_id: str, pairs: list[tuple[str, s
     warning = ("<p><b>Note:</b> this application receives the answer on this computer (a localhost address); "
                "only approve it if you started it.</p>" if redirect.hostname in LOOPBACK else "")
     table = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
-    return HTMLResponse(
+    return page(
         f"<!doctype html><title>Allow access?</title><h1>Allow access for {html.escape(authority.subject)}?</h1>"
         f"<table>{table}</table>{warning}<form method='post' action='/authorize/consent'>"
         f"<input type='hidden' name='consent' value='{consent_id}'>"

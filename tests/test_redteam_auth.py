@@ -242,3 +242,24 @@ def test_registration_takes_only_a_json_body(world, content_type, status):
         assert reply.json()["error"] == "invalid_client_metadata" and "client_id" not in reply.json()
         assert "application/json" in reply.json()["error_description"]
     still_granting(world)
+
+
+# --- framing: no page of the authorization server can be put in another site's frame -------------------
+
+def _expired_consent(w: World) -> httpx.Response:
+    return w.http.post(f"{w.consenting.url}/authorize/consent", data={"consent": "gone", "decision": "approve"})
+
+
+PAGES = [  # (what, how the page is fetched, its status)
+    ("the consent page", lambda w: authorize(w.http, w.consenting.url, VICTIM, resource=w.files.url), 200),
+    ("the error page of /authorize", lambda w: authorize(w.http, w.consenting.url, "nobody"), 400),
+    ("the error page of an expired consent", _expired_consent, 400),
+]
+
+
+@pytest.mark.parametrize("fetch, status", [row[1:] for row in PAGES], ids=[row[0] for row in PAGES])
+def test_every_html_page_refuses_to_be_framed(world, fetch, status):
+    page = fetch(world)
+    assert page.status_code == status and page.headers["content-type"].startswith("text/html"), page.text
+    assert page.headers.get("x-frame-options") == "DENY", page.headers
+    assert "frame-ancestors 'none'" in page.headers.get("content-security-policy", ""), page.headers
