@@ -36,6 +36,9 @@ On a shared machine every other user reaches this port too, so each rule is stri
                      browser asking first, but not application/json
     HTML pages       never framed (X-Frame-Options, CSP frame-ancestors), so Approve cannot be
                      clickjacked
+    tables           each client holds at most PER_CLIENT codes, consents and refresh tokens, and a
+                     new one pushes out only that client's own oldest; pre-registered clients are never
+                     dropped, and a registration past MAX_CLIENTS is refused (503), not made room for
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ import secrets
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 from urllib.parse import parse_qsl, urlsplit
 
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, JsonRequest, OAuth2Request, grants
@@ -74,7 +77,9 @@ CODE_TTL = 60             # seconds an authorization code lives (OAuth 2.1 §4.1
 ACCESS_TTL = 300          # seconds an access token lives (short-lived, spec "Token Theft")
 REFRESH_TTL = 24 * 3600   # seconds a refresh token lives
 CONSENT_TTL = 300         # seconds a consent page stays answerable
-MAX_ENTRIES = 1000        # codes, tokens, pending consents and clients kept; the oldest go first
+MAX_CLIENTS = 1000        # registered clients and cached metadata documents; pre-registered ones come on top
+PER_CLIENT = 32           # codes, used codes, pending consents and refresh tokens kept for one client
+MAX_ENTRIES = PER_CLIENT * MAX_CLIENTS  # of each table in all: room for every client's share, as a backstop
 CIMD_MAX_BYTES = 5 * 1024  # a Client ID Metadata Document larger than this is refused
 MAX_BODY = 64 * 1024      # bytes of a token, consent or registration request read; more gets 413
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -85,12 +90,6 @@ HTML_HEADERS = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-anc
 # A loopback IP redirect URI: "http://", the IP, an optional port, then path and query (no fragment).
 # Nothing may come between "//" and the IP: "http://evil@127.0.0.1/" is userinfo, and must not match.
 LOOPBACK_IP_REDIRECT = re.compile(r"http://(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?][^#]*)?")
-
-
-def bounded(table: dict, key: str, value: Any) -> None:
-    table[key] = value
-    while len(table) > MAX_ENTRIES:
-        table.pop(next(iter(table)))
 
 
 def without_port(uri: str) -> str | None:
@@ -120,6 +119,62 @@ def listed(scopes: Iterable[str], limit: int = 200) -> str:
     """Scopes for an error description, cut short: what a client sent goes back in a redirect's query."""
     text = " ".join(scopes)
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+# --- bounded tables: each client fills its own share ------------------------------------------------------
+
+class Full(OAuth2Error):
+    """A table has no room left that is not someone else's: the request is refused, nothing is evicted."""
+    error = "temporarily_unavailable"
+    status_code = 503
+
+
+class Ledger:
+    """Codes, used codes, pending consents or refresh tokens by key, at most ``PER_CLIENT`` per client.
+
+    A client's new entry pushes out that client's own spent entries first, then its own oldest; it
+    never touches another client's. ``MAX_ENTRIES`` in all is a backstop: when every entry is live
+    and the table is full, :meth:`put` raises :class:`Full` instead of dropping someone's entry.
+    """
+
+    def __init__(self, kind: str, spent: Callable[[Any], bool], per_client: int = PER_CLIENT,
+                 total: int = MAX_ENTRIES) -> None:
+        self.kind, self.spent, self.per_client, self.total = kind, spent, per_client, total
+        self.entries: dict[str, Any] = {}
+        self.owners: dict[str, dict[str, None]] = {}  # client_id → its keys, oldest first
+
+    def get(self, key: str) -> Any:
+        return self.entries.get(key)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.entries
+
+    def __getitem__(self, key: str) -> Any:
+        return self.entries[key]
+
+    def put(self, key: str, value: Any) -> None:
+        """Keep ``value`` (which names its ``client_id``) under ``key``."""
+        mine = list(self.owners.get(value.client_id, ()))
+        if len(mine) >= self.per_client:
+            for old in [k for k in mine if self.spent(self.entries[k])] or mine[:1]:  # its spent ones, else its oldest
+                self.pop(old)
+        if len(self.entries) >= self.total:
+            for old in [k for k, v in self.entries.items() if self.spent(v)]:
+                self.pop(old)
+            if len(self.entries) >= self.total:
+                raise Full(f"this server holds {self.total} live {self.kind}, its limit; try again once some expire")
+        self.entries[key] = value
+        self.owners.setdefault(value.client_id, {})[key] = None
+
+    def pop(self, key: str, default: Any = None) -> Any:
+        value = self.entries.pop(key, None)
+        if value is None:
+            return default
+        keys = self.owners[value.client_id]
+        del keys[key]
+        if not keys:
+            del self.owners[value.client_id]
+        return value
 
 
 # --- what the server remembers --------------------------------------------------------------------------
@@ -206,6 +261,14 @@ class Code:
 
 
 @dataclass
+class Pending:
+    """An authorization request waiting on its consent page."""
+    pairs: list[tuple[str, str]]
+    client_id: str
+    expires_at: float
+
+
+@dataclass
 class Refresh:
     token: str
     client_id: str
@@ -268,11 +331,18 @@ class CodeGrant(grants.AuthorizationCodeGrant):
             raise
         return redirect_uri
 
+    def create_authorization_response(self, redirect_uri: str, grant_user: Any) -> Any:
+        try:
+            return super().create_authorization_response(redirect_uri, grant_user)
+        except Full as full:  # the client and its redirect URI are good: it hears why (RFC 6749 §4.1.2.1)
+            full.redirect_uri = redirect_uri
+            raise
+
     def save_authorization_code(self, code: str, request: OAuth2Request) -> None:
         data = request.payload.data
-        bounded(self.server.codes, code, Code(code, request.client.client_id, data.get("redirect_uri", ""),
-                                              request.scope or "", request.user, data["code_challenge"], "S256",
-                                              time.time() + self.server.code_ttl))
+        self.server.codes.put(code, Code(
+            code, request.client.client_id, data.get("redirect_uri", ""), request.scope or "", request.user,
+            data["code_challenge"], "S256", time.time() + self.server.code_ttl))
 
     def query_authorization_code(self, code: str, client: Client) -> Code | None:
         found = self.server.codes.get(code)
@@ -289,7 +359,10 @@ class CodeGrant(grants.AuthorizationCodeGrant):
 
     def delete_authorization_code(self, code: Code) -> None:
         self.server.codes.pop(code.code, None)
-        bounded(self.server.used_codes, code.code, code)
+        try:
+            self.server.used_codes.put(code.code, code)
+        except Full:  # the token is issued already; only the revocation should this code come back is lost
+            pass
 
     def authenticate_user(self, code: Code) -> User:
         return code.user
@@ -368,7 +441,7 @@ class Registration(ClientRegistrationEndpoint):
                         "registered", tuple(metadata.get("grant_types") or ("authorization_code",)),
                         auth_method_requested=method,
                         scopes=frozenset(scope_to_list(scope)) if isinstance(scope, str) else None)
-        bounded(self.server.clients, client.client_id, client)
+        self.server.admit(client)
         return client
 
 
@@ -420,10 +493,12 @@ class Authority(AuthorizationServer):
         self.trusted_cimd, self.verify, self.scopes = trusted_cimd, verify, tuple(dict.fromkeys(scopes))
         self.key = ECKey.generate_key("P-256", parameters={"use": "sig", "alg": "ES256"}, auto_kid=True)
         self.clients: dict[str, Client] = {}
-        self.codes: dict[str, Code] = {}
-        self.used_codes: dict[str, Code] = {}
-        self.refresh_tokens: dict[str, Refresh] = {}
-        self.consents: dict[str, tuple[list[tuple[str, str]], float]] = {}
+        now = time.time
+        self.codes = Ledger("authorization codes", lambda code: now() >= code.expires_at)
+        # a used code is kept while the refresh tokens it obtained may live: reused, it revokes them
+        self.used_codes = Ledger("used codes", lambda code: now() >= code.expires_at + REFRESH_TTL)
+        self.refresh_tokens = Ledger("refresh tokens", lambda refresh: refresh.revoked or refresh.is_expired())
+        self.consents = Ledger("consent pages", lambda pending: now() >= pending.expires_at)
         self.metadata = AuthorizationServerMetadata({
             "issuer": issuer, "authorization_endpoint": f"{issuer}/authorize", "token_endpoint": f"{issuer}/token",
             "registration_endpoint": f"{issuer}/register", "jwks_uri": f"{issuer}/jwks",
@@ -451,11 +526,25 @@ class Authority(AuthorizationServer):
         client = self.clients.get(client_id)
         return client if client is not None and client.expires_at > time.time() else None
 
+    def admit(self, client: Client) -> None:
+        """Keep a registered client or a fetched metadata document, if there is room: pre-registered clients
+        never count, and an earlier client is never dropped to make room (an expired document may be)."""
+        if client.client_id not in self.clients and self._admitted() >= MAX_CLIENTS:
+            for stale in [c.client_id for c in self.clients.values() if c.expires_at <= time.time()]:
+                del self.clients[stale]  # a document past its cache lifetime is fetched again when next used
+            if self._admitted() >= MAX_CLIENTS:
+                raise Full(f"this server already holds {MAX_CLIENTS} registered clients, its limit: the clients "
+                           f"registered before keep working; restart the server to register more")
+        self.clients[client.client_id] = client
+
+    def _admitted(self) -> int:
+        return sum(1 for c in self.clients.values() if c.kind != "pre-registered")
+
     def save_token(self, token: dict, request: OAuth2Request) -> None:
         if "refresh_token" in token:
             refresh = Refresh(token["refresh_token"], request.client.client_id, token.get("scope", ""),
                               request.user, time.time() + REFRESH_TTL)
-            bounded(self.refresh_tokens, refresh.token, refresh)
+            self.refresh_tokens.put(refresh.token, refresh)
             if request.authorization_code is not None:
                 request.authorization_code.refresh_tokens.append(refresh.token)
 
@@ -507,10 +596,9 @@ class Authority(AuthorizationServer):
         max_age = next((int(p.split("=", 1)[1]) for p in reply.headers.get("cache-control", "").split(",")
                         if p.strip().startswith("max-age=") and p.split("=", 1)[1].strip().isdigit()), 300)
         scope = document.get("scope")
-        bounded(self.clients, client_id, Client(client_id, None, uris, str(document["client_name"]),
-                                                "metadata document", expires_at=time.time() + min(max_age, 3600),
-                                                scopes=frozenset(scope_to_list(scope)) if isinstance(scope, str)
-                                                else None))
+        self.admit(Client(client_id, None, uris, str(document["client_name"]), "metadata document",
+                          expires_at=time.time() + min(max_age, 3600),
+                          scopes=frozenset(scope_to_list(scope)) if isinstance(scope, str) else None))
 
 
 # --- HTTP ---------------------------------------------------------------------------------------------
@@ -569,12 +657,15 @@ def create_app(authority: Authority) -> Starlette:
                 response = authority.handle_error_response(None, error)
                 authority.issuer_parameter.add_issuer_parameter(authority, response)
                 return response
-            return error_page(error)
+            return error_page(error, 503 if isinstance(error, Full) else 400)
         if authority.auto_approve:
             return decide((request, pairs), approve=True)
-        consent_id = secrets.token_urlsafe(24)
-        bounded(authority.consents, consent_id, (pairs, time.time() + CONSENT_TTL))
-        return consent_page(authority, consent_id, pairs, grant.request.client)
+        consent_id, client = secrets.token_urlsafe(24), grant.request.client
+        try:
+            authority.consents.put(consent_id, Pending(pairs, client.client_id, time.time() + CONSENT_TTL))
+        except Full as full:
+            return error_page(full, 503)
+        return consent_page(authority, consent_id, pairs, client)
 
     def decide(request: tuple[Request, list], approve: bool) -> Response:
         grant = authority.get_consent_grant(request)
@@ -594,10 +685,10 @@ def create_app(authority: Authority) -> Starlette:
             return too_large
         form = dict(pairs)
         pending = authority.consents.pop(str(form.get("consent", "")), None)
-        if pending is None or pending[1] < time.time():
+        if pending is None or pending.expires_at < time.time():
             return error_page("this consent page has expired or was already answered; start again", 400)
         try:
-            return decide((request, pending[0]), approve=form.get("decision") == "approve")
+            return decide((request, pending.pairs), approve=form.get("decision") == "approve")
         except OAuth2Error as error:
             return error_page(error)
 

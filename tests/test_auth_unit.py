@@ -259,6 +259,29 @@ def authority_module():
         del sys.modules[spec.name]
 
 
+class Entry:
+    def __init__(self, client_id: str, spent: bool = False) -> None:
+        self.client_id, self.spent = client_id, spent
+
+
+def test_a_ledger_makes_room_from_the_clients_own_entries_and_refuses_when_only_others_are_left(authority_module):
+    ledger = authority_module.Ledger("entries", lambda entry: entry.spent, per_client=2, total=3)
+    ledger.put("v1", Entry("victim"))
+    ledger.put("f1", Entry("flood"))
+    ledger.put("f2", Entry("flood"))
+    ledger.put("f3", Entry("flood"))  # its own oldest goes, never the victim's
+    assert "v1" in ledger and "f1" not in ledger and {"f2", "f3"} <= set(ledger.entries)
+    with pytest.raises(authority_module.Full) as full:
+        ledger.put("t1", Entry("third"))  # full of live entries: refused, nothing evicted
+    assert full.value.error == "temporarily_unavailable" and full.value.status_code == 503
+    assert "3 live entries" in full.value.description
+    assert set(ledger.entries) == {"v1", "f2", "f3"}
+    ledger.entries["f2"].spent = True
+    ledger.put("t1", Entry("third"))  # a spent entry makes room
+    assert set(ledger.entries) == {"v1", "f3", "t1"} and ledger.pop("t1").client_id == "third"
+    assert "third" not in ledger.owners  # an emptied client leaves nothing behind
+
+
 @pytest.mark.parametrize("uri, portless", [
     ("http://127.0.0.1:33418/callback", "http://127.0.0.1/callback"),
     ("http://[::1]:8/cb?x=1", "http://[::1]/cb?x=1"),

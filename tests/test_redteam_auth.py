@@ -14,11 +14,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import secrets
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
@@ -68,6 +69,29 @@ def answer(reply: httpx.Response) -> dict[str, str]:
     if reply.status_code != 302:
         return {}
     return dict(parse_qsl(urlsplit(reply.headers["location"]).query))
+
+
+def grant(http: httpx.Client, issuer: str, client: str, secret: str | None, *, resource: str | None = None,
+          scope: str = "files:read") -> dict[str, Any]:
+    """One whole authorization code grant (the server approves at once); the token response."""
+    verifier = secrets.token_urlsafe(48)
+    code = answer(authorize(http, issuer, client, verifier=verifier, resource=resource, scope=scope))["code"]
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "code_verifier": verifier}
+    if resource:
+        form["resource"] = resource
+    if secret is None:
+        reply = http.post(f"{issuer}/token", data={**form, "client_id": client})
+    else:
+        reply = http.post(f"{issuer}/token", data=form, auth=(client, secret))
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def refresh(http: httpx.Client, issuer: str, client: str, secret: str | None, token: str) -> httpx.Response:
+    form = {"grant_type": "refresh_token", "refresh_token": token}
+    if secret is None:
+        return http.post(f"{issuer}/token", data={**form, "client_id": client})
+    return http.post(f"{issuer}/token", data=form, auth=(client, secret))
 
 
 def register(http: httpx.Client, issuer: str, **metadata: Any) -> httpx.Response:
@@ -263,3 +287,67 @@ def test_every_html_page_refuses_to_be_framed(world, fetch, status):
     assert page.status_code == status and page.headers["content-type"].startswith("text/html"), page.text
     assert page.headers.get("x-frame-options") == "DENY", page.headers
     assert "frame-ancestors 'none'" in page.headers.get("content-security-policy", ""), page.headers
+
+
+# --- bounds: a flood fills its own share, never evicts what others hold ------------------------------------
+
+FLOOD = 1001  # one more than the 1,000 entries of each table the server once kept in all, oldest first out
+
+
+def flood_registrations(http: httpx.Client, issuer: str) -> list[httpx.Response]:
+    replies = []
+    for _ in range(FLOOD):
+        replies.append(register(http, issuer))
+        if replies[-1].status_code != 201:
+            break
+    return replies
+
+
+def pre_registered_client_survives(http: httpx.Client, issuer: str) -> None:
+    replies = flood_registrations(http, issuer)
+    assert "code" in answer(authorize(http, issuer, VICTIM)), "the pre-registered client is gone"
+    assert replies[0].status_code == 201
+
+
+def earlier_registration_survives(http: httpx.Client, issuer: str) -> None:
+    first = register(http, issuer).json()["client_id"]
+    replies = flood_registrations(http, issuer)
+    assert "code" in answer(authorize(http, issuer, first)), "the first registered client is gone"
+    refused = replies[-1]  # the bound is reached, and the one beyond it is refused, with a reason
+    assert refused.status_code == 503 and refused.json()["error"] == "temporarily_unavailable", refused.text
+    assert "registered clients" in refused.json()["error_description"]
+
+
+def refresh_token_survives(http: httpx.Client, issuer: str) -> None:
+    victim = grant(http, issuer, VICTIM, VICTIM_SECRET)
+    attacker = register(http, issuer, grant_types=["authorization_code", "refresh_token"]).json()["client_id"]
+    for _ in range(FLOOD):
+        assert "refresh_token" in grant(http, issuer, attacker, None)
+    reply = refresh(http, issuer, VICTIM, VICTIM_SECRET, victim["refresh_token"])
+    assert reply.status_code == 200 and reply.json()["access_token"], reply.text
+
+
+def code_survives(http: httpx.Client, issuer: str) -> None:
+    verifier = secrets.token_urlsafe(48)
+    code = answer(authorize(http, issuer, VICTIM, verifier=verifier))["code"]
+    attacker = register(http, issuer).json()["client_id"]
+    for _ in range(FLOOD):
+        assert "code" in answer(authorize(http, issuer, attacker))
+    reply = http.post(f"{issuer}/token", auth=(VICTIM, VICTIM_SECRET), data={
+        "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "code_verifier": verifier})
+    assert reply.status_code == 200 and reply.json()["access_token"], reply.text
+
+
+FLOODS: list[tuple[str, Callable[[httpx.Client, str], None]]] = [
+    ("a thousand registrations leave the pre-registered client", pre_registered_client_survives),
+    ("registrations past the bound are refused and evict no earlier client", earlier_registration_survives),
+    ("a thousand grants by another client leave a victim's refresh token", refresh_token_survives),
+    ("a thousand authorizations by another client leave a victim's unredeemed code", code_survives),
+]
+
+
+@pytest.mark.parametrize("attack", [row[1] for row in FLOODS], ids=[row[0] for row in FLOODS])
+def test_a_flood_of_clients_or_grants_evicts_nothing_of_anyone_else(attack):
+    with launch(_auth_argv("--auto-approve")) as auth, httpx.Client(trust_env=False, timeout=30) as http:
+        attack(http, auth.url)
+        assert "code" in answer(authorize(http, auth.url, OTHER))  # and the server still grants
