@@ -26,7 +26,7 @@ import httpx
 import pytest
 
 from auth_helpers import REDIRECT, make_certificates
-from http_helpers import initialize
+from http_helpers import ACCEPT_BOTH, initialize
 from mcplab.auth.wire import bearer_challenge
 from mcplab.server.streamable_http import launch
 from redteam_helpers import RawHTTP
@@ -351,3 +351,59 @@ def test_a_flood_of_clients_or_grants_evicts_nothing_of_anyone_else(attack):
     with launch(_auth_argv("--auto-approve")) as auth, httpx.Client(trust_env=False, timeout=30) as http:
         attack(http, auth.url)
         assert "code" in answer(authorize(http, auth.url, OTHER))  # and the server still grants
+
+
+# --- sessions: a legacy session answers only the identity that opened it -----------------------------------
+
+def _token(w: World, client: str, secret: str) -> str:
+    return grant(w.http, w.auth.url, client, secret, resource=w.files.url)["access_token"]
+
+
+def _open(w: World, token: str) -> str:
+    reply = w.http.post(w.files.url, json=initialize(), headers={**ACCEPT_BOTH, "Authorization": f"Bearer {token}"})
+    assert reply.status_code == 200, reply.text
+    session = reply.headers["mcp-session-id"]
+    w.http.post(w.files.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                headers=_in(session, token))
+    return session
+
+
+def _in(session: str, token: str) -> dict[str, str]:
+    return {**ACCEPT_BOTH, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25",
+            "Authorization": f"Bearer {token}"}
+
+
+def _post(w: World, session: str, token: str) -> tuple[int, bytes]:
+    reply = w.http.post(w.files.url, json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
+                        headers=_in(session, token))
+    return reply.status_code, reply.content
+
+
+def _listen(w: World, session: str, token: str) -> tuple[int, bytes]:
+    with w.http.stream("GET", w.files.url, headers={**_in(session, token), "Accept": "text/event-stream"}) as reply:
+        return reply.status_code, reply.read() if reply.status_code != 200 else b"(a stream)"
+
+
+def _delete(w: World, session: str, token: str) -> tuple[int, bytes]:
+    reply = w.http.delete(w.files.url, headers=_in(session, token))
+    return reply.status_code, reply.content
+
+
+HIJACKS = [  # (what another client's token does with the victim's session id, how)
+    ("a request on it", _post),
+    ("its GET stream", _listen),
+    ("DELETE it", _delete),
+]
+
+
+@pytest.mark.parametrize("use", [row[1] for row in HIJACKS], ids=[row[0] for row in HIJACKS])
+def test_another_clients_token_cannot_use_a_legacy_session_it_did_not_open(world, use):
+    mine, theirs = _token(world, VICTIM, VICTIM_SECRET), _token(world, OTHER, OTHER_SECRET)
+    session = _open(world, mine)
+    status, body = use(world, session, theirs)
+    assert status == 404, body
+    assert (status, body) == use(world, "0" * 32, theirs)  # word for word an unknown session: nothing says it exists
+    reply = world.http.post(world.files.url, json={"jsonrpc": "2.0", "id": 10, "method": "tools/list"},
+                            headers=_in(session, mine))
+    assert reply.status_code == 200 and reply.json()["result"]["tools"], reply.text  # the owner's session lives on
+    assert _post(world, session, _token(world, VICTIM, VICTIM_SECRET))[0] == 200  # a new token of the same client

@@ -21,6 +21,11 @@ The metadata's ``resource`` and a challenge's ``resource_metadata`` are built fr
 address (scheme, port, path), never copied from ``Host``: a header another user forges (userinfo, a
 path, another port, a quote) would otherwise be handed to the client as where to authorize. ``Host``
 only picks which of the server's own names to use, when it is exactly ``name`` or ``name:port``.
+
+A request that passed carries its Grant in the ASGI scope's ``state`` (``GRANT_KEY``), and who it
+speaks for (``IDENTITY_KEY``): the token's issuer, client and subject. The endpoint binds a legacy
+session to the identity of its ``initialize`` (app.py), so a session id never lends one client's
+session to another.
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ from urllib.parse import parse_qsl, urlsplit
 from mcplab.auth.resource import PRM_WELL_KNOWN, ResourceServer, TokenRejected, prm_path
 from mcplab.auth.wire import challenge
 
-__all__ = ["Protect", "GRANT_KEY"]
+__all__ = ["Protect", "GRANT_KEY", "IDENTITY_KEY"]
 
 GRANT_KEY = "mcplab.grant"  # where a request's Grant sits in the ASGI scope's "state", for tools that care
+IDENTITY_KEY = "mcplab.identity"  # and who it speaks for; the endpoint reads it (app.py, without importing this)
 HOST_HEADER = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?")  # name, or name:port; nothing more
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -90,7 +96,8 @@ class Protect:
             await _reply(send, 503, {"error": "temporarily_unavailable",
                                      "error_description": f"cannot check tokens: {type(exc).__name__}: {exc}"})
             return
-        scope.setdefault("state", {})[GRANT_KEY] = grant
+        state = scope.setdefault("state", {})
+        state[GRANT_KEY], state[IDENTITY_KEY] = grant, (grant.issuer, grant.client_id, grant.subject)
         await self.app(scope, receive, send)
 
     async def check(self, scope: Scope, body: bytes) -> Any:
