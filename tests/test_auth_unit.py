@@ -203,6 +203,14 @@ def test_a_scope_policy_adds_a_tools_scope_to_its_calls_only():
     assert policy.all() == ("files:read", "files:write")
 
 
+@pytest.mark.parametrize("name", [["write_file"], {"name": "write_file"}, 7, None],
+                         ids=["a list", "an object", "a number", "null"])
+def test_a_tools_call_name_that_is_not_a_string_needs_the_base_scopes_only(name):
+    policy = ScopePolicy(base=("files:read",), tools={"write_file": ("files:write",)})
+    assert policy.needed({"method": "tools/call", "params": {"name": name}}) == ("files:read",)
+    assert policy.needed([{"method": "tools/call", "params": {"name": name}}]) == ("files:read",)
+
+
 @pytest.mark.parametrize("host, origin", [
     (None, "http://127.0.0.1:8000"), ("localhost", "http://localhost:8000"), ("::1", "http://[::1]:8000"),
     ("evil.example", "http://127.0.0.1:8000"), ("evil@127.0.0.1", "http://127.0.0.1:8000"),

@@ -26,7 +26,7 @@ import httpx
 import pytest
 
 from auth_helpers import REDIRECT, make_certificates
-from http_helpers import ACCEPT_BOTH, initialize
+from http_helpers import ACCEPT_BOTH, initialize, modern_headers, modern_request
 from mcplab.auth.wire import bearer_challenge
 from mcplab.server.streamable_http import launch
 from redteam_helpers import RawHTTP
@@ -407,3 +407,29 @@ def test_another_clients_token_cannot_use_a_legacy_session_it_did_not_open(world
                             headers=_in(session, mine))
     assert reply.status_code == 200 and reply.json()["result"]["tools"], reply.text  # the owner's session lives on
     assert _post(world, session, _token(world, VICTIM, VICTIM_SECRET))[0] == 200  # a new token of the same client
+
+
+# --- scope policy: a malformed tool name is the MCP layer's -32602, never a crash -------------------------
+
+NAMES = [  # (what, the tools/call name)
+    ("a list", ["write_file"]),
+    ("an object", {"name": "write_file"}),
+    ("a number", 7),
+]
+
+
+@pytest.mark.parametrize("name", [row[1] for row in NAMES], ids=[row[0] for row in NAMES])
+def test_a_tools_call_whose_name_is_not_a_string_is_invalid_params(world, name):
+    token = _token(world, VICTIM, VICTIM_SECRET)
+    body = modern_request("tools/call", 1, {"name": "write_file", "arguments": {"path": "x.md", "content": "x"}})
+    headers = modern_headers(body, Authorization=f"Bearer {token}")
+    body["params"]["name"] = name
+    headers.pop("Mcp-Name", None)  # a routing header would not match a name that is not a string
+    modern = world.http.post(world.files.url, json=body, headers=headers)
+    assert modern.status_code == 400 and modern.json()["error"]["code"] == -32602, modern.text
+    session = _open(world, token)
+    legacy = world.http.post(world.files.url, headers=_in(session, token), json={
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": {}}})
+    assert legacy.status_code == 200 and legacy.json()["error"]["code"] == -32602, legacy.text
+    assert not (world.root / "x.md").exists()
+    assert _post(world, session, token)[0] == 200  # still serving

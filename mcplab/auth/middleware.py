@@ -92,9 +92,9 @@ class Protect:
         except TokenRejected as refused:
             await self.refuse(send, host, refused)
             return
-        except Exception as exc:  # the authorization server is unreachable, or sent keys we cannot read
+        except Unavailable as exc:
             await _reply(send, 503, {"error": "temporarily_unavailable",
-                                     "error_description": f"cannot check tokens: {type(exc).__name__}: {exc}"})
+                                     "error_description": f"cannot check tokens: {exc}"})
             return
         state = scope.setdefault("state", {})
         state[GRANT_KEY], state[IDENTITY_KEY] = grant, (grant.issuer, grant.client_id, grant.subject)
@@ -109,7 +109,12 @@ class Protect:
         if scheme.lower() != "bearer" or not token.strip():
             # RFC 6750 §3.1: a request with no authentication information gets no error code
             raise TokenRejected("", "this server needs an access token: Authorization: Bearer <token>")
-        grant = await self.server.authenticate(token.strip())
+        try:
+            grant = await self.server.authenticate(token.strip())
+        except TokenRejected:
+            raise
+        except Exception as exc:  # the authorization server is unreachable, or sent keys we cannot read
+            raise Unavailable(f"{type(exc).__name__}: {exc}") from exc
         try:
             message = json.loads(body) if body else None
         except ValueError:
@@ -145,6 +150,10 @@ class Protect:
             return pending.pop(0) if pending else await receive()
 
         return (body if not more else b""), replay
+
+
+class Unavailable(Exception):
+    """The tokens cannot be checked now (the authorization server or its keys): 503, not a verdict on the token."""
 
 
 async def _reply(send: Send, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
