@@ -25,6 +25,20 @@ a wrong PKCE verifier, a reused or expired code, a foreign redirect URI at the t
 ``invalid_grant``; an unregistered redirect URI at /authorize is never redirected to (a 400 page).
 Authlib does the OAuth bookkeeping and joserfc the signing; this file holds the policy. Everything
 lives in memory, bounded, and is gone when the process ends.
+
+On a shared machine every other user reaches this port too, so each rule is strict:
+
+    redirect URIs    matched exactly (spec "Open Redirection"); for a loopback IP only the port may
+                     vary (RFC 8252 §7.3, OAuth 2.1 §8.4.2); a fragment or userinfo never matches
+    scopes           only those the server knows (``--scope``; default: the bundled servers') and
+                     the client registered for; anything else is ``invalid_scope`` (RFC 6749 §3.3)
+    /register        JSON only: a page on another site can POST a form or text/plain without the
+                     browser asking first, but not application/json
+    HTML pages       never framed (X-Frame-Options, CSP frame-ancestors), so Approve cannot be
+                     clickjacked
+    tables           each client holds at most PER_CLIENT codes, consents and refresh tokens, and a
+                     new one pushes out only that client's own oldest; pre-registered clients are never
+                     dropped, and a registration past MAX_CLIENTS is refused (503), not made room for
 """
 
 from __future__ import annotations
@@ -34,16 +48,20 @@ import asyncio
 import hmac
 import html
 import json
+import re
 import secrets
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable
 from urllib.parse import parse_qsl, urlsplit
 
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, JsonRequest, OAuth2Request, grants
-from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidGrantError, InvalidRequestError, OAuth2Error
+from authlib.oauth2.rfc6749.errors import (
+    InvalidClientError, InvalidGrantError, InvalidRequestError, InvalidScopeError, OAuth2Error,
+)
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload
+from authlib.oauth2.rfc6749.util import scope_to_list
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidRedirectURIError
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
@@ -59,21 +77,104 @@ CODE_TTL = 60             # seconds an authorization code lives (OAuth 2.1 §4.1
 ACCESS_TTL = 300          # seconds an access token lives (short-lived, spec "Token Theft")
 REFRESH_TTL = 24 * 3600   # seconds a refresh token lives
 CONSENT_TTL = 300         # seconds a consent page stays answerable
-MAX_ENTRIES = 1000        # codes, tokens, pending consents and clients kept; the oldest go first
+MAX_CLIENTS = 1000        # registered clients and cached metadata documents; pre-registered ones come on top
+PER_CLIENT = 32           # codes, used codes, pending consents and refresh tokens kept for one client
+MAX_ENTRIES = PER_CLIENT * MAX_CLIENTS  # of each table in all: room for every client's share, as a backstop
 CIMD_MAX_BYTES = 5 * 1024  # a Client ID Metadata Document larger than this is refused
 MAX_BODY = 64 * 1024      # bytes of a token, consent or registration request read; more gets 413
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+SCOPES = ("files:read", "files:write", "weather:read")  # what servers/files.py and servers/weather.py ask for
+JSON_TYPE = "application/json"
+# Every HTML page: no other site may frame it (an invisible frame over a decoy button would click Approve).
+HTML_HEADERS = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
+# A loopback IP redirect URI: "http://", the IP, an optional port, then path and query (no fragment).
+# Nothing may come between "//" and the IP: "http://evil@127.0.0.1/" is userinfo, and must not match.
+LOOPBACK_IP_REDIRECT = re.compile(r"http://(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?][^#]*)?")
 
 
-def bounded(table: dict, key: str, value: Any) -> None:
-    table[key] = value
-    while len(table) > MAX_ENTRIES:
-        table.pop(next(iter(table)))
+def without_port(uri: str) -> str | None:
+    """A loopback IP redirect URI with its port taken out, or None for any other URI.
+
+    >>> without_port("http://127.0.0.1:33418/callback")
+    'http://127.0.0.1/callback'
+    """
+    match = LOOPBACK_IP_REDIRECT.fullmatch(uri)
+    return None if match is None else f"http://{match[1]}{match[2] or ''}"
 
 
-def loopback_redirect(uri: str) -> bool:
-    parts = urlsplit(uri)
-    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK)
+def acceptable_redirect(uri: str) -> bool:
+    """May a client register this redirect URI: HTTPS, or HTTP on a loopback name; no fragment
+    (RFC 6749 §3.1.2) and no userinfo (it only hides where the code really goes)?"""
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if "#" in uri or "@" in parts.netloc or not host:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK)
+
+
+def listed(scopes: Iterable[str], limit: int = 200) -> str:
+    """Scopes for an error description, cut short: what a client sent goes back in a redirect's query."""
+    text = " ".join(scopes)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# --- bounded tables: each client fills its own share ------------------------------------------------------
+
+class Full(OAuth2Error):
+    """A table has no room left that is not someone else's: the request is refused, nothing is evicted."""
+    error = "temporarily_unavailable"
+    status_code = 503
+
+
+class Ledger:
+    """Codes, used codes, pending consents or refresh tokens by key, at most ``PER_CLIENT`` per client.
+
+    A client's new entry pushes out that client's own spent entries first, then its own oldest; it
+    never touches another client's. ``MAX_ENTRIES`` in all is a backstop: when every entry is live
+    and the table is full, :meth:`put` raises :class:`Full` instead of dropping someone's entry.
+    """
+
+    def __init__(self, kind: str, spent: Callable[[Any], bool], per_client: int = PER_CLIENT,
+                 total: int = MAX_ENTRIES) -> None:
+        self.kind, self.spent, self.per_client, self.total = kind, spent, per_client, total
+        self.entries: dict[str, Any] = {}
+        self.owners: dict[str, dict[str, None]] = {}  # client_id → its keys, oldest first
+
+    def get(self, key: str) -> Any:
+        return self.entries.get(key)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.entries
+
+    def __getitem__(self, key: str) -> Any:
+        return self.entries[key]
+
+    def put(self, key: str, value: Any) -> None:
+        """Keep ``value`` (which names its ``client_id``) under ``key``."""
+        mine = list(self.owners.get(value.client_id, ()))
+        if len(mine) >= self.per_client:
+            for old in [k for k in mine if self.spent(self.entries[k])] or mine[:1]:  # its spent ones, else its oldest
+                self.pop(old)
+        if len(self.entries) >= self.total:
+            for old in [k for k, v in self.entries.items() if self.spent(v)]:
+                self.pop(old)
+            if len(self.entries) >= self.total:
+                raise Full(f"this server holds {self.total} live {self.kind}, its limit; try again once some expire")
+        self.entries[key] = value
+        self.owners.setdefault(value.client_id, {})[key] = None
+
+    def pop(self, key: str, default: Any = None) -> Any:
+        value = self.entries.pop(key, None)
+        if value is None:
+            return default
+        keys = self.owners[value.client_id]
+        del keys[key]
+        if not keys:
+            del self.owners[value.client_id]
+        return value
 
 
 # --- what the server remembers --------------------------------------------------------------------------
@@ -88,6 +189,7 @@ class Client(ClientMixin):
     grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
     expires_at: float = float("inf")  # a fetched metadata document is cached this long
     auth_method_requested: str = "client_secret_basic"
+    scopes: frozenset[str] | None = None  # what it registered for (RFC 7591 "scope"); None: any the server knows
 
     @property
     def auth_method(self) -> str:
@@ -100,16 +202,21 @@ class Client(ClientMixin):
         return self.redirect_uris[0] if len(self.redirect_uris) == 1 else None
 
     def get_allowed_scope(self, scope: str) -> str:
+        # Authlib asks this after the server's own check (Authority.validate_requested_scope): here, only
+        # whether this client may have what it asks for. Refused, never trimmed: the client learns why.
+        refused = [s for s in scope_to_list(scope) or () if self.scopes is not None and s not in self.scopes]
+        if refused:
+            raise InvalidScopeError(f"this client did not register for {listed(refused)} (it registered for "
+                                    f"{listed(sorted(self.scopes or ())) or 'no scope'})")
         return scope or ""
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
-        # Exact match (spec "Open Redirection"); for a loopback IP the port may vary (OAuth 2.1 §8.4.2).
+        # Exact match (spec "Open Redirection"); for a loopback IP only the port may vary (OAuth 2.1 §8.4.2,
+        # RFC 8252 §7.3): the rest, down to a trailing "#" or a "user@", is compared as it was registered.
         if redirect_uri in self.redirect_uris:
             return True
-        asked = urlsplit(redirect_uri)
-        return asked.hostname in ("127.0.0.1", "::1") and any(
-            (r.scheme, r.hostname, r.path, r.query) == (asked.scheme, asked.hostname, asked.path, asked.query)
-            for r in map(urlsplit, self.redirect_uris))
+        asked = without_port(redirect_uri)
+        return asked is not None and any(without_port(r) == asked for r in self.redirect_uris)
 
     def check_client_secret(self, client_secret: str) -> bool:
         return self.client_secret is not None and hmac.compare_digest(self.client_secret.encode(), client_secret.encode())
@@ -151,6 +258,14 @@ class Code:
 
     def get_scope(self) -> str:
         return self.scope
+
+
+@dataclass
+class Pending:
+    """An authorization request waiting on its consent page."""
+    pairs: list[tuple[str, str]]
+    client_id: str
+    expires_at: float
 
 
 @dataclass
@@ -216,11 +331,18 @@ class CodeGrant(grants.AuthorizationCodeGrant):
             raise
         return redirect_uri
 
+    def create_authorization_response(self, redirect_uri: str, grant_user: Any) -> Any:
+        try:
+            return super().create_authorization_response(redirect_uri, grant_user)
+        except Full as full:  # the client and its redirect URI are good: it hears why (RFC 6749 §4.1.2.1)
+            full.redirect_uri = redirect_uri
+            raise
+
     def save_authorization_code(self, code: str, request: OAuth2Request) -> None:
         data = request.payload.data
-        bounded(self.server.codes, code, Code(code, request.client.client_id, data.get("redirect_uri", ""),
-                                              request.scope or "", request.user, data["code_challenge"], "S256",
-                                              time.time() + self.server.code_ttl))
+        self.server.codes.put(code, Code(
+            code, request.client.client_id, data.get("redirect_uri", ""), request.scope or "", request.user,
+            data["code_challenge"], "S256", time.time() + self.server.code_ttl))
 
     def query_authorization_code(self, code: str, client: Client) -> Code | None:
         found = self.server.codes.get(code)
@@ -237,7 +359,10 @@ class CodeGrant(grants.AuthorizationCodeGrant):
 
     def delete_authorization_code(self, code: Code) -> None:
         self.server.codes.pop(code.code, None)
-        bounded(self.server.used_codes, code.code, code)
+        try:
+            self.server.used_codes.put(code.code, code)
+        except Full:  # the token is issued already; only the revocation should this code come back is lost
+            pass
 
     def authenticate_user(self, code: Code) -> User:
         return code.user
@@ -284,13 +409,15 @@ class Tokens(JWTBearerTokenGenerator):
 
 
 class Registration(ClientRegistrationEndpoint):
-    """RFC 7591: open to any caller on this machine; redirect URIs must be loopback HTTP or HTTPS."""
+    """RFC 7591: open to any caller on this machine; redirect URIs must be loopback HTTP or HTTPS, and
+    ``scope``, if sent, names only scopes this server knows (the client may then ask for those alone)."""
 
     def authenticate_token(self, request: Any) -> bool:
         return True
 
     def get_server_metadata(self) -> dict[str, Any]:
-        return self.server.metadata
+        # scopes_supported here lets Authlib refuse an unknown scope at registration (invalid_client_metadata)
+        return {**self.server.metadata, "scopes_supported": list(self.server.scopes)}
 
     def generate_client_info(self, request: Any) -> dict[str, Any]:
         info = super().generate_client_info(request)
@@ -303,15 +430,18 @@ class Registration(ClientRegistrationEndpoint):
 
     def save_client(self, info: dict, metadata: dict, request: Any) -> Client:
         uris = metadata.get("redirect_uris") or []
-        if not uris or not all(isinstance(u, str) and loopback_redirect(u) for u in uris):
-            raise InvalidRedirectURIError("redirect_uris must be loopback http:// or https:// URIs")
+        if not uris or not all(isinstance(u, str) and acceptable_redirect(u) for u in uris):
+            raise InvalidRedirectURIError("redirect_uris must be loopback http:// or https:// URIs, "
+                                          "without a fragment or userinfo")
         method = metadata.get("token_endpoint_auth_method", "client_secret_basic")
         if method not in ("none", "client_secret_basic", "client_secret_post"):
             raise InvalidClientError(f"token_endpoint_auth_method {method!r} is not supported here")
+        scope = metadata.get("scope")
         client = Client(info["client_id"], info.get("client_secret"), uris, metadata.get("client_name", "unnamed"),
                         "registered", tuple(metadata.get("grant_types") or ("authorization_code",)),
-                        auth_method_requested=method)
-        bounded(self.server.clients, client.client_id, client)
+                        auth_method_requested=method,
+                        scopes=frozenset(scope_to_list(scope)) if isinstance(scope, str) else None)
+        self.server.admit(client)
         return client
 
 
@@ -356,16 +486,19 @@ class Authority(AuthorizationServer):
     """The authorization server: Authlib's state machine, this file's storage and policy."""
 
     def __init__(self, issuer: str, *, subject: str, auto_approve: bool, trusted_cimd: set[str],
-                 verify: Any, access_ttl: int = ACCESS_TTL, code_ttl: int = CODE_TTL) -> None:
+                 verify: Any, access_ttl: int = ACCESS_TTL, code_ttl: int = CODE_TTL,
+                 scopes: Iterable[str] = SCOPES) -> None:
         super().__init__()
         self.issuer, self.subject, self.auto_approve, self.code_ttl = issuer, subject, auto_approve, code_ttl
-        self.trusted_cimd, self.verify = trusted_cimd, verify
+        self.trusted_cimd, self.verify, self.scopes = trusted_cimd, verify, tuple(dict.fromkeys(scopes))
         self.key = ECKey.generate_key("P-256", parameters={"use": "sig", "alg": "ES256"}, auto_kid=True)
         self.clients: dict[str, Client] = {}
-        self.codes: dict[str, Code] = {}
-        self.used_codes: dict[str, Code] = {}
-        self.refresh_tokens: dict[str, Refresh] = {}
-        self.consents: dict[str, tuple[list[tuple[str, str]], float]] = {}
+        now = time.time
+        self.codes = Ledger("authorization codes", lambda code: now() >= code.expires_at)
+        # a used code is kept while the refresh tokens it obtained may live: reused, it revokes them
+        self.used_codes = Ledger("used codes", lambda code: now() >= code.expires_at + REFRESH_TTL)
+        self.refresh_tokens = Ledger("refresh tokens", lambda refresh: refresh.revoked or refresh.is_expired())
+        self.consents = Ledger("consent pages", lambda pending: now() >= pending.expires_at)
         self.metadata = AuthorizationServerMetadata({
             "issuer": issuer, "authorization_endpoint": f"{issuer}/authorize", "token_endpoint": f"{issuer}/token",
             "registration_endpoint": f"{issuer}/register", "jwks_uri": f"{issuer}/jwks",
@@ -383,15 +516,35 @@ class Authority(AuthorizationServer):
         self.issuer_parameter.get_issuer = lambda: issuer  # type: ignore[method-assign]
         self.register_extension(self.issuer_parameter)  # RFC 9207: iss in every authorization response
 
+    def validate_requested_scope(self, scope: str | None) -> None:
+        unknown = [s for s in scope_to_list(scope) or () if s not in self.scopes]
+        if unknown:
+            raise InvalidScopeError(f"unknown scope {listed(unknown)}: this server grants "
+                                    f"{listed(self.scopes) or 'no scope'}")
+
     def query_client(self, client_id: str) -> Client | None:
         client = self.clients.get(client_id)
         return client if client is not None and client.expires_at > time.time() else None
+
+    def admit(self, client: Client) -> None:
+        """Keep a registered client or a fetched metadata document, if there is room: pre-registered clients
+        never count, and an earlier client is never dropped to make room (an expired document may be)."""
+        if client.client_id not in self.clients and self._admitted() >= MAX_CLIENTS:
+            for stale in [c.client_id for c in self.clients.values() if c.expires_at <= time.time()]:
+                del self.clients[stale]  # a document past its cache lifetime is fetched again when next used
+            if self._admitted() >= MAX_CLIENTS:
+                raise Full(f"this server already holds {MAX_CLIENTS} registered clients, its limit: the clients "
+                           f"registered before keep working; restart the server to register more")
+        self.clients[client.client_id] = client
+
+    def _admitted(self) -> int:
+        return sum(1 for c in self.clients.values() if c.kind != "pre-registered")
 
     def save_token(self, token: dict, request: OAuth2Request) -> None:
         if "refresh_token" in token:
             refresh = Refresh(token["refresh_token"], request.client.client_id, token.get("scope", ""),
                               request.user, time.time() + REFRESH_TTL)
-            bounded(self.refresh_tokens, refresh.token, refresh)
+            self.refresh_tokens.put(refresh.token, refresh)
             if request.authorization_code is not None:
                 request.authorization_code.refresh_tokens.append(refresh.token)
 
@@ -435,13 +588,17 @@ class Authority(AuthorizationServer):
             raise InvalidClientError(f"cannot read the client metadata document at {client_id}: {exc}") from None
         uris = document.get("redirect_uris") if isinstance(document, dict) else None
         if (not isinstance(document, dict) or document.get("client_id") != client_id or not document.get("client_name")
-                or not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris)):
+                or not isinstance(uris, list) or not uris
+                or not all(isinstance(u, str) and acceptable_redirect(u) for u in uris)):
             raise InvalidClientError("the client metadata document must hold client_id (equal to its URL), "
-                                     "client_name and redirect_uris")
+                                     "client_name and redirect_uris (loopback http:// or https://, without a "
+                                     "fragment or userinfo)")
         max_age = next((int(p.split("=", 1)[1]) for p in reply.headers.get("cache-control", "").split(",")
                         if p.strip().startswith("max-age=") and p.split("=", 1)[1].strip().isdigit()), 300)
-        bounded(self.clients, client_id, Client(client_id, None, uris, str(document["client_name"]),
-                                                "metadata document", expires_at=time.time() + min(max_age, 3600)))
+        scope = document.get("scope")
+        self.admit(Client(client_id, None, uris, str(document["client_name"]), "metadata document",
+                          expires_at=time.time() + min(max_age, 3600),
+                          scopes=frozenset(scope_to_list(scope)) if isinstance(scope, str) else None))
 
 
 # --- HTTP ---------------------------------------------------------------------------------------------
@@ -456,10 +613,14 @@ async def read_limited(request: Request) -> bytes | None:
     return bytes(body)
 
 
+def page(body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status, headers=HTML_HEADERS)
+
+
 def error_page(error: OAuth2Error | str, status: int = 400) -> HTMLResponse:
     text = f"{error.error}: {error.description}" if isinstance(error, OAuth2Error) else error
-    return HTMLResponse(f"<!doctype html><title>Authorization failed</title><h1>Authorization failed</h1>"
-                        f"<p>{html.escape(text)}</p>", status_code=status)
+    return page(f"<!doctype html><title>Authorization failed</title><h1>Authorization failed</h1>"
+                f"<p>{html.escape(text)}</p>", status)
 
 
 def consent_page(authority: Authority, consent_id: str, pairs: list[tuple[str, str]], client: Client) -> HTMLResponse:
@@ -470,7 +631,7 @@ def consent_page(authority: Authority, consent_id: str, pairs: list[tuple[str, s
     warning = ("<p><b>Note:</b> this application receives the answer on this computer (a localhost address); "
                "only approve it if you started it.</p>" if redirect.hostname in LOOPBACK else "")
     table = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
-    return HTMLResponse(
+    return page(
         f"<!doctype html><title>Allow access?</title><h1>Allow access for {html.escape(authority.subject)}?</h1>"
         f"<table>{table}</table>{warning}<form method='post' action='/authorize/consent'>"
         f"<input type='hidden' name='consent' value='{consent_id}'>"
@@ -496,12 +657,15 @@ def create_app(authority: Authority) -> Starlette:
                 response = authority.handle_error_response(None, error)
                 authority.issuer_parameter.add_issuer_parameter(authority, response)
                 return response
-            return error_page(error)
+            return error_page(error, 503 if isinstance(error, Full) else 400)
         if authority.auto_approve:
             return decide((request, pairs), approve=True)
-        consent_id = secrets.token_urlsafe(24)
-        bounded(authority.consents, consent_id, (pairs, time.time() + CONSENT_TTL))
-        return consent_page(authority, consent_id, pairs, grant.request.client)
+        consent_id, client = secrets.token_urlsafe(24), grant.request.client
+        try:
+            authority.consents.put(consent_id, Pending(pairs, client.client_id, time.time() + CONSENT_TTL))
+        except Full as full:
+            return error_page(full, 503)
+        return consent_page(authority, consent_id, pairs, client)
 
     def decide(request: tuple[Request, list], approve: bool) -> Response:
         grant = authority.get_consent_grant(request)
@@ -521,10 +685,10 @@ def create_app(authority: Authority) -> Starlette:
             return too_large
         form = dict(pairs)
         pending = authority.consents.pop(str(form.get("consent", "")), None)
-        if pending is None or pending[1] < time.time():
+        if pending is None or pending.expires_at < time.time():
             return error_page("this consent page has expired or was already answered; start again", 400)
         try:
-            return decide((request, pending[0]), approve=form.get("decision") == "approve")
+            return decide((request, pending.pairs), approve=form.get("decision") == "approve")
         except OAuth2Error as error:
             return error_page(error)
 
@@ -539,7 +703,16 @@ def create_app(authority: Authority) -> Starlette:
             return authority.handle_error_response(None, error)
         return authority.create_token_response((request, pairs))
 
+    def bad_metadata(description: str) -> Response:
+        return JSONResponse({"error": "invalid_client_metadata", "error_description": description}, status_code=400)
+
     async def register(request: Request) -> Response:
+        # RFC 7591 §3.1: the metadata comes as application/json. Nothing else is read: a page on another site
+        # can make a browser POST a form or text/plain here unasked, but JSON only after a CORS preflight,
+        # which this server never answers (a refusal is 400, as RFC 7591 §3.2.2 says of registration errors).
+        sent = request.headers.get("content-type")
+        if (sent or "").split(";", 1)[0].strip().lower() != JSON_TYPE:
+            return bad_metadata(f"expected Content-Type: {JSON_TYPE} (RFC 7591 §3.1), got {sent!r}")
         raw = await read_limited(request)
         if raw is None:
             return too_large
@@ -548,8 +721,7 @@ def create_app(authority: Authority) -> Starlette:
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            return JSONResponse({"error": "invalid_client_metadata",
-                                 "error_description": "the body must be a JSON object"}, status_code=400)
+            return bad_metadata("the body must be a JSON object")
         return authority.create_endpoint_response("client_registration", (request, body))
 
     return Starlette(routes=[
@@ -573,6 +745,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--access-ttl", type=int, default=ACCESS_TTL, help=f"access token lifetime, s (default {ACCESS_TTL})")
     parser.add_argument("--code-ttl", type=int, default=CODE_TTL, help=f"authorization code lifetime, s (default {CODE_TTL})")
     parser.add_argument("--user", default="student", help="the resource owner who approves (default student)")
+    parser.add_argument("--scope", action="append", metavar="SCOPE",
+                        help=f"a scope this server grants; repeatable (default: {' '.join(SCOPES)})")
     parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     parser.add_argument("--tls-key", help="... and this private key (PEM)")
     parser.add_argument("--ca", help="CA bundle to trust when fetching client metadata documents over HTTPS")
@@ -585,9 +759,13 @@ def main(argv: list[str] | None = None) -> None:
     issuer = f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
     authority = Authority(issuer, subject=args.user, auto_approve=args.auto_approve,
                           trusted_cimd=set(args.trust_cimd), verify=args.ca or True,
-                          access_ttl=args.access_ttl, code_ttl=args.code_ttl)
+                          access_ttl=args.access_ttl, code_ttl=args.code_ttl,
+                          scopes=[s for value in args.scope or SCOPES for s in value.split()])
     for spec in args.client:
         client_id, secret, redirect = spec.split(":", 2)
+        if not acceptable_redirect(redirect):
+            parser.error(f"--client {client_id}: the redirect URI must be loopback http:// or https://, without "
+                         f"a fragment or userinfo, got {redirect!r}")
         authority.clients[client_id] = Client(client_id, secret or None, [redirect], client_id, "pre-registered",
                                               auth_method_requested="client_secret_basic")
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None

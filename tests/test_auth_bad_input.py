@@ -286,11 +286,14 @@ def test_the_consent_page_shows_a_hostile_client_name_as_text(tmp_path):
     with launch([sys.executable, str(SERVERS / "auth.py")]) as authority, httpx.Client(trust_env=False) as http:
         client_id = http.post(f"{authority.url}/register", json={"client_name": hostile, "redirect_uris": [REDIRECT],
                                                                  "token_endpoint_auth_method": "none"}).json()["client_id"]
-        page = http.get(f"{authority.url}/authorize", params={
-            "response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": "s",
-            "code_challenge": "c" * 43, "code_challenge_method": "S256", "scope": "<b>x</b>"})
-        assert page.status_code == 200 and hostile not in page.text and "<b>x</b>" not in page.text
+        params = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": "s",
+                  "code_challenge": "c" * 43, "code_challenge_method": "S256", "scope": "files:read"}
+        page = http.get(f"{authority.url}/authorize", params=params)
+        assert page.status_code == 200 and hostile not in page.text
         assert "&lt;script&gt;" in page.text and "127.0.0.1:33418" in page.text  # the redirect host, shown plainly
+        # a scope the server does not know never reaches the page: it goes back to the client as invalid_scope
+        refused = http.get(f"{authority.url}/authorize", params={**params, "scope": "<b>x</b>"})
+        assert refused.status_code == 302 and "error=invalid_scope" in refused.headers["location"]
         assert http.get(f"{authority.url}/.well-known/oauth-authorization-server").status_code == 200
 
 

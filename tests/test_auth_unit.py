@@ -14,7 +14,9 @@ from joserfc import jwt
 from joserfc.jwk import ECKey, KeySet
 
 from mcplab.auth import discovery
-from mcplab.auth.resource import Grant, ScopePolicy, TokenRejected, prm_path, protected_resource_metadata, validate_bearer
+from mcplab.auth.resource import (
+    Grant, ResourceServer, ScopePolicy, TokenRejected, prm_path, protected_resource_metadata, validate_bearer,
+)
 from mcplab.auth.wire import (
     MASK, basic_credentials, bearer_challenge, challenge, mask_form, mask_headers, mask_json, mask_url, parse_challenges,
 )
@@ -201,6 +203,24 @@ def test_a_scope_policy_adds_a_tools_scope_to_its_calls_only():
     assert policy.all() == ("files:read", "files:write")
 
 
+@pytest.mark.parametrize("name", [["write_file"], {"name": "write_file"}, 7, None],
+                         ids=["a list", "an object", "a number", "null"])
+def test_a_tools_call_name_that_is_not_a_string_needs_the_base_scopes_only(name):
+    policy = ScopePolicy(base=("files:read",), tools={"write_file": ("files:write",)})
+    assert policy.needed({"method": "tools/call", "params": {"name": name}}) == ("files:read",)
+    assert policy.needed([{"method": "tools/call", "params": {"name": name}}]) == ("files:read",)
+
+
+@pytest.mark.parametrize("host, origin", [
+    (None, "http://127.0.0.1:8000"), ("localhost", "http://localhost:8000"), ("::1", "http://[::1]:8000"),
+    ("evil.example", "http://127.0.0.1:8000"), ("evil@127.0.0.1", "http://127.0.0.1:8000"),
+], ids=["its own name", "another of its names", "IPv6 loopback", "a foreign name", "userinfo"])
+def test_a_resource_server_names_itself_by_its_own_address_only(host, origin):
+    server = ResourceServer(ISSUER, scheme="http", port=8000, path="/mcp", hosts=["127.0.0.1", "localhost", "::1"])
+    assert server.resource(host) == origin + "/mcp"
+    assert server.metadata_url(host) == origin + "/.well-known/oauth-protected-resource/mcp"
+
+
 def test_the_protected_resource_metadata_document():
     document = protected_resource_metadata(RESOURCE, [ISSUER], ("files:read",), "Files")
     assert document == {"resource": RESOURCE, "authorization_servers": [ISSUER], "bearer_methods_supported": ["header"],
@@ -226,3 +246,59 @@ def test_an_authorization_exchange_reads_as_such_in_every_view():
     assert render_http(trace.frames).startswith("GET /.well-known/oauth-authorization-server HTTP/1.1\nHost: 127.0.0.1:PORT")
     assert check_frames(trace.frames, "2025-11-25", book=object()) == {}  # OAuth, not MCP: no schema applies
     assert Trace.from_jsonl(trace.to_jsonl()).frames[1].http["oauth"] == "authorization server metadata"
+
+
+# --- the authorization server's own tables and rules (servers/auth.py, loaded as a module) -----------------
+
+@pytest.fixture(scope="module")
+def authority_module():
+    import importlib.util
+    import sys
+
+    from server_helpers import SERVERS
+
+    # registered under its name while it runs: its dataclasses look their module up there
+    spec = importlib.util.spec_from_file_location("mcplab_test_servers.auth", SERVERS / "auth.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]
+
+
+class Entry:
+    def __init__(self, client_id: str, spent: bool = False) -> None:
+        self.client_id, self.spent = client_id, spent
+
+
+def test_a_ledger_makes_room_from_the_clients_own_entries_and_refuses_when_only_others_are_left(authority_module):
+    ledger = authority_module.Ledger("entries", lambda entry: entry.spent, per_client=2, total=3)
+    ledger.put("v1", Entry("victim"))
+    ledger.put("f1", Entry("flood"))
+    ledger.put("f2", Entry("flood"))
+    ledger.put("f3", Entry("flood"))  # its own oldest goes, never the victim's
+    assert "v1" in ledger and "f1" not in ledger and {"f2", "f3"} <= set(ledger.entries)
+    with pytest.raises(authority_module.Full) as full:
+        ledger.put("t1", Entry("third"))  # full of live entries: refused, nothing evicted
+    assert full.value.error == "temporarily_unavailable" and full.value.status_code == 503
+    assert "3 live entries" in full.value.description
+    assert set(ledger.entries) == {"v1", "f2", "f3"}
+    ledger.entries["f2"].spent = True
+    ledger.put("t1", Entry("third"))  # a spent entry makes room
+    assert set(ledger.entries) == {"v1", "f3", "t1"} and ledger.pop("t1").client_id == "third"
+    assert "third" not in ledger.owners  # an emptied client leaves nothing behind
+
+
+@pytest.mark.parametrize("uri, portless", [
+    ("http://127.0.0.1:33418/callback", "http://127.0.0.1/callback"),
+    ("http://[::1]:8/cb?x=1", "http://[::1]/cb?x=1"),
+    ("http://127.0.0.1/callback", "http://127.0.0.1/callback"),
+    ("http://127.0.0.1:33418/callback#frag", None),
+    ("http://evil@127.0.0.1:33418/callback", None),
+    ("http://127.0.0.1:33418@evil.example/callback", None),
+    ("http://localhost:33418/callback", None),  # a name, not an IP: exact match only (RFC 8252 §8.3)
+    ("https://127.0.0.1:33418/callback", None),
+], ids=["IPv4", "IPv6 with a query", "no port", "a fragment", "userinfo", "a port-like userinfo", "localhost", "https"])
+def test_only_a_plain_loopback_ip_redirect_uri_may_vary_its_port(authority_module, uri, portless):
+    assert authority_module.without_port(uri) == portless

@@ -133,19 +133,35 @@ class ResourceServer:
 
     ``hosts``: the host names this server answers to (its allow-list), so that a token whose
     audience spells this server ``localhost`` or ``127.0.0.1`` is accepted on both, and nothing else.
+    ``host``: the name its own URL gives it (``127.0.0.1`` in ``http://127.0.0.1:8000/mcp``).
     """
 
     def __init__(self, issuer: str, *, scheme: str, port: int, path: str, hosts: Iterable[str],
-                 policy: ScopePolicy = ScopePolicy(), name: str | None = None, verify: Any = True) -> None:
+                 policy: ScopePolicy = ScopePolicy(), name: str | None = None, verify: Any = True,
+                 host: str = "127.0.0.1") -> None:
         self.issuer, self.scheme, self.port, self.path = issuer.rstrip("/") or issuer, scheme, port, path
         self.hosts = frozenset(h.lower() for h in hosts)
+        self.host = host.lower()
         self.policy, self.name, self.verify = policy, name, verify
         self._keys: Any = None
         self._fetched_at = 0.0
 
-    def resource(self, host_header: str) -> str:
-        """This server's resource URI as the client addressed it (``Host`` already checked)."""
-        return f"{self.scheme}://{host_header.lower()}{self.path}"
+    def origin(self, host: str | None = None) -> str:
+        """``scheme://host:port`` of this server, under one of its own names (its URL's, if none is given).
+
+        Built from the server's own address only: a request's ``Host`` may pick which of the names it
+        answers to, but nothing of the header itself is ever written back (no userinfo, path, port or quote).
+        """
+        name = host if host in self.hosts else self.host
+        return f"{self.scheme}://{f'[{name}]' if ':' in name else name}:{self.port}"
+
+    def resource(self, host: str | None = None) -> str:
+        """This server's resource URI (RFC 9728 §2 ``resource``), under one of its names."""
+        return self.origin(host) + self.path
+
+    def metadata_url(self, host: str | None = None) -> str:
+        """Where this server's Protected Resource Metadata lives (the ``resource_metadata`` of a challenge)."""
+        return self.origin(host) + prm_path(self.path)
 
     def names_me(self, uri: str) -> bool:
         """Does ``uri`` name this server: same scheme, one of our host names, our port, our path?"""
@@ -157,8 +173,8 @@ class ResourceServer:
         return (parts.scheme == self.scheme and (parts.hostname or "") in self.hosts and port == self.port
                 and parts.path == self.path and not parts.query and not parts.fragment)
 
-    def metadata(self, host_header: str) -> dict[str, Any]:
-        return protected_resource_metadata(self.resource(host_header), [self.issuer], self.policy.all(), self.name)
+    def metadata(self, host: str | None = None) -> dict[str, Any]:
+        return protected_resource_metadata(self.resource(host), [self.issuer], self.policy.all(), self.name)
 
     async def keys(self, refresh: bool = False) -> Any:
         """The issuer's key set, from its metadata's ``jwks_uri`` (fetched once; again on ``refresh``)."""

@@ -39,8 +39,10 @@ class ScopePolicy:
         needed = list(self.base)
         for item in message if isinstance(message, list) else [message]:
             params = item.get("params") if isinstance(item, dict) else None
-            if isinstance(item, dict) and item.get("method") == "tools/call" and isinstance(params, dict):
-                needed += [s for s in self.tools.get(params.get("name"), ()) if s not in needed]
+            name = params.get("name") if isinstance(params, dict) else None
+            # A name that is not a string names no tool: base scopes only, and the MCP layer answers -32602.
+            if isinstance(item, dict) and item.get("method") == "tools/call" and isinstance(name, str):
+                needed += [s for s in self.tools.get(name, ()) if s not in needed]
         return tuple(needed)
 
     def all(self) -> tuple[str, ...]:

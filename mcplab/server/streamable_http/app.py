@@ -38,6 +38,16 @@ in a session of an older revision, where JSON-RPC's ``"id": null`` is the only f
 (``jsonrpc.keeps_null_id``). A client too slow to send its request's headers is disconnected
 (deadlines.py).
 
+A legacy session answers only the identity that opened it. Middleware in front that checks who a
+request speaks for (``--auth``: the token's issuer, client and subject, mcplab/auth/middleware.py)
+puts that in the ASGI scope's state under ``IDENTITY_KEY``; ``initialize`` binds the new session to
+it, and a POST, GET or DELETE under another identity finds no session there: 404, as for an unknown
+id. The spec's Session Hijacking advice ("basic/security_best_practices": bind session ids to
+user-specific information, as a ``<user_id>:<session_id>`` key would) gives exactly that answer, and
+404 rather than 403 tells the other identity nothing of the session, while the spec's answer to a
+404, a fresh ``initialize``, opens one of its own. Without such middleware every request's identity
+is the same (none), and sessions work as before.
+
 A session that negotiated 2025-03-26 may POST a JSON-RPC batch (that revision only); it is answered
 with one JSON array. Left out: replaying events after ``Last-Event-ID`` (resumption is a MAY; a
 2025-11-25 stream still opens with a priming event). A modern client hears about changes on a
@@ -83,6 +93,7 @@ __all__ = ["create_app", "Endpoint", "Session", "Refusal", "check_host_and_origi
 MAX_BODY = 4 * 1024 * 1024       # bytes; a larger POST body gets 413
 DRAIN_LIMIT = 16 * MAX_BODY      # bytes of an oversized body read and discarded before answering 413
 MAX_SESSIONS = 1000              # beyond this the least recently used session ends
+IDENTITY_KEY = "mcplab.identity"  # who a request speaks for, in the ASGI scope's state (mcplab/auth/middleware.py)
 SHUTDOWN_GRACE = 1.0             # seconds released subscriptions get to end before the rest is cancelled
 SINGLE_HEADERS = {"host": 403, "origin": 403}
 SINGLE_IN_SESSION = (HEADER_SESSION_ID, HEADER_PROTOCOL_VERSION)
@@ -165,7 +176,7 @@ class Endpoint:
             if request.method == "GET" and legacy:
                 return self.listen(request)
             if request.method == "DELETE" and self.era != "modern":
-                return self.delete(request.headers.get(HEADER_SESSION_ID))
+                return self.delete(request)
             allow = {"Allow": "POST" if self.era == "modern" else "GET, POST, DELETE"}
             if self.era == "modern" or request.method == "GET":
                 raise Refusal(405, f"{request.method} is not served: 2026-07-28 has no standalone stream and no "
@@ -179,9 +190,15 @@ class Endpoint:
             return HTTPResponse(status_code=400)
 
     def _session_version(self, request: HTTPRequest) -> str | None:
-        """The revision of the session a request names, if it names one that is open."""
-        session = self.sessions.get(request.headers.get(HEADER_SESSION_ID, "")) if self.era != "modern" else None
+        """The revision of the session a request names, if it names one that is open (and its own)."""
+        session = self._find(request)
         return session.connection.version if session is not None else None
+
+    def _find(self, request: HTTPRequest) -> Session | None:
+        """The open session the request names, if the identity that opened it sends the request."""
+        session_id = request.headers.get(HEADER_SESSION_ID)
+        session = self.sessions.get(session_id) if session_id is not None and self.era != "modern" else None
+        return session if session is not None and session.owner == _speaker(request) else None
 
     async def post(self, request: HTTPRequest) -> HTTPResponse:
         headers = request.headers
@@ -191,21 +208,20 @@ class Endpoint:
         if _media_type(headers.get("content-type")) != JSON_TYPE:
             raise Refusal(415, f"expected Content-Type: {JSON_TYPE}, got {headers.get('content-type')!r}")
         body = await self.read_body(request)
-        session_id = headers.get(HEADER_SESSION_ID)
-        known = self.sessions.get(session_id) if session_id is not None and self.era != "modern" else None
+        known = self._find(request)
         try:  # a batch is JSON-RPC too, but MCP allowed it in 2025-03-26 only
             message = jsonrpc.decode(body, allow_batch=known is not None and allows_batches(known.connection.version))
         except JSONRPCError as exc:
             raise Refusal(400, exc.message, code=exc.code, data=exc.data, request_id=exc.request_id) from None
         if isinstance(message, list):
-            return await self.batch(message, self.session(session_id))
+            return await self.batch(message, self.session(request))
         if self.wire(headers.get(HEADER_PROTOCOL_VERSION), message, known is not None) == "modern":
             return await self.modern(message, request)
         for name in SINGLE_IN_SESSION:
             _once(request, name, 400, message)
         if isinstance(message, Request) and message.method == "initialize":
-            return await self.initialize(message)
-        session = self.session(session_id, message)
+            return await self.initialize(message, _speaker(request))
+        session = self.session(request, message)
         self.check_version(headers.get(HEADER_PROTOCOL_VERSION), session, message)
         if isinstance(message, Request):
             return await session.answer(message)
@@ -263,8 +279,8 @@ class Endpoint:
             raise too_big
         return bytes(body)
 
-    async def initialize(self, request: Request) -> HTTPResponse:
-        session = Session(self.server, secrets.token_hex(16), self._group())  # 128 random bits, visible ASCII
+    async def initialize(self, request: Request, owner: object = None) -> HTTPResponse:
+        session = Session(self.server, secrets.token_hex(16), self._group(), owner)  # 128 random bits, visible ASCII
         reply = await self.server.handle(request, session.connection)
         if not isinstance(reply, Response):
             return json_reply(reply)  # type: ignore[arg-type]  # refused: no session is kept
@@ -274,13 +290,17 @@ class Endpoint:
             oldest.close()
         return json_reply(reply, headers={HEADER_SESSION_ID: session.id})
 
-    def session(self, session_id: str | None, message: Message | None = None) -> Session:
+    def session(self, request: HTTPRequest, message: Message | None = None) -> Session:
+        """The session a request names: 400 without one, 404 if it is unknown, ended, or another identity's."""
         request_id = message.id if isinstance(message, Request) else None
+        session_id = request.headers.get(HEADER_SESSION_ID)
         if session_id is None:
             raise Refusal(400, f"expected the {HEADER_SESSION_ID} header from the initialize reply: every "
                                f"message after initialize must carry it", request_id=request_id)
-        session = self.sessions.get(session_id)
+        session = self._find(request)
         if session is None:  # the client MUST then start over with a fresh initialize
+            if session_id in self.sessions:  # for the operator's eyes only: the reply says no more than "unknown"
+                log.warning("refused a request for session %s…: another identity opened it", session_id[:8])
             raise Refusal(404, "unknown or ended session: send initialize again to start a new one",
                           request_id=request_id)
         self.sessions.move_to_end(session_id)
@@ -308,12 +328,12 @@ class Endpoint:
         if SSE_TYPE not in {_media_type(part) for part in (request.headers.get("accept") or "").split(",")}:
             raise Refusal(406, f"expected Accept to list {SSE_TYPE}: GET opens an event stream, got "
                                f"{request.headers.get('accept')!r}")
-        session = self.session(request.headers.get(HEADER_SESSION_ID))
+        session = self.session(request)
         self.check_version(request.headers.get(HEADER_PROTOCOL_VERSION), session, None)
         return session.listen()
 
-    def delete(self, session_id: str | None) -> HTTPResponse:
-        session = self.session(session_id)
+    def delete(self, request: HTTPRequest) -> HTTPResponse:
+        session = self.session(request)
         del self.sessions[session.id]
         session.close()
         return HTTPResponse(status_code=204)
@@ -329,6 +349,11 @@ class Endpoint:
             self.sessions.popitem()[1].close()
         for exchange in list(self.exchanges):
             exchange.release()
+
+
+def _speaker(request: HTTPRequest) -> object:
+    """Who the request speaks for, as middleware in front vouched for it; None: nobody checks."""
+    return request.scope.get("state", {}).get(IDENTITY_KEY)
 
 
 def allow_list(host: str, extra: Sequence[str] = ()) -> list[str]:

@@ -21,6 +21,10 @@ server never closes it early, so there is nothing to resume it from. Event ids a
 the session; this server replays nothing (resumption is a MAY), so a GET with ``Last-Event-ID``
 is a plain GET.
 
+A session belongs to whoever opened it: :attr:`Session.owner` is the identity the ``initialize``
+request carried (with ``--auth``: the token's issuer, client and subject; else None), and the
+endpoint finds the session only for requests of that same identity (app.py).
+
 A request runs as a task of the session, not of the HTTP exchange: a client that disconnects has
 not cancelled its request (spec "transports"); ``notifications/cancelled`` or the end of the
 session (DELETE, or the server stopping) does. The task lives in the app's task group (opened for
@@ -57,10 +61,11 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 class Session(RunnerPeer):
     """One client's session: the toolkit's ClientState, its running requests, and the way back (a ``Peer``)."""
 
-    def __init__(self, server: Server, session_id: str, group: anyio.abc.TaskGroup) -> None:
+    def __init__(self, server: Server, session_id: str, group: anyio.abc.TaskGroup, owner: object = None) -> None:
         super().__init__(server)
         self.id = session_id
         self.group = group
+        self.owner = owner  # who opened it; only requests of the same identity reach it (app.py)
         self.streams: dict[RequestId, Stream] = {}
         self.standalone: Stream | None = None  # the GET stream, while the client keeps it open
         self.event_ids = jsonrpc.IdAllocator()
