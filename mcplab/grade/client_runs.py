@@ -20,14 +20,13 @@ should disconnect), whether it drains stderr, gives up on a silent request and s
 (``notifications/cancelled``), and how it shuts down (stdio: close stdin, wait, then signal). The
 client's stdout and stderr go to files, not pipes: a pipe the server inherited would keep the
 grader waiting for the server too. Whether the client waited for its server, the recorder itself
-tells: it notes whether the client was still its parent when it exited.
+tells: it notes whether the client was still its parent when it exited. Once the recorder has
+finished its log, the client's process tree is ended (keeper.py): nothing a run started outlives it.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from mcplab.grade import client_checks
+from mcplab.grade.keeper import Tree
 from mcplab.grade.report import Report
 from mcplab.grade.server_checks import command
 from mcplab.trace import Trace
@@ -97,30 +97,22 @@ def run(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: f
         full = [*argv, "--call", call[0], json.dumps(call[1], ensure_ascii=False), "--timeout", f"{timeout:g}",
                 "--", *recorder]
         with open(Path(folder, "stdout"), "w+b") as out, open(Path(folder, "stderr"), "w+b") as err:
-            process = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
-                                       start_new_session=True)
+            tree = Tree(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd)
             try:
-                code, stopped = process.wait(bound), False
+                code, stopped = tree.wait(bound), False
             except subprocess.TimeoutExpired:
-                _kill_group(process.pid)
-                code, stopped = process.wait(), True
+                tree.end()
+                code, stopped = tree.returncode, True
             settle = time.monotonic() + SETTLE
             trace = load(log)
             while not _noted(trace, NOTE_EXIT) and time.monotonic() < settle and log.exists():
                 time.sleep(0.02)
                 trace = load(log)
-            _kill_group(process.pid)  # whatever the client left behind in its process group
+            tree.end()  # whatever the client left behind, wherever it went
             out.seek(0)
             err.seek(0)
             return Run(scenario, None if stopped else code, stopped, out.read().decode("utf-8", "replace"),
                        err.read().decode("utf-8", "replace"), trace)
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _noted(trace: Trace, text: str) -> bool:
