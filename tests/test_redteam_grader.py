@@ -16,6 +16,7 @@ fails on their card is the grader's mistake.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -96,6 +97,45 @@ def test_where_there_is_no_keeper_the_process_group_is_ended(role: str, escape: 
     grade_escaping(role, escape, marker)
     assert wait_for(lambda: not running_with(marker), timeout=10.0), \
         f"still running after the {role} grader returned: {running_with(marker)}"
+
+
+# --- output ------------------------------------------------------------------------------------------
+
+GRADE_A_LOUD_CLIENT = """
+import json, sys
+from mcplab import grade
+
+def hwm():
+    with open('/proc/self/status') as status:
+        return next(int(line.split()[1]) for line in status if line.startswith('VmHWM:'))
+
+before = hwm()
+report = grade.client([sys.executable, sys.argv[1], sys.argv[2], sys.argv[3]])
+print(json.dumps({"growth_kib": hwm() - before, "ok": report.ok, "text": report.text(),
+                  "notes": {line.check: line.note for line in report.lines}}))
+"""
+
+# where the client prints, MiB of it, and what the card must say: (check, words in its note)
+OUTPUT_ROWS = [
+    ("stdout", 256, [("runs", "its stdout was cut: 256 MiB in all, the first and last 64 KiB kept")]),
+    ("stderr", 256, [("runs", "its stderr was cut: 256 MiB in all, the first and last 64 KiB kept")]),
+    ("around", 4, [("runs", "its stdout was cut: 8 MiB in all"),  # the result printed between two chatters
+                   ("prints-result", "the result's text is not in the first or last 64 KiB of its stdout")]),
+]
+
+
+@pytest.mark.parametrize("where, mib, says", OUTPUT_ROWS, ids=[f"{mib} MiB, {where}" for where, mib, _ in OUTPUT_ROWS])
+def test_a_client_that_prints_without_end_leaves_the_graders_memory_flat(where: str, mib: int, says) -> None:
+    need(have_proc(), "a process's peak memory is read from /proc (Linux)")
+    # The grader runs in a process of its own, so its peak memory is its own and nothing else's.
+    done = subprocess.run([sys.executable, "-c", GRADE_A_LOUD_CLIENT, str(FIXTURES / "loud_client.py"), where,
+                           str(mib)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["growth_kib"] < 100 * 1024, f"the grader grew by {result['growth_kib'] // 1024} MiB"
+    assert result["ok"], result["text"]  # printing much is no failure; a line that cannot be judged is skipped
+    for check, words in says:
+        assert words in result["notes"][check], result["text"]
 
 
 GRADER_THAT_IS_STOPPED = """
