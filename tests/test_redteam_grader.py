@@ -28,7 +28,7 @@ import pytest
 
 from conftest import ROOT, need
 from mcplab import grade
-from mcplab.grade import PASS, keeper
+from mcplab.grade import PASS, SKIP, keeper
 
 from redteam_helpers import have_proc, wait_for
 
@@ -97,6 +97,65 @@ def test_where_there_is_no_keeper_the_process_group_is_ended(role: str, escape: 
     grade_escaping(role, escape, marker)
     assert wait_for(lambda: not running_with(marker), timeout=10.0), \
         f"still running after the {role} grader returned: {running_with(marker)}"
+
+
+# --- time --------------------------------------------------------------------------------------------
+
+DELAY = 0.5  # every answer of the slow server; the grader's per-answer timeout is twice that
+
+
+def slow_card(*options: str):
+    return grade.server([sys.executable, str(FIXTURES / "slow_server.py"), f"{DELAY:g}", *options], timeout=1.0)
+
+
+def requests(trace, method: str | None = None) -> list:
+    return [f for f in trace.frames if f.direction == "c2s" and getattr(f.message, "id", None) is not None
+            and (method is None or f.message.method == method)]
+
+
+def a_template_of_40_variables_costs_a_few_completions() -> None:
+    report = slow_card("--variables", "40")
+    assert report.ok and report.line("resources").status == PASS, report.text()
+    for era, trace in report.traces.items():
+        asked = [f for f in requests(trace, "completion/complete")
+                 if f.message.params["ref"]["type"] == "ref/resource"]  # the prompt's own one aside
+        assert 1 <= len(asked) <= 3, f"{era}: {len(asked)} completion requests for one template"
+
+
+def a_long_catalogue_ends_at_the_budget_and_the_rest_is_not_judged() -> None:
+    report = slow_card("--tools", "30")
+    budget = 12 * 1.0  # the default: twelve timeouts' worth for the whole card
+    assert report.ok, report.text()  # running out of time is never the student's failure
+    tools = report.line("tools")
+    assert tools.status == SKIP and "not judged in time" in tools.note, tools.text()
+    assert f"{budget:g} s" in tools.note and "--timeout" in tools.note, tools.text()
+    remark = report.text().splitlines()[-2]  # the card says so once, above its verdict
+    assert "checks were not judged in time" in remark and "--timeout" in remark, report.text()
+    for era, trace in report.traces.items():
+        # Each answer takes DELAY at least, so a walk that keeps to the budget got no more than this many.
+        assert len(requests(trace)) <= budget / DELAY + 1, f"{era}: {len(requests(trace))} requests"
+
+
+def a_failure_seen_before_the_budget_ran_out_stays_a_failure() -> None:
+    report = slow_card("--tools", "30", "--fault", "tools")  # its first tool, add, crashes
+    assert [line.check for line in report.failed] == ["tools"], report.text()
+    assert "tools/call add" in report.line("tools").got
+    assert report.line("resources").status == SKIP and "not judged in time" in report.line("resources").note
+
+
+TIME_ROWS = [
+    ("a template of 40 variables costs a few completions, not 40",
+     a_template_of_40_variables_costs_a_few_completions),
+    ("a long catalogue ends at the budget and the rest is not judged",
+     a_long_catalogue_ends_at_the_budget_and_the_rest_is_not_judged),
+    ("a failure seen before the budget ran out stays a failure",
+     a_failure_seen_before_the_budget_ran_out_stays_a_failure),
+]
+
+
+@pytest.mark.parametrize("what, scenario", TIME_ROWS, ids=[row[0] for row in TIME_ROWS])
+def test_a_slow_server_gets_a_card_in_bounded_time(what: str, scenario) -> None:
+    scenario()
 
 
 # --- output ------------------------------------------------------------------------------------------
