@@ -1,5 +1,6 @@
-"""fault_server.py without a fault, but slow: every answer waits DELAY seconds, and its catalogue can be made
-big (tests/test_redteam_grader.py). Correct in both eras, so any line it fails is the grader's mistake.
+"""fault_server.py without a fault, but slow: every answer but the opening one waits DELAY seconds, and its
+catalogue can be made big (tests/test_redteam_grader.py). Correct in both eras, so any line it fails is
+the grader's mistake. (The opening is quick so that a slow start on a loaded machine costs no timeout.)
 
     python tests/grade_fixtures/slow_server.py DELAY [--tools N] [--variables N] [--fault NAME]
 
@@ -30,12 +31,8 @@ EXTRA = [{"name": f"extra_{n}", "description": "Describes an item of the shop.",
           "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
          for n in range(1, option("--tools") + 1)]
 
-plain_send, plain_answer, plain_capabilities = shop.send, shop.answer, shop.capabilities
-
-
-def send(message: dict) -> None:
-    time.sleep(DELAY)
-    plain_send(message)
+OPENINGS = ("initialize", "server/discover")
+plain_answer, plain_capabilities = shop.answer, shop.capabilities
 
 
 def capabilities() -> dict:
@@ -43,6 +40,8 @@ def capabilities() -> dict:
 
 
 def answer(method: str, params: dict, era: str, asked: str | None) -> dict:
+    if method not in OPENINGS:
+        time.sleep(DELAY)
     if VARIABLES and method == "resources/templates/list":
         variables = "/".join(f"{{v{n}}}" for n in range(1, VARIABLES + 1))
         return {"resourceTemplates": [{"uriTemplate": f"shop://items/{variables}", "name": "item"}]}
@@ -51,7 +50,7 @@ def answer(method: str, params: dict, era: str, asked: str | None) -> dict:
     return plain_answer(method, params, era, asked)
 
 
-shop.send, shop.answer, shop.capabilities = send, answer, capabilities
+shop.answer, shop.capabilities = answer, capabilities
 shop.TOOLS = shop.TOOLS + EXTRA
 
 if __name__ == "__main__":
