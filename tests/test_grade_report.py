@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcplab.grade.report import FAIL, PASS, SKIP, Report, failed, passed, skipped, spec
+from mcplab.grade.report import FAIL, PASS, SKIP, Report, failed, late, passed, skipped, spec
 
 
 def card(*lines) -> Report:
@@ -48,3 +48,13 @@ def test_marks_are_the_three_statuses() -> None:
     assert [line.mark for line in (passed("a", "t"), failed("b", "t", "e", "g"), skipped("c", "t", "w"))] == \
         ["✓", "✗", "–"]
     assert failed("b", "t", "e", "g").status == FAIL
+
+
+def test_a_check_not_judged_in_time_is_a_skip_and_the_card_says_why_above_its_verdict() -> None:
+    report = Report("server my_server.py", (passed("a", "does a"), late("b", "does b", "the card's 12 s ran out")),
+                    remarks=("1 check was not judged in time.",))
+    assert report.ok and report.line("b").status == SKIP
+    assert report.text().splitlines()[1:] == ["  ✓ does a",
+                                              "  – does b (not judged in time: the card's 12 s ran out)",
+                                              "1 check was not judged in time.",
+                                              "PASS: no line failed (2 checks)"]

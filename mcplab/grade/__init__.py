@@ -7,13 +7,14 @@
     mcplab grade server labs/build/my_server.py          # the same from a terminal: exit 1 if a line fails
     mcplab grade client labs/build/my_client.py
 
-Modules, one idea each: ``report`` (the card: lines, marks, where to look), ``pipes`` (a child process
-read line by line against a deadline), ``arguments`` (arguments a tool's inputSchema admits),
-``probe`` (one session with a server, walking every primitive), ``frames`` (the schema line),
+Modules, one idea each: ``report`` (the card: lines, marks, where to look), ``keeper`` (a student's
+command and every process it starts, ended together), ``pipes`` (a child process read line by line
+against a deadline), ``arguments`` (arguments a tool's inputSchema admits), ``probe`` (one session
+with a server, walking every primitive within the card's time), ``frames`` (the schema line),
 ``server_checks`` (the server grader), ``recorder`` (the instrumented server a client is graded
-against), ``client_runs`` (the client grader's four runs) and ``client_checks`` (its lines). Everything
-works offline and without Node; the schema line needs the official schemas and says so when they are
-missing.
+against), ``output`` (what a client printed, kept at both ends), ``client_runs`` (the client grader's
+four runs) and ``client_checks`` (its lines). Everything works offline and without Node; the schema
+line needs the official schemas and says so when they are missing.
 
 Layer: above the notebook views (the schema line is ``notebook.schema_check``), the server side
 (``server.schema`` makes arguments and loads jsonschema), ``trace`` and ``wire``; only the command

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from mcplab.wire import jsonrpc
 from mcplab.grade import frames
+from mcplab.grade.output import KEPT
 from mcplab.grade.recorder import FUTURE, NOTE_EOF, NOTE_HELD, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM, NOTE_WAITED
 from mcplab.grade.report import Line, failed, passed, quote, skipped, spec
 from mcplab.i18n import N_, _
@@ -70,18 +71,32 @@ def _first(trace: Trace, method: str) -> tuple[int, dict] | None:
     return next(((s, o) for s, o in _requests(trace) if o.get("method") == method), None)
 
 
+def size(count: int) -> str:
+    """A byte count for a reader: ``size(268435456)`` → ``"256 MiB"``."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if count >= 1 << shift:
+            return f"{count / (1 << shift):.4g} {unit}"
+    return f"{count} B"
+
+
+def cut(run: Any) -> str:
+    """What the grader cut of a run's output, in words; "" when it kept all of it."""
+    return "; ".join(_("its {stream} was cut: {total} in all, the first and last {kept} kept", stream=stream,
+                       total=size(total), kept=size(KEPT)) for stream, total in run.cut.items())
+
+
 # --- the plain run -----------------------------------------------------------------------------------
 
 def runs_line(r: dict) -> Line:
     run, title = r["plain"], _("runs the whole session and exits with status 0")
     if run.returncode == 0:
-        return passed("runs", title)
+        return passed("runs", title, cut(run))
     got = (_("still running when the grader stopped it") if run.stopped
            else _("exit status {code}", code=run.returncode))
     tail = run.stderr_tail()
     return failed("runs", title, _("exit status 0 after list, call and shutdown"),
-                  got + (_("; its stderr ends: {line}", line=quote(tail, 160)) if tail else ""),
-                  _("{lab} §8 (your client)", lab=_(LAB)))
+                  got + (_("; its stderr ends: {line}", line=quote(tail, 160)) if tail else "")
+                  + (f"; {cut(run)}" if run.cut else ""), _("{lab} §8 (your client)", lab=_(LAB)))
 
 
 def lines_line(r: dict) -> Line:
@@ -219,6 +234,10 @@ def prints_line(r: dict) -> Line:
     text = next((c.get("text") for c in content if isinstance(c, dict) and c.get("type") == "text"), "")
     if text[:12] and text[:12] in run.stdout:
         return passed("prints-result", title)
+    if "stdout" in run.cut:  # the text may be in the middle the grader did not keep
+        return skipped("prints-result", title, _("the result's text is not in the first or last {kept} of its "
+                                                 "stdout, which was cut ({total} in all)", kept=size(KEPT),
+                                                 total=size(run.cut["stdout"])))
     return failed("prints-result", title, _("the result's text on stdout, e.g. {text!r}", text=quote(text, 60)),
                   f"stdout: {quote(run.stdout[-160:], 160)!r}" if run.stdout.strip() else _("nothing on stdout"),
                   _("{lab} §8 (your client)", lab=_(LAB)))

@@ -17,27 +17,32 @@ weather server, and reads the frames the recorder wrote down:
 The lines judge what the client *sent*, and when: the order of the handshake (2025-11-25 "lifecycle"),
 its ids (JSON-RPC 2.0 §4: unique, never null in MCP), what it does when the version is wrong (it
 should disconnect), whether it drains stderr, gives up on a silent request and says so
-(``notifications/cancelled``), and how it shuts down (stdio: close stdin, wait, then signal). The
-client's stdout and stderr go to files, not pipes: a pipe the server inherited would keep the
-grader waiting for the server too. Whether the client waited for its server, the recorder itself
-tells: it notes whether the client was still its parent when it exited.
+(``notifications/cancelled``), and how it shuts down (stdio: close stdin, wait, then signal).
+Whether the client waited for its server, the recorder itself tells: it notes whether the client
+was still its parent when it exited.
+
+The client's stdout and stderr are pipes the grader reads as they come, keeping the first and the
+last 64 KiB of each (output.py): a client may print without end, and the card says how much was
+cut. A run ends when the client exits, not when its pipes do (a server that inherited them would
+keep them open); then the recorder gets a moment to finish its log, and the client's process tree
+is ended (keeper.py): nothing a run started outlives it.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from mcplab.grade import client_checks
+from mcplab.grade.keeper import Tree
+from mcplab.grade.output import Output
 from mcplab.grade.report import Report
 from mcplab.grade.server_checks import command
 from mcplab.trace import Trace
@@ -58,6 +63,7 @@ class Run:
     stdout: str
     stderr: str
     trace: Trace           # the frames once the server side had finished
+    cut: dict[str, int] = field(default_factory=dict)  # a stream that was cut → the bytes it wrote in all
 
     def stderr_tail(self) -> str:
         lines = [line for line in self.stderr.splitlines() if line.strip()]
@@ -96,31 +102,21 @@ def run(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: f
                     "--", *server]
         full = [*argv, "--call", call[0], json.dumps(call[1], ensure_ascii=False), "--timeout", f"{timeout:g}",
                 "--", *recorder]
-        with open(Path(folder, "stdout"), "w+b") as out, open(Path(folder, "stderr"), "w+b") as err:
-            process = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
-                                       start_new_session=True)
-            try:
-                code, stopped = process.wait(bound), False
-            except subprocess.TimeoutExpired:
-                _kill_group(process.pid)
-                code, stopped = process.wait(), True
+        tree = Tree(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+        output = Output(tree)
+        try:
+            stopped = not output.read_until(lambda: tree.poll() is not None, time.monotonic() + bound)
+            code = tree.returncode
+            # The client has gone; the recorder still writes its last notes once it sees the server exit.
             settle = time.monotonic() + SETTLE
-            trace = load(log)
-            while not _noted(trace, NOTE_EXIT) and time.monotonic() < settle and log.exists():
-                time.sleep(0.02)
-                trace = load(log)
-            _kill_group(process.pid)  # whatever the client left behind in its process group
-            out.seek(0)
-            err.seek(0)
-            return Run(scenario, None if stopped else code, stopped, out.read().decode("utf-8", "replace"),
-                       err.read().decode("utf-8", "replace"), trace)
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+            while not stopped and log.exists() and not _noted(load(log), NOTE_EXIT) and time.monotonic() < settle:
+                output.read_for(0.02)  # its pipes drained meanwhile: whoever holds them must not block on them
+        finally:
+            tree.end()  # whatever the client left behind, wherever it went
+            output.close()
+        kept = output.kept
+        return Run(scenario, None if stopped else code, stopped, kept["stdout"].text(), kept["stderr"].text(),
+                   load(log), {name: k.total for name, k in kept.items() if k.cut})
 
 
 def _noted(trace: Trace, text: str) -> bool:

@@ -19,20 +19,21 @@ lines on their own channel, as the client's transports do.
 
 :meth:`Child.close` ends the process the way the stdio transport says a client should (2025-11-25
 "lifecycle", shutdown; 2026-07-28 "transports/stdio", shutdown): close stdin, wait, then SIGTERM,
-then SIGKILL, and reports which of those it took. The child runs in its own process group, so the
-signals reach whatever it started too.
+then SIGKILL, and reports which of those it took. Then, however it ended, whatever it started is
+ended too: the child is a :class:`mcplab.grade.keeper.Tree`, which on Linux finds every process
+below it (a fork that outlived its parent, a daemon that called setsid) and elsewhere its group.
 """
 
 from __future__ import annotations
 
 import os
 import selectors
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
+from mcplab.grade.keeper import Tree
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError
 from mcplab.trace import Trace
@@ -66,9 +67,8 @@ class Child:
         self.argv = list(argv)
         self.trace = Trace()
         self.stderr_lines: list[str] = []
-        self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, cwd=cwd, env=env, bufsize=0,
-                                        start_new_session=True)
+        self.process = Tree(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=cwd, env=env)
         self._selector = selectors.DefaultSelector()
         self._framers: dict[str, jsonrpc.LineFramer] = {}
         self._ready: list[Event] = []
@@ -145,6 +145,7 @@ class Child:
             ending = Ending(True, code, None, already)
         except subprocess.TimeoutExpired:
             ending = self._force()
+        self.process.end()  # what it left running, even when it exited by itself
         self._selector.close()
         for pipe in (self.process.stdout, self.process.stderr):
             if pipe is not None:
@@ -152,16 +153,12 @@ class Child:
         return ending
 
     def _force(self) -> Ending:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                pass
-            try:
-                return Ending(False, self.process.wait(1.0), sig.name)
-            except subprocess.TimeoutExpired:
-                continue
-        return Ending(False, self.process.poll(), "SIGKILL")
+        self.process.terminate()
+        try:
+            return Ending(False, self.process.wait(1.0), "SIGTERM")
+        except subprocess.TimeoutExpired:
+            self.process.end()
+            return Ending(False, self.process.returncode, "SIGKILL")
 
 
 def _decoded(raw: str | bytes) -> jsonrpc.Message | JSONRPCError | None:

@@ -19,11 +19,19 @@ It asks only for lists the server declared a capability for, as any client must 
 "lifecycle", operation: only use what was negotiated). The walk judges nothing: server.py turns a
 Session into report lines. A request that gets no answer within the timeout ends the walk there (the
 session is ``stuck``), so a silent server costs one timeout, not one per request.
+
+A slow server costs no more than the card's time either: the walk is given the moment it must end
+(``ends``, shared by both eras), and no request waits past it. A request the budget cut, and every
+one after it, is :data:`LATE`; the session names the phases (:data:`PHASES`) it did not finish, so
+that their lines say "not judged in time" rather than blame the server. The work per item is
+bounded too: at most :data:`MAX_ITEMS` of each list, and :data:`MAX_COMPLETIONS` values asked of
+completion/complete per template or prompt (a template of 40 variables is not 40 questions).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -44,6 +52,8 @@ UNKNOWN_TOOL = "no_such_tool_zz"
 NOT_JSON = '{"jsonrpc": "2.0", "id": 99, "method": "tools/list"'  # cut short: not JSON at all
 MAX_ITEMS = 20   # tools, resources, prompts graded per session: a huge catalogue stays quick
 MAX_PAGES = 20   # pages of one list followed through nextCursor
+MAX_COMPLETIONS = 3  # values asked of completion/complete per template or prompt; the other arguments get EXAMPLE
+PHASES = ("open", "tools", "resources", "prompts", "malformed")  # the walk's parts, in its order
 EXAMPLE = "example"  # a template or prompt argument's value when nothing better is offered
 
 
@@ -68,10 +78,13 @@ class Reply:
             return _("the server exited")
         if self.kind == "skipped":
             return _("not sent (the session had stopped)")
+        if self.kind == "late":
+            return _("not judged in time")
         return self.raw
 
 
 SKIPPED = Reply("skipped")
+LATE = Reply("late")  # not sent, or not answered, before the card's time ran out
 
 
 @dataclass(frozen=True)
@@ -105,6 +118,7 @@ class Session:
     ending: Ending | None = None
     stray: list[str] = field(default_factory=list)  # responses that answered no request of ours
     trace: Trace = field(default_factory=Trace)
+    unjudged: tuple[str, ...] = ()  # the phases the card's time ran out in, or before
 
     @property
     def opened(self) -> bool:
@@ -115,17 +129,34 @@ class Session:
 class Probe:
     """A tiny synchronous client over :class:`Child`, stamping modern requests with ``_meta``."""
 
-    def __init__(self, argv: Sequence[str], era: str, timeout: float, cwd: str | None = None) -> None:
+    def __init__(self, argv: Sequence[str], era: str, timeout: float, cwd: str | None = None,
+                 ends: float = math.inf) -> None:
         self.child = Child(argv, cwd=cwd)
         self.era = era
         self.timeout = timeout
+        self.ends = ends  # time.monotonic() at which the card's time runs out
         self.ids = jsonrpc.IdAllocator()
         self.stuck = False
+        self.phase = PHASES[0]
+        self.late_in = ""  # the phase in which the card's time ran out
+        self.completions: dict[str, int] = {}  # asked per template or prompt
         self.stray: list[str] = []
 
-    def request(self, method: str, params: dict[str, Any] | None = None) -> Reply:
+    def _late(self) -> Reply:
+        self.late_in = self.late_in or self.phase
+        return LATE
+
+    def _stopped(self) -> Reply | None:
+        """SKIPPED once a request went unanswered, LATE once the card's time is out; else None: go on."""
         if self.stuck:
             return SKIPPED
+        if self.late_in or time.monotonic() >= self.ends:
+            return self._late()
+        return None
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> Reply:
+        if (stopped := self._stopped()) is not None:
+            return stopped
         if self.era == "modern":
             params = {**(params or {}), "_meta": {META_PROTOCOL_VERSION: LATEST_MODERN,
                                                    META_CLIENT_CAPABILITIES: {}, META_CLIENT_INFO: GRADER}}
@@ -134,20 +165,23 @@ class Probe:
         return self._await(lambda m: getattr(m, "id", None) == request_id)
 
     def notify(self, method: str) -> None:
-        if not self.stuck:
+        if not self.stuck and not self.late_in:
             self.child.send(jsonrpc.encode(jsonrpc.Notification(method)))
 
     def send_malformed(self) -> Reply:
         """Send a line that is not JSON; the reply to it can carry no id (JSON-RPC 2.0 §5)."""
-        if self.stuck:
-            return SKIPPED
+        if (stopped := self._stopped()) is not None:
+            return stopped
         self.child.send(NOT_JSON)
         return self._await(lambda m: True)
 
     def _await(self, wanted: Callable[[Any], bool]) -> Reply:
-        deadline = time.monotonic() + self.timeout
+        own = time.monotonic() + self.timeout
+        deadline = min(own, self.ends)
         while True:
             event = self.child.next(deadline)
+            if event.kind == "timeout" and deadline < own:
+                return self._late()  # the card's time ran out, not the answer's: no fault of the server
             if event.kind in ("timeout", "eof"):
                 self.stuck = True
                 return (Reply("timeout", message=_("no answer within {timeout:g} s", timeout=self.timeout))
@@ -169,6 +203,8 @@ class Probe:
         cursor = None
         for _ in range(MAX_PAGES):
             reply = self.request(method, {"cursor": cursor} if cursor else {})
+            if reply.kind == LATE.kind:
+                break
             page = reply.result.get(key) if reply.ok else None
             if not isinstance(page, list):
                 session.listing_errors.append((method, reply))
@@ -181,30 +217,42 @@ class Probe:
 
     def completion(self, session: Session, ref: dict[str, str], argument: str) -> str:
         """The first value the server offers for ``argument``, else a made-up one."""
-        if "completions" not in session.capabilities:
+        item = json.dumps(ref, sort_keys=True)
+        if "completions" not in session.capabilities or self.completions.get(item, 0) >= MAX_COMPLETIONS:
             return EXAMPLE
+        self.completions[item] = self.completions.get(item, 0) + 1
         reply = self.request("completion/complete", {"ref": ref, "argument": {"name": argument, "value": ""}})
         values = (reply.result.get("completion") or {}).get("values") if reply.ok else None
         return str(values[0]) if isinstance(values, list) and values else EXAMPLE
 
 
 def walk(argv: Sequence[str], era: str, timeout: float = 5.0, grace: float = 2.0,
-         cwd: str | None = None) -> Session:
-    """Start the server, explore it in ``era`` (``"legacy"`` or ``"modern"``), close it; what it saw."""
+         cwd: str | None = None, ends: float = math.inf) -> Session:
+    """Start the server, explore it in ``era`` (``"legacy"`` or ``"modern"``) until ``ends``; close it; what it saw."""
     session = Session(era, LATEST_LEGACY if era == "legacy" else LATEST_MODERN)
-    probe = Probe(argv, era, timeout, cwd)
+    probe = Probe(argv, era, timeout, cwd, ends)
     session.trace = probe.child.trace
     try:
         _open(probe, session)
         if session.opened:
             _explore(probe, session)
+        probe.phase = "malformed"
         session.malformed = probe.send_malformed()
-        if session.malformed.kind not in ("timeout", "gone", "skipped"):
+        if session.malformed.kind not in ("timeout", "gone", "skipped", "late"):
             session.alive = probe.request("ping" if era == "legacy" else "server/discover")
     finally:
-        session.ending = probe.child.close(grace)
+        session.ending = probe.child.close(grace)  # not cut by the budget: the server gets its grace
         session.stray = probe.stray
+        session.unjudged = _unjudged(probe, session)
     return session
+
+
+def _unjudged(probe: Probe, session: Session) -> tuple[str, ...]:
+    """The phase the card's time ran out in and those after it (a primitive the server did not declare has none)."""
+    if not probe.late_in:
+        return ()
+    return tuple(phase for phase in PHASES[PHASES.index(probe.late_in):]
+                 if phase in ("open", "malformed") or not session.opened or phase in session.capabilities)
 
 
 def _open(probe: Probe, session: Session) -> None:
@@ -223,12 +271,14 @@ def _open(probe: Probe, session: Session) -> None:
 def _explore(probe: Probe, session: Session) -> None:
     caps = session.capabilities
     if "tools" in caps:
+        probe.phase = "tools"
         session.tools = probe.listing(session, "tools/list", "tools")
         for tool in session.tools:
             for kind in (made_up.TYPICAL, made_up.UNLIKELY):
                 session.calls.append(_call_tool(probe, tool, kind))
         session.unknown_tool = probe.request("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}})
     if "resources" in caps:
+        probe.phase = "resources"
         session.resources = probe.listing(session, "resources/list", "resources")
         session.templates = probe.listing(session, "resources/templates/list", "resourceTemplates")
         for resource in session.resources:
@@ -238,6 +288,7 @@ def _explore(probe: Probe, session: Session) -> None:
             uri = expand(probe, session, str(template.get("uriTemplate", "")))
             session.reads.append(Call(uri, {"uri": uri}, probe.request("resources/read", {"uri": uri}), "template"))
     if "prompts" in caps:
+        probe.phase = "prompts"
         session.prompts = probe.listing(session, "prompts/list", "prompts")
         for prompt in session.prompts:
             name = str(prompt.get("name"))

@@ -10,12 +10,13 @@ Each line has one of three marks::
                 (a section of the specification, a section of a lab)
     – skip      it could not be judged: something outside the student's code is missing (the official
                 schemas), or a line it depends on already failed (no tool was called, so no result
-                could be printed)
+                could be printed), or the card's time ran out first ("not judged in time")
 
 A :class:`Report` fails when any line fails; ``mcplab grade`` then exits with status 1. Skips never fail
 a card. The text has no times, ports or machine paths, so a notebook can store it: the same program
 gets the same card on every machine. Only the schema line differs, where the official schemas are
-missing, and it says so in one line.
+missing, and it says so in one line; and a card whose time ran out says so in a remark above its
+verdict (how far a slow program got depends on the machine; the budget the remark names does not).
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ def skipped(check: str, title: str, why: str) -> Line:
     return Line(check, title, SKIP, note=_("not checked: {why}", why=why))
 
 
+def late(check: str, title: str, why: str) -> Line:
+    """A check the card's time ran out before: a skip, never the student's failure."""
+    return Line(check, title, SKIP, note=_("not judged in time: {why}", why=why))
+
+
 @dataclass(frozen=True)
 class Report:
     """A report card: ``ok`` when no line failed; ``str(report)`` is the card; traces for a closer look.
@@ -96,6 +102,7 @@ class Report:
     title: str
     lines: tuple[Line, ...]
     traces: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    remarks: tuple[str, ...] = ()  # sentences about the whole card, printed above the verdict
 
     @property
     def ok(self) -> bool:
@@ -121,7 +128,7 @@ class Report:
                    if self.ok else _("FAIL: {failed} of {total} checks failed", failed=len(self.failed),
                                      total=len(self.lines)))
         return "\n".join([_("Report card · {title}", title=self.title), *(line.text() for line in self.lines),
-                          verdict])
+                          *self.remarks, verdict])
 
     __str__ = text
 

@@ -19,11 +19,18 @@ The checks, in the order the card prints them:
 A failed line quotes what came and points at the spec section and the lab section that explain it.
 Lines that need something the student did not offer (no prompts declared: nothing to get) are
 skipped, not failed; the brief's lines are where a missing primitive fails.
+
+The card has a time of its own, :data:`BUDGET` timeouts (60 s at the default 5 s, where the lab's
+solution needs about one), so a server that answers every request just inside the timeout cannot
+keep a student waiting for minutes. A line whose part of the walk the time cut is "not judged in
+time" (:func:`in_time`), a skip that names the budget and how to grow it, never a failure; a failure
+already seen in an answered call stays. The card then says, above its verdict, how many were cut.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
@@ -31,8 +38,8 @@ from typing import Sequence
 from mcplab.wire.errors import INVALID_PARAMS, PARSE_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
 from mcplab.grade import frames
 from mcplab.grade.probe import UNKNOWN_TOOL, Call, Session, excerpt, walk
-from mcplab.grade.report import JSONRPC_ERRORS, Line, Report, failed, passed, quote, skipped, spec
-from mcplab.i18n import N_, _
+from mcplab.grade.report import FAIL, JSONRPC_ERRORS, PASS, Line, Report, failed, late, passed, quote, skipped, spec
+from mcplab.i18n import N_, _, ngettext
 from mcplab.server.schema import load_jsonschema
 from mcplab.wire.versions import LATEST_LEGACY as L, LATEST_MODERN as M
 
@@ -40,6 +47,15 @@ LAB = N_("Lab 09")
 WHERE_TOOLS = (N_("Lab 09 §2 (tools) and §3 (return values)"), spec(L, "server/tools"))  # shown through _()
 NOT_OPEN = N_("no session opened (see the first two lines)")
 TYPED = ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf")
+BUDGET = 12  # the card's time, in timeouts: a correct server's walk is some 40 answers of a few milliseconds
+# The part of the walk (probe.PHASES) each line is judged on, and the era, for a line about one session.
+PHASE_OF = {"legacy-open": "open", "modern-open": "open", "tools": "tools", "unknown-tool": "tools",
+            "brief-tools": "tools", "brief-tool-error": "tools", "resources": "resources",
+            "brief-resource": "resources", "prompts": "prompts", "brief-prompt": "prompts",
+            "malformed-line": "malformed"}
+ERA_OF = {"legacy-open": "legacy", "modern-open": "modern"}
+SEEN_FAILING = ("tools", "resources", "prompts")  # their failure names a call that was answered
+SEEN_PASSING = ("brief-tools", "brief-resource", "brief-prompt", "brief-tool-error")  # their pass names a find
 
 
 def command(target: str | Path | Sequence[str]) -> list[str]:
@@ -54,6 +70,9 @@ def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: f
            cwd: str | None = None) -> Report:
     """Grade the stdio server at ``target`` (a ``.py`` file or a command); the report card.
 
+    ``timeout`` bounds each answer, and :data:`BUDGET` times it the whole walk of both sessions
+    (closing them aside: ``grace`` and the signals after it come on top).
+
     >>> print(grade.server("build/my_server.py"))          # doctest: +SKIP
     Report card · server build/my_server.py
       ✓ opens a legacy session: ...
@@ -63,16 +82,41 @@ def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: f
     # The import statement (unlike a look in sys.modules) waits for an import another thread began.
     load_jsonschema()
     import jsonschema.validators  # noqa: F401
+    budget = BUDGET * timeout
+    ends = time.monotonic() + budget
     # Two processes that mostly wait on pipes: walked side by side in threads, each on its own pipes.
     with ThreadPoolExecutor(2) as pool:
-        sessions = list(pool.map(lambda era: walk(argv, era, timeout, grace, cwd), ("legacy", "modern")))
+        sessions = list(pool.map(lambda era: walk(argv, era, timeout, grace, cwd, ends), ("legacy", "modern")))
     shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
     schema = frames.schema_line([(s.era, s.trace, s.version) for s in sessions],
                                 where=(spec(L, "schema"), spec(M, "schema"), _("{lab} §2 (tools)", lab=_(LAB))))
     lines = [opening(sessions[0]), opening(sessions[1]), stdout(sessions), schema, tools(sessions),
              resources(sessions), prompts(sessions), malformed(sessions), unknown_tool(sessions), eof(sessions),
              *brief(sessions)]
-    return Report(_("server {target}", target=shown), tuple(lines), {s.era: s.trace for s in sessions})
+    why = _("the card's {budget:g} s, {times} times the timeout of {timeout:g} s, ran out before this check was "
+            "done; a longer --timeout, or timeout= in Python, gives it more", budget=budget, times=BUDGET,
+            timeout=timeout)
+    timely = [in_time(line, sessions, why) for line in lines]
+    cut = sum(line is not judged for line, judged in zip(timely, lines))
+    remarks = (ngettext("{n} check was not judged in time: the card's {budget:g} s ran out first; run it again "
+                        "with a longer --timeout.",
+                        "{n} checks were not judged in time: the card's {budget:g} s ran out first; run it "
+                        "again with a longer --timeout.", cut, budget=budget),) if cut else ()
+    return Report(_("server {target}", target=shown), tuple(timely), {s.era: s.trace for s in sessions}, remarks)
+
+
+def in_time(line: Line, sessions: list[Session], why: str) -> Line:
+    """``line``, or "not judged in time" if the card's time ran out before the part of the walk it is judged on.
+
+    What was seen stays seen: a tools, resources or prompts failure names a call that was answered,
+    and a brief line that passes names what was found.
+    """
+    phase, era = PHASE_OF.get(line.check), ERA_OF.get(line.check)
+    if not any(phase in s.unjudged for s in sessions if era in (None, s.era)):
+        return line
+    if (line.status == FAIL and line.check in SEEN_FAILING) or (line.status == PASS and line.check in SEEN_PASSING):
+        return line
+    return late(line.check, line.title, why)
 
 
 def _open(sessions: list[Session]) -> list[Session]:
@@ -152,6 +196,8 @@ def tools(sessions: list[Session]) -> Line:
     wrong = []
     for s in with_tools:
         for call in s.calls:
+            if call.reply.kind == "late":
+                continue  # not judged: see in_time
             if call.unbuildable:
                 wrong.append((s, call, _("no arguments could be made for {name}: {why}", name=call.name,
                                          why=call.unbuildable)))
@@ -178,6 +224,8 @@ def resources(sessions: list[Session]) -> Line:
     for s in with_res:
         missing = RESOURCE_NOT_FOUND if s.era == "legacy" else INVALID_PARAMS  # the revision's not-found code
         for read in s.reads:
+            if read.reply.kind == "late":
+                continue  # not judged: see in_time
             fine = read.reply.ok and isinstance(read.reply.result.get("contents"), list)
             if read.kind == "template" and read.reply.kind == "error" and read.reply.code == missing:
                 fine = True  # a made-up value may name nothing: not found is the right answer then
@@ -202,7 +250,7 @@ def prompts(sessions: list[Session]) -> Line:
         return skipped(check, title, _("no prompts listed"))
     wrong = [(s, g, f"prompts/get {g.name} {excerpt(g.arguments)} → {quote(g.reply.said(), 160)}")
              for s in with_prompts for g in s.gets
-             if not (g.reply.ok and isinstance(g.reply.result.get("messages"), list))]
+             if g.reply.kind != "late" and not (g.reply.ok and isinstance(g.reply.result.get("messages"), list))]
     if wrong:
         return failed(check, title, _("a GetPromptResult with messages (argument values come from "
                                       "completion/complete when the server offers it, else \"example\")"),
