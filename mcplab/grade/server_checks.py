@@ -94,7 +94,8 @@ def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: f
              resources(sessions), prompts(sessions), malformed(sessions), unknown_tool(sessions), eof(sessions),
              *brief(sessions)]
     why = _("the card's {budget:g} s, {times} times the timeout of {timeout:g} s, ran out before this check was "
-            "done; a longer --timeout, or timeout= in Python, gives it more", budget=budget, times=BUDGET,
+            "done (that says how busy this machine is, not what your server does); a longer --timeout, or "
+            "timeout= in Python, gives it more", budget=budget, times=BUDGET,
             timeout=timeout)
     timely = [in_time(line, sessions, why) for line in lines]
     cut = sum(line is not judged for line, judged in zip(timely, lines))
