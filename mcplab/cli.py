@@ -22,15 +22,8 @@ answered on the terminal, field by field, or declined when there is no terminal.
 0 on success, 1 when the server answered with an error (or a tool reported ``isError``), the
 connection failed or the command was refused.
 
-A server chooses every name, title, description, result and error message these commands print, and
-a terminal obeys some characters instead of showing them: ESC and the C1 controls start sequences
-that set the window title or clear the screen, a carriage return or a backspace writes over the line,
-the bidi controls reorder it, and a lone surrogate cannot even be encoded. So whatever a server
-supplied goes through :func:`visible` (a message, the trace), :func:`cut` (one line, one cell) or
-:func:`visible_json` (the result ``call`` prints, which stays JSON), which print those characters as
-escapes (``\\x1b``, ``\\u202e``) and keep every other character as it is. A long cell is cut to
-its column and the table says how much it left out; the cut looks at no more of a cell than it
-shows, so a 4 MB description costs what a short one does.
+What a server supplied is printed through mcplab/terminal.py, which shows what a terminal would
+obey (ESC, C1, bidi controls, a lone surrogate) as escapes and cuts long cells in linear time.
 """
 
 from __future__ import annotations
@@ -38,17 +31,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import runpy
 import shutil
 import subprocess
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 # Where the bundled servers are (a checkout or an installed wheel) is mcplab.course's business;
 # these names stay here for the code that has always imported them from the command line module.
+from mcplab import terminal
 from mcplab.course import BUNDLED as SERVERS
 from mcplab.course import server_command, servers_dir
 
@@ -116,102 +108,6 @@ def _serve(args: argparse.Namespace) -> int:
 
 # --- inspect and call ------------------------------------------------------------------------------
 
-# What a terminal obeys rather than shows: C0 but the newline and the tab, DEL, C1, the bidi
-# embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), and the surrogates, which JSON's
-# "\ud800" puts in a str and which no encoding writes.
-_OBEYED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_WORD = re.compile(r"\S+")  # the whitespace str.split() splits at: a run of it reads as one space in a line
-LINE = 2_000     # columns of one line a server fills (its instructions, a reason with its words) before the cut
-MESSAGE = 4_000  # characters of a server's message (an error, a question) shown before the cut
-
-
-def _escape(match: re.Match[str]) -> str:
-    """An obeyed character as Python writes it in a string: ``\\r``, ``\\x1b``, ``\\u202e``."""
-    code = ord(match.group())
-    return "\\r" if code == 0x0D else f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible(text: str) -> str:
-    """``text`` as a terminal should show it: what it would obey is an escape; newlines stay.
-
-    >>> visible("hi\\x1b]0;pwned\\x07")
-    'hi\\\\x1b]0;pwned\\\\x07'
-    """
-    return _OBEYED.sub(_escape, text.replace("\r\n", "\n"))  # a lone \r writes over the line; \r\n ends it
-
-
-def visible_json(value: Any) -> str:
-    """``value`` as indented JSON that a terminal shows as it is, and that still parses to ``value``.
-
-    ``json.dumps`` escapes C0 already; what else a terminal obeys (DEL, C1, bidi, a lone surrogate)
-    can only be inside a string, and gets JSON's own escape: ``"\\u202e"``.
-    """
-    text = json.dumps(value, ensure_ascii=False, indent=2)
-    return _OBEYED.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
-
-
-def _width(text: str) -> int:
-    """Columns a string takes in a terminal: CJK characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def cut(text: str, limit: int) -> tuple[str, int]:
-    """``text`` as one line of at most ``limit`` columns, and how many of its characters were left out.
-
-    Whitespace runs read as one space, controls as escapes (one is never split); a cut line ends in
-    "…". The walk stops at the first character that does not fit: what is not shown is not measured.
-
-    >>> cut("get the\\nweather now", 12)
-    ('get the wea…', 8)
-    """
-    pieces: list[str] = []
-    width, kept, end = 0, 0, 0  # kept: pieces that fit with room for "…"; end: where the text after them starts
-    for word in _WORD.finditer(text):
-        for index in range(word.start(), word.end()):
-            piece = (" " if pieces and index == word.start() else "") + visible(text[index])
-            columns = _width(piece)
-            if width + columns > limit:
-                return "".join(pieces[:kept]) + "…", len(text) - end
-            pieces.append(piece)
-            width += columns
-            if width <= limit - 1:
-                kept, end = len(pieces), index + 1
-    return "".join(pieces), 0
-
-
-def _line(text: str, limit: int = LINE) -> str:
-    """A server's text as one line, cut at ``limit`` columns with how much was left out."""
-    shown, left = cut(text, limit)
-    return shown + (f" ({left} more characters)" if left else "")
-
-
-def _message(text: str, limit: int = MESSAGE) -> str:
-    """A server's message, its lines kept, escaped, cut after ``limit`` characters."""
-    more = f"… ({len(text) - limit} more characters)" if len(text) > limit else ""
-    return visible(text[:limit]) + more
-
-
-def table(rows: list[tuple[str, ...]], limit: int = 60) -> str:
-    """Rows of text as aligned columns; the first row is the header; long cells are cut, and a line says so.
-
-    >>> print(table([("name", "description"), ("x", "d" * 30)], limit=12))
-      name  description
-      x     ddddddddddd…
-      (cut to 12 columns: 19 characters of 1 cell not shown)
-    """
-    cells = [[cut(str(cell), limit) for cell in row] for row in rows]
-    widths = [[_width(shown) for shown, _ in row] for row in cells]
-    columns = [max(row[i] for row in widths) for i in range(len(rows[0]))]
-    lines = ["  " + "  ".join(shown + " " * (column - width)
-                              for (shown, _), width, column in zip(row, row_widths, columns)).rstrip()
-             for row, row_widths in zip(cells, widths)]
-    left = [count for row in cells for _, count in row if count]
-    if left:
-        lines.append(f"  (cut to {limit} columns: {sum(left)} characters of {len(left)} "
-                     f"{'cell' if len(left) == 1 else 'cells'} not shown)")
-    return "\n".join(lines)
-
-
 def _transport(args: argparse.Namespace) -> Any:
     if args.stdio or args.server:
         from mcplab.transports.stdio import stdio
@@ -227,46 +123,46 @@ def _transport(args: argparse.Namespace) -> Any:
 def _era(client: Any) -> str:
     """The era line, then one line per decision of the opening (the probe, when there was one)."""
     lines = [f"era           {client.era}"]
-    lines += [f"              {'→ ' if i else ''}{_line(d.reason)}" for i, d in enumerate(client.era_decisions)]
+    lines += [f"              {'→ ' if i else ''}{terminal.line(d.reason)}" for i, d in enumerate(client.era_decisions)]
     return "\n".join(lines)
 
 
 async def _inspect_server(client: Any) -> int:
     info = client.server_info
-    title = f" ({_line(str(info['title']), 60)})" if info.get("title") else ""
-    print(f"server        {_line(str(info.get('name', '?')), 60)} {_line(str(info.get('version', '')), 60)}{title}")
+    title = f" ({terminal.line(str(info['title']), 60)})" if info.get("title") else ""
+    print(f"server        {terminal.line(str(info.get('name', '?')), 60)} {terminal.line(str(info.get('version', '')), 60)}{title}")
     print(_era(client))
     asked = client.requested_version
-    print(f"protocol      {_line(str(client.protocol_version))}" + ("" if asked == client.protocol_version else
+    print(f"protocol      {terminal.line(str(client.protocol_version))}" + ("" if asked == client.protocol_version else
                                                                    f" (asked for {asked})"))
     if client.discovery is not None:
-        print(f"discovery     may be cached {_line(str(client.discovery.get('ttlMs', '?')), 60)} ms, "
-              f"{_line(str(client.discovery.get('cacheScope', 'scope not said')), 60)}")
+        print(f"discovery     may be cached {terminal.line(str(client.discovery.get('ttlMs', '?')), 60)} ms, "
+              f"{terminal.line(str(client.discovery.get('cacheScope', 'scope not said')), 60)}")
     from mcplab.wire.versions import capabilities_text
 
-    print(f"capabilities  {_line(capabilities_text(client.server_capabilities))}")
+    print(f"capabilities  {terminal.line(capabilities_text(client.server_capabilities))}")
     if client.instructions:
-        print(f"instructions  {_line(client.instructions)}")
+        print(f"instructions  {terminal.line(client.instructions)}")
     declared = client.server_capabilities
     if "tools" in declared:
         tools = await client.list_tools()
         required = {t.name: set(t.input_schema.get("required", [])) for t in tools}
         print(f"\ntools ({len(tools)})")
-        print(table([("name", "arguments", "description")] + [
+        print(terminal.table([("name", "arguments", "description")] + [
             (t.name, ", ".join(p if p in required[t.name] else p + "?" for p in t.parameters),
              t.description) for t in tools]))
     if "resources" in declared:
         resources = await client.list_resources()
         print(f"\nresources ({len(resources)})")
-        print(table([("uri", "name", "mime type")] + [(r.uri, r.name, r.mime_type or "") for r in resources]))
+        print(terminal.table([("uri", "name", "mime type")] + [(r.uri, r.name, r.mime_type or "") for r in resources]))
         templates = await client.list_resource_templates()
         print(f"\nresource templates ({len(templates)})")
-        print(table([("uri template", "name", "mime type")]
+        print(terminal.table([("uri template", "name", "mime type")]
                     + [(t.uri_template, t.name, t.mime_type or "") for t in templates]))
     if "prompts" in declared:
         prompts = await client.list_prompts()
         print(f"\nprompts ({len(prompts)})")
-        print(table([("name", "arguments", "description")] + [
+        print(terminal.table([("name", "arguments", "description")] + [
             (p.name, ", ".join(a["name"] + ("" if a.get("required") else "?") for a in p.arguments),
              p.description) for p in prompts]))
     return 0
@@ -283,18 +179,18 @@ def ask_on_terminal(params: dict) -> dict:
     """
     message = str(params.get("message", ""))
     if not sys.stdin.isatty():
-        print(f"mcplab: the server asks '{_line(message)}'; there is no terminal to answer, so: decline",
+        print(f"mcplab: the server asks '{terminal.line(message)}'; there is no terminal to answer, so: decline",
               file=sys.stderr)
         return {"action": "decline"}
-    print(f"\nthe server asks: {_message(message)}", file=sys.stderr)
+    print(f"\nthe server asks: {terminal.message(message)}", file=sys.stderr)
     if params.get("mode") == "url":
-        print(f"  open {_line(str(params.get('url')))}", file=sys.stderr)
+        print(f"  open {terminal.line(str(params.get('url')))}", file=sys.stderr)
     content: dict[str, Any] = {}
     try:  # input() blocks the event loop: fine here, the CLI has one connection and nothing else to do
         for name, field in (params.get("requestedSchema") or {}).get("properties", {}).items():
             kind = field.get("type", "string")
-            hint = f" [{_line(str(field['default']), 60)}]" if "default" in field else ""
-            text = input(f"  {_line(str(field.get('title', name)), 60)} ({_line(str(kind), 60)}){hint}: ")
+            hint = f" [{terminal.line(str(field['default']), 60)}]" if "default" in field else ""
+            text = input(f"  {terminal.line(str(field.get('title', name)), 60)} ({terminal.line(str(kind), 60)}){hint}: ")
             if text == "" and "default" in field:
                 content[name] = field["default"]
             elif text != "":
@@ -311,7 +207,7 @@ def ask_on_terminal(params: dict) -> dict:
 
 async def _call_method(client: Any, method: str, params: dict | None) -> int:
     result = await client.request(method, params)
-    print(visible_json(result))  # whole: this one result is what was asked for
+    print(terminal.visible_json(result))  # whole: this one result is what was asked for
     return 1 if method == "tools/call" and isinstance(result, dict) and result.get("isError") else 0
 
 
@@ -328,12 +224,12 @@ async def _session(args: argparse.Namespace, work: Any) -> int:
         async with client:
             status = await work(client)
     except (MCPLabError, ValueError) as exc:
-        print(f"mcplab: {type(exc).__name__}: {_message(str(exc))}", file=sys.stderr)
+        print(f"mcplab: {type(exc).__name__}: {terminal.message(str(exc))}", file=sys.stderr)
     finally:
         if not args.no_trace:
             width = max(60, shutil.get_terminal_size((120, 24)).columns - 2)
             print(f"\nwire trace ({len(transport.trace)} frames)")
-            print(visible(transport.trace.text(width)))  # each frame's line is cut to the width already
+            print(terminal.visible(transport.trace.text(width)))  # each frame's line is cut to the width already
         if args.trace_jsonl:
             transport.trace.save(args.trace_jsonl)
     return status

@@ -13,7 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from client_helpers import command
-from mcplab.cli import main, table
+from mcplab.cli import main
+from mcplab.terminal import table
 from mcplab.trace import Trace
 
 pytestmark = pytest.mark.subprocess
@@ -41,7 +42,7 @@ def test_table_cuts_a_long_cell_and_says_how_many_characters_it_left_out():
 def test_table_measures_a_long_cell_only_as_far_as_it_shows(monkeypatch):
     import unicodedata
 
-    from mcplab import cli
+    from mcplab import terminal
 
     looked: list[str] = []
 
@@ -49,7 +50,7 @@ def test_table_measures_a_long_cell_only_as_far_as_it_shows(monkeypatch):
         looked.append(ch)
         return unicodedata.east_asian_width(ch)
 
-    monkeypatch.setattr(cli, "unicodedata", SimpleNamespace(east_asian_width=east_asian_width))
+    monkeypatch.setattr(terminal, "unicodedata", SimpleNamespace(east_asian_width=east_asian_width))
     shown = table([("description",), ("é" * 4000,)])
     assert shown.splitlines()[1] == "  " + "é" * 59 + "…"
     assert len(looked) <= 4 * 60, f"{len(looked)} width lookups to show 60 columns of a 4,000-character cell"

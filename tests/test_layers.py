@@ -48,6 +48,7 @@ LAYERS: tuple[Layer, ...] = (
           "the language switch and the message lookup (_): every layer's text goes through it"),
     Layer("wire", ("mcplab.wire",), ("languages",), "messages, framing, versions, errors, SSE, headers: sans-IO"),
     Layer("platform", ("mcplab.portable",), (), "POSIX and Windows differences for a child process"),
+    Layer("terminal text", ("mcplab.terminal",), (), "what a server wrote, made safe to print: escapes, cuts, tables"),
     Layer("oauth wire", ("mcplab.auth", "mcplab.auth.wire", "mcplab.auth.discovery", "mcplab.auth.story"), ("languages",),
           "challenges, masks, the well-known URLs, the flow told from a trace: OAuth's sans-IO parts"),
     Layer("files", ("mcplab.course", "mcplab.schemas"), ("wire",),
@@ -79,7 +80,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer("translation tool", ("mcplab.i18n.catalogs", "mcplab.i18n.documents", "mcplab.i18n.messages",
                                "mcplab.i18n.notebooks", "mcplab.i18n.tool"), ("languages", "files"),
           "mcplab i18n: catalogs kept in step with the English, the Chinese edition built"),
-    Layer("command line", ("mcplab.cli", "mcplab.install", "mcplab.__main__"), ("demo", "grade", "translation tool"),
+    Layer("command line", ("mcplab.cli", "mcplab.install", "mcplab.__main__"), ("demo", "grade", "translation tool",
+                                                                                "terminal text"),
           "the mcplab command and its set-up; nothing imports it"),
 )
 
