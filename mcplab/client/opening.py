@@ -19,10 +19,11 @@ Compatibility": "does not respond within a reasonable timeout"). Over stdio thos
 from the moment the server has read the probe off its stdin (``StdioTransport.wait_read``), not
 from the write: a Python server still importing its modules on a busy machine has not been silent
 yet, only slow to start, and until it reads the probe waits for it like any request (``timeout``).
-Where the transport cannot tell (Windows pipes), the seconds count from the write.
-The probe is never cancelled on the wire: a server that has not been initialized has nothing to cancel. Over HTTP, a refusal of the probe POST comes back as an
-:class:`~mcplab.wire.errors.HTTPStatusError` whose body the verdict reads; for an error response
-the HTTP status is read from the trace, where the transport recorded it with the frame.
+Where the transport cannot tell (Windows pipes), the seconds count from the write. The probe is
+never cancelled on the wire: a server that has not been initialized has nothing to cancel. Over
+HTTP, a refusal of the probe POST comes back as an :class:`~mcplab.wire.errors.HTTPStatusError`
+whose body the verdict reads; for an error response the HTTP status is read from the trace, where
+the transport recorded it with the frame.
 
 Each step puts its lifecycle on the connection (so a ping the server sends during ``initialize`` is
 answered by legacy rules); every verdict, with its reason, is returned.

@@ -178,6 +178,7 @@ def _error_of(exc: BaseException) -> tuple[int | None, int | None, str]:
 def _given_up(trace: Trace) -> str | None:
     """The first request the client stopped waiting for: no answer before its next request, or none at all."""
     waiting: str | None = None
+    asked: Any = None
     for frame in trace.frames:
         message = frame.message
         if frame.direction == "c2s" and isinstance(message, Request):
