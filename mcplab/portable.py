@@ -16,6 +16,8 @@ ending it              SIGTERM, then SIGKILL, to the group  ``TerminateProcess``
 waiting on its pipes   the event loop watches the fd        a thread does blocking reads: neither the
                        (``add_reader``; trio: anyio's wait) proactor loop nor trio can watch a pipe
 a bigger pipe buffer   ``F_SETPIPE_SZ`` (Linux only)        not available: skipped
+has it read its stdin  ``FIONREAD`` on our write end        not seen: a probe's silence counts from
+                       (Linux only; elsewhere as Windows)   the write (``client/opening.py``)
 =====================  ===================================  =========================================
 
 The flags are module constants, read at the moment of use, so a test can force the Windows
@@ -31,11 +33,15 @@ import signal
 import sys
 from typing import Any
 
-__all__ = ["WATCHES_PIPES", "SIGNALS_GROUPS", "new_group", "end", "grow_pipe"]
+__all__ = ["WATCHES_PIPES", "SIGNALS_GROUPS", "SEES_STDIN_READ", "new_group", "end", "grow_pipe"]
 
 POSIX = os.name == "posix"
 WATCHES_PIPES = POSIX                      # the event loop can wait for a pipe's fd to be ready
 SIGNALS_GROUPS = hasattr(os, "killpg")     # a signal can reach a whole process group
+# FIONREAD on the write end of a pipe counts the bytes its reader has not taken yet on Linux. The BSDs and
+# macOS keep a count per end, and the write end's may read 0 while the bytes wait: "read" too soon, so
+# there the client keeps counting from the write, as on Windows.
+SEES_STDIN_READ = sys.platform.startswith("linux")
 CREATE_NEW_PROCESS_GROUP = 0x00000200      # subprocess.CREATE_NEW_PROCESS_GROUP, a Windows-only name
 PIPE_BUFFER = 1 << 20                      # what we ask for a log pipe nobody may read for a while
 

@@ -19,6 +19,7 @@ import pytest
 from client_helpers import command, process_alive
 from mcplab.wire import jsonrpc
 from mcplab.client import Client
+from mcplab.course import server_command
 from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError, RequestTimeout, ServerExited, TransportError
 from mcplab.transports import stdio as stdio_module
 from mcplab.transports.pipes import WatchedPipe
@@ -350,3 +351,42 @@ async def test_a_call_that_went_out_at_once_times_out_from_when_it_was_made():
         cancelled = [f.message for f in client.trace if f.direction == "c2s"][-1]
         assert cancelled.method == "notifications/cancelled"
         assert (await client.call_tool("echo", {"n": 1})).text == '{"n": 1}'  # and the connection goes on
+
+
+# --- the era probe: silence counts from the server's read, not from the write ------------------------------
+
+def late_starter(seconds: float, *server: str) -> list[str]:
+    """A real server that sleeps before it reads its stdin, as a Python server still importing on a busy machine."""
+    script, *flags = (server or server_command("weather"))[1:]
+    start = (f"import runpy, sys, time; time.sleep({seconds}); sys.argv = [{script!r}, *sys.argv[1:]]; "
+             f"runpy.run_path({script!r}, run_name='__main__')")
+    return [sys.executable, "-c", start, *flags]  # flags appended later (--era) reach the server too
+
+
+async def test_a_modern_server_that_starts_reading_late_is_still_found_modern():
+    # 1.5 s before the server reads anything, a probe timeout of 0.2 s: counted from the write, the
+    # client called it legacy, fell back to initialize, and the modern-only server refused that.
+    client = Client(stdio(late_starter(1.5, *server_command("weather"), "--era", "modern")), era="auto", timeout=30)
+    client.probe_timeout = 0.2
+    with anyio.fail_after(30):
+        async with client:
+            result = await client.call_tool("get_weather", {"city": "Beijing"})
+    assert (client.era, client.protocol_version) == ("modern", "2026-07-28")
+    assert [f.message.method for f in client.trace if f.direction == "c2s" and f.message is not None][0] == \
+        "server/discover"
+    assert "initialize" not in [getattr(f.message, "method", None) for f in client.trace]
+    assert result.text.startswith("Beijing: sunny")
+
+
+async def test_a_silent_legacy_server_is_still_legacy_after_the_probe_timeout_from_its_read():
+    # The spec's silent legacy server: it reads server/discover and never answers it, then answers initialize.
+    client = Client(stdio(late_starter(0.5, *command("mini", "--quiet-before-init"))), era="auto", timeout=30)
+    client.probe_timeout = 0.3
+    with anyio.fail_after(30):
+        async with client:
+            assert client.era == "legacy"
+            assert (await client.call_tool("echo", {"n": 3})).text == '{"n": 3}'
+    sent = [f.message.method for f in client.trace if f.direction == "c2s" and hasattr(f.message, "method")]
+    assert sent[:3] == ["server/discover", "initialize", "notifications/initialized"]
+    assert "no answer within 0.3 s of the server reading it" in client.era_reason
+    assert client.era_reason.endswith("fall back to initialize")

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from client_helpers import command
+from mcplab import portable
 from mcplab.notebook import matrix
+from test_client_stdio import late_starter
 from mcplab.wire.jsonrpc import ErrorResponse, Request, Response
 from mcplab.trace import Trace
 
@@ -128,3 +131,48 @@ async def test_over_http_every_row_ends_as_the_spec_says():
     assert by_pair["modern", "legacy"].status == 400              # the legacy server wants a session
     assert by_pair["dual-era", "legacy"].era == "legacy"
     assert "127.0.0.1" not in repr(table)
+
+
+# --- a row the machine did not answer in time says nothing about the spec ------------------------------------
+
+SILENT_ROWS = [pytest.param(row, id=f"{row.client}-{row.server}") for row in matrix.SPEC_ROWS
+               if (row.client, row.server) in (("dual-era", "modern"), ("modern", "legacy"))]
+
+
+@pytest.mark.subprocess
+@pytest.mark.anyio
+@pytest.mark.parametrize("row", SILENT_ROWS)  # one the spec says works, one it says fails
+async def test_a_row_whose_server_never_answers_says_the_machine_was_slow_not_the_spec(row):
+    outcome = await matrix.run_row(row, server=command("mini", "--silent"), timeout=1.0)
+    table = matrix.Matrix((outcome,))
+    verdict = table.cells(outcome)[-1]
+    assert not outcome.ok and outcome.waited == 1.0 and not outcome.matches_spec
+    assert verdict == ("? the server did not answer within 1 s on this machine, so this row says nothing "
+                       "about the spec: run the cell again")
+    assert "differs from the spec" not in repr(table) and "differs from the spec" not in table._repr_html_()
+    assert table.summary() == "1 rows over stdio: 0 as the spec says, 1 not answered in time on this machine"
+
+
+@pytest.mark.subprocess
+@pytest.mark.anyio
+async def test_a_probe_given_up_before_a_refused_fallback_is_a_slow_machine_not_a_spec_deviation(monkeypatch):
+    # Threaded pipes count the probe's silence from the write (see test_portable): a modern server that starts
+    # late misses it, and the fallback initialize is refused. That refusal came from a timeout.
+    monkeypatch.setattr(portable, "WATCHES_PIPES", False)
+    monkeypatch.setattr(matrix, "PROBE_TIMEOUT", 0.2)
+    row = next(r for r in matrix.SPEC_ROWS if (r.client, r.server) == ("dual-era", "modern"))
+    outcome = await matrix.run_row(row, server=late_starter(1.5))
+    assert (outcome.ok, outcome.code, outcome.waited) == (False, -32601, 0.2)
+    assert outcome.wire.startswith("server/discover → ") and "initialize → -32601" in outcome.wire
+    assert matrix.Matrix((outcome,)).cells(outcome)[-1].startswith("? the server did not answer within 0.2 s")
+
+
+def test_the_summary_counts_rows_not_answered_in_time_apart():
+    works, fails = matrix.SPEC_ROWS[0], matrix.SPEC_ROWS[1]
+    table = matrix.Matrix((matrix.Outcome(works, "stdio", True, "modern", "2026-07-28"),
+                           matrix.Outcome(works, "stdio", False, code=-32601),
+                           matrix.Outcome(fails, "stdio", False, waited=10.0)))
+    assert table.summary() == ("3 rows over stdio: 1 as the spec says, 1 not, "
+                               "1 not answered in time on this machine")
+    assert [table.cells(o)[-1][:1] for o in table.outcomes] == ["✓", "✗", "?"]
+    assert not table.all_match

@@ -27,6 +27,7 @@ from client_helpers import command, process_alive
 from mcplab import portable
 from mcplab.client import Client
 from mcplab.course import server_command
+from mcplab.wire.errors import RemoteError
 from mcplab.transports.pipes import ThreadedPipe, WatchedPipe
 from mcplab.transports.stdio import stdio
 
@@ -197,3 +198,31 @@ def test_an_http_server_is_launched_and_read_without_pread(monkeypatch):
         code = server.stop()
     assert code is not None and "serving weather" in server.stderr()
     assert not any(Path(name).exists() for name in names)  # stop() removed the capture files
+
+
+async def test_through_threaded_pipes_the_probe_timeout_still_counts_from_the_write():
+    # Where the client cannot see whether the server has read its stdin (Windows pipes), silence is
+    # counted from the write, as before: a modern server that starts reading late is taken for legacy.
+    client = Client(stdio(stdio_tests.late_starter(1.5, *server_command("weather"), "--era", "modern")),
+                    era="auto", timeout=30)
+    client.probe_timeout = 0.2
+    with anyio.fail_after(30), pytest.raises(RemoteError) as refused:
+        async with client:
+            pass
+    assert refused.value.code == -32601 and refused.value.method == "initialize"
+    probe = [f.raw for f in client.trace if f.channel == "note"][1]  # the trace says why it fell back
+    assert "got no answer in time: not a modern answer" in probe and "of the server reading it" not in probe
+
+
+def test_a_watched_pipe_counts_what_its_reader_has_not_taken_and_a_threaded_one_cannot_say():
+    read, write = os.pipe()
+    ours = WatchedPipe(write)
+    try:
+        assert ours.write_now(b'{"id":1}\n') == 9 and ours.unread() == 9  # asked on the write end
+        assert os.read(read, 4) == b'{"id' and ours.unread() == 5
+        os.read(read, 5)
+        assert ours.unread() == 0
+        assert ThreadedPipe(write).unread() is None  # Windows pipes keep that to themselves
+    finally:  # no event loop here to tell of the close: the descriptors themselves
+        os.close(write)
+        os.close(read)

@@ -79,7 +79,8 @@ from mcplab.wire.versions import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS
 __all__ = ["Client", "Handlers", "DEFAULT_TIMEOUT", "DEFAULT_ERA", "PROBE_TIMEOUT", "MAX_REISSUES"]
 
 DEFAULT_TIMEOUT = 30.0   # seconds per request, unless the caller says otherwise
-PROBE_TIMEOUT = 5.0      # seconds era="auto" waits on stdio for server/discover before calling the server legacy
+PROBE_TIMEOUT = 5.0      # seconds era="auto" waits on stdio for server/discover, from the server's read of it
+                         # (opening.py; from the write where that cannot be seen), before calling it legacy
 MAX_PAGES = 1000         # a list that never ends must not hang the client
 MAX_REISSUES = 2         # times a modern request whose reply stream broke is sent again
 # Legacy unless asked: the labs open with the initialize handshake they teach, and a probe in every

@@ -15,10 +15,15 @@ Theory of operation
 
 The probe waits at most ``probe_timeout`` seconds: a legacy server may ignore a request that
 comes before ``initialize``, and silence counts as "legacy" (spec, stdio "Backward
-Compatibility"). The probe is never cancelled on the wire: a server that has not been
-initialized has nothing to cancel. Over HTTP, a refusal of the probe POST comes back as an
-:class:`~mcplab.wire.errors.HTTPStatusError` whose body the verdict reads; for an error response
-the HTTP status is read from the trace, where the transport recorded it with the frame.
+Compatibility": "does not respond within a reasonable timeout"). Over stdio those seconds count
+from the moment the server has read the probe off its stdin (``StdioTransport.wait_read``), not
+from the write: a Python server still importing its modules on a busy machine has not been silent
+yet, only slow to start, and until it reads the probe waits for it like any request (``timeout``).
+Where the transport cannot tell (Windows pipes), the seconds count from the write. The probe is
+never cancelled on the wire: a server that has not been initialized has nothing to cancel. Over
+HTTP, a refusal of the probe POST comes back as an :class:`~mcplab.wire.errors.HTTPStatusError`
+whose body the verdict reads; for an error response the HTTP status is read from the trace, where
+the transport recorded it with the frame.
 
 Each step puts its lifecycle on the connection (so a ping the server sends during ``initialize`` is
 answered by legacy rules); every verdict, with its reason, is returned.
@@ -26,7 +31,10 @@ answered by legacy rules); every verdict, with its reason, is returned.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from dataclasses import replace
+from typing import Any, Awaitable, Callable
+
+import anyio
 
 from mcplab.client.connection import Connection
 from mcplab.client.eras import FAIL, INITIALIZE, USE, Verdict, error_in, judge_discover, judge_initialize_refusal
@@ -34,9 +42,10 @@ from mcplab.transports.base import reply_status
 from mcplab.wire.errors import (
     UNSUPPORTED_PROTOCOL_VERSION, HTTPStatusError, RemoteError, RemoteProtocolError, RequestTimeout,
 )
-from mcplab.wire.jsonrpc import ErrorResponse
+from mcplab.wire.jsonrpc import ErrorResponse, Request
 from mcplab.lifecycle import DISCOVER as DISCOVER_METHOD
 from mcplab.lifecycle import Lifecycle, ModernLifecycle
+from mcplab.i18n import _
 
 __all__ = ["EraError", "open_era"]
 
@@ -47,15 +56,52 @@ class EraError(RemoteProtocolError):
     """No era or version both sides speak, or ``era="modern"`` against a legacy server."""
 
 
-async def _probe(connection: Connection, lifecycle: ModernLifecycle, timeout: float) -> tuple[Any, int | None]:
+async def _probe(connection: Connection, lifecycle: ModernLifecycle, timeout: float,
+                 silence: float) -> tuple[Any, int | None, bool]:
+    """The answer to server/discover (None: silence), its HTTP status, and whether the silence counted
+    from the server's read."""
     request = lifecycle.discover_request(connection.ids())
+    wait_read = getattr(connection.transport, "wait_read", None)  # stdio only: see the module docstring
+    read = False
     try:
-        response = await connection.exchange(request, timeout, announce=False)
+        if wait_read is None or silence >= timeout:
+            response = await connection.exchange(request, silence, announce=False)
+        else:
+            response, read = await _exchange_after_read(connection, request, timeout, silence, wait_read)
     except RequestTimeout:
-        return None, None
+        return None, None, False
     except HTTPStatusError as exc:
-        return exc, exc.status
-    return response, reply_status(connection.transport, request.id)
+        return exc, exc.status, False
+    return response, reply_status(connection.transport, request.id), read
+
+
+async def _exchange_after_read(connection: Connection, request: Request, timeout: float, silence: float,
+                               wait_read: Callable[[], Awaitable[bool]]) -> tuple[Any, bool]:
+    """Exchange ``request``, giving up ``silence`` seconds after the server has read it, or at ``timeout``
+    if it never does; return the response (None when given up) and whether the server read it."""
+    written = anyio.current_time()
+    response: Any = None
+    failure: Exception | None = None
+    read = False
+
+    async def shorten_once_read(scope: anyio.CancelScope) -> None:
+        # This starts once the exchange waits, so the probe is in the pipe by then: a line this short
+        # goes into an empty pipe at once (Connection.exchange, StdioTransport.send_nowait).
+        nonlocal read
+        read = await wait_read()
+        since = anyio.current_time() if read else written  # cannot tell: count from the write, as before
+        scope.deadline = min(scope.deadline, since + silence)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(shorten_once_read, tg.cancel_scope)
+        try:
+            response = await connection.exchange(request, timeout, announce=False)
+        except Exception as exc:  # raised after the group, not wrapped in an exception group
+            failure = exc
+        tg.cancel_scope.cancel()  # answered (or failed): stop watching the pipe
+    if failure is not None:
+        raise failure
+    return response, read and response is None
 
 
 async def open_era(connection: Connection, plan: Verdict, make_lifecycle: Callable[[str, str], Lifecycle], *,
@@ -67,7 +113,7 @@ async def open_era(connection: Connection, plan: Verdict, make_lifecycle: Callab
     # and fall back; a student reading the trace should not have to guess why).
     note = connection.transport.trace.note if asked_era == "auto" else (lambda text: None)
     note(f"era: {plan.reason}")
-    for _ in range(MAX_STEPS):
+    for _step in range(MAX_STEPS):  # not "_": that is the translation function here
         lifecycle = make_lifecycle("legacy" if verdict.step == INITIALIZE else "modern", verdict.version)
         connection.lifecycle = lifecycle
         if verdict.step == INITIALIZE:
@@ -83,8 +129,14 @@ async def open_era(connection: Connection, plan: Verdict, make_lifecycle: Callab
             await connection.send(lifecycle.initialized_notification())
             return decisions
         attempt += 1
-        answer, status = await _probe(connection, lifecycle, probe_timeout if asked_era == "auto" else timeout)
-        verdict = judge_discover(answer, verdict.version, status=status, attempt=attempt)
+        silence, asked = (probe_timeout if asked_era == "auto" else timeout), verdict.version
+        answer, status, after_read = await _probe(connection, lifecycle, timeout, silence)
+        verdict = judge_discover(answer, asked, status=status, attempt=attempt)
+        if after_read and verdict.step == INITIALIZE:  # say which silence: the machine's speed is not in it
+            verdict = replace(verdict, reason=_(
+                "server/discover ({asked}) got no answer within {seconds:g} s of the server reading it: "
+                "a silent server is legacy (spec, stdio backward compatibility); fall back to initialize",
+                asked=asked, seconds=silence))
         decisions.append(verdict)
         note(f"era: {verdict.reason}")
         if verdict.step == USE:

@@ -19,7 +19,12 @@ weather server with that ``--era``, connects a :class:`~mcplab.client.Client` of
 An :class:`Outcome` keeps the era and version spoken (or the error code and HTTP status that
 stopped it), the client's own account of how it chose (``era_reason``), the requests on the wire in
 one line, and the whole trace. :class:`Matrix` prints them as a text table (nbval compares it) and
-as HTML. Nothing in a row depends on time, ports or process ids, so the table is the same on every run.
+as HTML. Nothing in a row depends on ports or process ids, so the table is the same on every run.
+
+Nor does a verdict depend on time. A row that ended because something was not answered in time
+(its deadline, a request's timeout, a probe given up before the client moved on) says only that the
+server did not answer within N s on this machine (``Outcome.waited``): a busy machine, not the spec,
+and never "differs from the spec". The summary counts such rows apart; running the cell again settles them.
 
 Rows run concurrently (one child process each over stdio, ~0.3 s apiece), so the seven take about a
 second. Over HTTP pass ``urls``, one running server per server era (``launch`` them with ``--era``);
@@ -39,7 +44,7 @@ import anyio
 
 from mcplab.client import Client
 from mcplab.course import servers_dir
-from mcplab.wire.errors import HTTPStatusError, MCPLabError, RemoteError, error_name
+from mcplab.wire.errors import HTTPStatusError, MCPLabError, RemoteError, RequestTimeout, TransportError, error_name
 from mcplab.client.eras import error_in
 from mcplab.i18n import N_, _
 from mcplab.wire.jsonrpc import ErrorResponse, Request, Response
@@ -52,8 +57,9 @@ WEATHER = servers_dir() / "weather.py"  # in a clone or an installed wheel alike
 CLIENT_ERA = {"modern": "modern", "dual-era": "auto", "legacy": "legacy"}   # row label → Client(era=…)
 SERVER_ERA = {"modern": "modern", "dual-era": "dual", "legacy": "legacy"}   # row label → --era …
 CALL = ("get_weather", {"city": "Beijing"})
-ROW_TIMEOUT = 10.0    # seconds for one row, opening included
-PROBE_TIMEOUT = 2.0   # a dual-era client's wait for server/discover before calling the server legacy
+ROW_TIMEOUT = 60.0    # seconds for one row, opening included: a quiet machine needs ~0.3, a busy one far more
+PROBE_TIMEOUT = 2.0   # a dual-era client's wait for server/discover (from the server's read of it, on Linux)
+                      # before calling the server legacy
 
 
 @dataclass(frozen=True)
@@ -94,12 +100,18 @@ class Outcome:
     detail: str = ""               # the tool's text, or the error's message
     reason: str = ""               # the client's account of choosing its era
     wire: str = ""                 # the requests and their answers, on one line
+    waited: float | None = None    # seconds it waited for an answer that did not come, when that ended the row
     trace: Trace = field(default_factory=Trace, repr=False, compare=False)
+
+    @property
+    def settled(self) -> bool:
+        """Did the row end on something the server said, not on a timeout? Only then can it speak of the spec."""
+        return self.waited is None
 
     @property
     def matches_spec(self) -> bool:
         """Works or fails as the spec says, and over HTTP with the status it names (only stdio leaves it open)."""
-        if self.ok != (self.row.spec == "works"):
+        if not self.settled or self.ok != (self.row.spec == "works"):
             return False
         return self.ok or self.transport != "http" or self.row.http_status in (None, self.status)
 
@@ -163,6 +175,36 @@ def _error_of(exc: BaseException) -> tuple[int | None, int | None, str]:
     return None, None, str(exc)
 
 
+def _given_up(trace: Trace) -> str | None:
+    """The first request the client stopped waiting for: no answer before its next request, or none at all."""
+    waiting: str | None = None
+    asked: Any = None
+    for frame in trace.frames:
+        message = frame.message
+        if frame.direction == "c2s" and isinstance(message, Request):
+            if waiting is not None:
+                return waiting  # the client moved on: it had given this one up (a late answer changes nothing)
+            waiting, asked = message.method, message.id
+        elif frame.direction == "s2c" and waiting is not None and (
+                (isinstance(message, (Response, ErrorResponse)) and message.id == asked) or frame.http):
+            waiting = None  # over HTTP a refusal without the id answers the last POST, as in wire_summary
+    return waiting
+
+
+def _waited(exc: BaseException, client: Client, timeout: float) -> float | None:
+    """How long the row waited for an answer that never came, if that is what ended it; None if it did not."""
+    chain = [exc, exc.__cause__, exc.__context__]
+    if any(isinstance(e, (TimeoutError, RequestTimeout)) for e in chain):
+        return timeout
+    if isinstance(exc, TransportError):
+        return None  # the server exited or broke the framing: that is an answer of a kind, not a slow one
+    method = _given_up(client.trace)
+    if method is None:
+        return None
+    probing = method == "server/discover" and client.asked_era == "auto"
+    return min(client.probe_timeout, timeout) if probing else timeout
+
+
 def _first_refusal(trace: Trace) -> tuple[int | None, int | None]:
     """The first error the server sent, and its HTTP status: what a failed opening ran into."""
     for frame in trace.frames:
@@ -197,8 +239,10 @@ async def run_row(row: Row, *, transport: str = "stdio", url: str | None = None,
         seen_code, seen_status = _first_refusal(client.trace)  # what stopped it, as it was on the wire
         if code is None or code == seen_code:  # an opening that gave up (EraError) says why only in words
             code, status = seen_code, status or seen_status
-        return Outcome(row, transport, False, code=code, status=status, detail=message.splitlines()[0],
-                       reason=client.era_reason, wire=wire_summary(client.trace), trace=client.trace)
+        return Outcome(row, transport, False, code=code, status=status,
+                       detail=(message.splitlines() or [f"no answer within {timeout:g} s"])[0],
+                       reason=client.era_reason, wire=wire_summary(client.trace),
+                       waited=_waited(exc, client, timeout), trace=client.trace)
 
 
 async def run_matrix(rows: Sequence[Row] = SPEC_ROWS, *, transport: str = "stdio",
@@ -251,14 +295,21 @@ class Matrix:
     def cells(self, outcome: Outcome) -> tuple[str, ...]:
         row = outcome.row
         spec = f"{_(row.spec)}: HTTP {row.http_status}" if self.transport == "http" and row.http_status else _(row.spec)
-        return (row.client, row.server, spec, outcome.result, outcome.wire,
-                "✓" if outcome.matches_spec else "✗ " + _("differs from the spec"))
+        if not outcome.settled:
+            verdict = "? " + _("the server did not answer within {seconds:g} s on this machine, so this row says "
+                               "nothing about the spec: run the cell again", seconds=outcome.waited)
+        else:
+            verdict = "✓" if outcome.matches_spec else "✗ " + _("differs from the spec")
+        return (row.client, row.server, spec, outcome.result, outcome.wire, verdict)
 
     def summary(self) -> str:
         agree = sum(o.matches_spec for o in self.outcomes)
+        slow = sum(not o.settled for o in self.outcomes)
+        differ = len(self.outcomes) - agree - slow
         return (_("{rows} rows over {transport}: {agree} as the spec says", rows=len(self.outcomes),
                   transport=self.transport, agree=agree)
-                + ("" if self.all_match else _(", {count} not", count=len(self.outcomes) - agree)))
+                + (_(", {count} not", count=differ) if differ else "")
+                + (_(", {count} not answered in time on this machine", count=slow) if slow else ""))
 
     def __repr__(self) -> str:
         head = self.headings()
@@ -273,7 +324,7 @@ class Matrix:
         cell = "padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top"
         rows = ["<tr>" + "".join(f'<th style="{cell}">{html.escape(h)}</th>' for h in self.headings()) + "</tr>"]
         for outcome in self.outcomes:
-            tint = "#e8f5e9" if outcome.ok else "#ffebee"
+            tint = "#e8f5e9" if outcome.ok else "#ffebee" if outcome.settled else "#fff8e1"  # amber: undecided
             values = self.cells(outcome)
             tds = []
             for index, value in enumerate(values):

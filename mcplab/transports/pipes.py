@@ -11,6 +11,7 @@ and writes them through one of two classes with the same verbs:
     wait_readable(also)  return when read_now() has something to say, or ``also``'s read_now()
                      does (exactly on asyncio; else ``also`` is looked at every POLL seconds)
     write_now(data)  the bytes written at once without waiting (0 when the pipe is full)
+    unread()         of the bytes written, how many the other end has not read yet (None: cannot tell)
     write_all(data, stall, sent)  write every byte from ``sent`` on, waiting while the pipe is full
                      (WriteStalled after ``stall`` seconds with half a message out)
     close()          give the descriptor up (a task waiting on it gets ClosedResourceError)
@@ -153,6 +154,20 @@ class WatchedPipe:
         except BlockingIOError:
             return 0
 
+    def unread(self) -> int | None:
+        """Bytes in the pipe that its reader has not taken yet (``FIONREAD``); None where the system cannot say."""
+        try:
+            import fcntl
+            import termios
+        except ImportError:  # no POSIX terminal calls here
+            return None
+        count = bytearray(4)  # a C int, filled in by the kernel
+        try:
+            fcntl.ioctl(self.fd, termios.FIONREAD, count)
+        except OSError:  # closed, or not a pipe this system can count
+            return None
+        return int.from_bytes(count, sys.byteorder)
+
     async def write_all(self, data: bytes, stall: float, sent: int = 0) -> None:
         view = memoryview(data)[sent:]
         while view:
@@ -236,6 +251,9 @@ class ThreadedPipe:
     # --- writing -------------------------------------------------------------------------------------
     def write_now(self, data: bytes) -> int:
         return 0  # the descriptor blocks: only a worker thread may write it
+
+    def unread(self) -> int | None:
+        return None  # Windows pipes do not say how much their reader has taken
 
     async def write_all(self, data: bytes, stall: float, sent: int = 0) -> None:
         assert sent == 0, "write_now() never sends part of a message here"

@@ -28,6 +28,12 @@ and wake-up of an idle CPU, which on a virtual machine costs more than the whole
 server costs the client those 50 µs each time its reader would sleep (once per reply, and again after
 each stderr line that wakes it), and the event loop waits that long at most.
 
+:meth:`~StdioTransport.wait_read` tells when the server has taken everything written so far off its
+stdin: a server that reads is past its start-up. A dual-era client's probe counts its silence from
+then (``client/opening.py``), so a server still importing on a busy machine is not taken for a silent
+legacy one. Linux says how many bytes wait in a pipe (``FIONREAD``, asked every :data:`READ_POLL`
+seconds: a pipe has no event for "read"); where it cannot (``portable.SEES_STDIN_READ``), it says so.
+
 When stdout ends, :meth:`~StdioTransport.receive` waits briefly for the process and raises
 :class:`~mcplab.wire.errors.ServerExited` with the exit code and the last stderr lines. Shutdown
 follows "basic/lifecycle": close stdin, wait, then SIGTERM, then SIGKILL, within
@@ -61,6 +67,7 @@ __all__ = ["StdioTransport", "stdio"]
 SHUTDOWN_BUDGET = 2.0      # seconds, from closing stdin to a reaped process
 STDERR_POLL = POLL         # seconds a reader waits on stdout before draining stderr again (not on asyncio)
 REPLY_SPIN = 50e-6         # seconds a reader keeps looking at stdout before it sleeps
+READ_POLL = 0.01           # seconds between looks at whether the server has read its stdin
 EXIT_GRACE = 1.0           # seconds to wait for the exit code once stdout has ended
 WRITE_STALL = 5.0          # seconds a half-written line may wait for the server to read on
 STDERR_TAIL = 12           # stderr lines an error carries
@@ -184,6 +191,22 @@ class StdioTransport:
             return False  # a broken pipe: send() meets it again and says how the server ended
         self.trace.record("c2s", "stdio", raw, message)
         return True
+
+    async def wait_read(self) -> bool:
+        """Wait until the server has read every byte written to its stdin, or has exited: True.
+
+        False at once where the system cannot tell (Windows pipes, or ``portable.SEES_STDIN_READ`` off):
+        the caller then knows only when it wrote."""
+        if not portable.SEES_STDIN_READ or self._stdin is None:
+            return False
+        while self.running:
+            unread = self._stdin.unread()
+            if unread is None:
+                return False
+            if unread == 0:
+                return True
+            await anyio.sleep(READ_POLL)
+        return True  # it exited: whoever waits for its answer hears how (ServerExited)
 
     async def send_raw(self, line: str) -> None:
         """Write ``line`` and a newline exactly as given (it may be invalid: that is the point)."""
