@@ -240,7 +240,7 @@ async def run_row(row: Row, *, transport: str = "stdio", url: str | None = None,
         if code is None or code == seen_code:  # an opening that gave up (EraError) says why only in words
             code, status = seen_code, status or seen_status
         return Outcome(row, transport, False, code=code, status=status,
-                       detail=(message.splitlines() or [f"no answer within {timeout:g} s"])[0],
+                       detail=(message.splitlines() or [_("no answer within {timeout:g} s", timeout=timeout)])[0],
                        reason=client.era_reason, wire=wire_summary(client.trace),
                        waited=_waited(exc, client, timeout), trace=client.trace)
 
