@@ -298,6 +298,12 @@ def test_a_platform_without_a_socket_table_admits_every_connection(monkeypatch, 
     assert owner.admit(("127.0.0.1", 5), ("127.0.0.1", 6), public=False) is None
 
 
+@pytest.mark.parametrize("peer, local", [("", ""), ("", "/run/x.sock"), (None, None)],
+                         ids=["an unnamed Unix socket", "a named Unix socket", "no address at all"])
+def test_a_connection_that_is_not_tcp_is_left_to_the_sockets_file_mode(peer, local) -> None:
+    assert owner.admit(peer, local, public=False) is None
+
+
 def test_a_server_on_a_network_address_still_refuses_another_local_user() -> None:
     with launch(WEATHER, host="0.0.0.0") as server:
         port = urlsplit(server.url).port

@@ -74,10 +74,11 @@ def peer_uid(peer: tuple[Any, ...], local: tuple[Any, ...]) -> int | None:
     return NOT_LOCAL
 
 
-def admit(peer: tuple[Any, ...] | None, local: tuple[Any, ...] | None, *, public: bool) -> int | None:
+def admit(peer: Any, local: Any, *, public: bool) -> int | None:
     """None when the connection may go on, else the uid to name in the refusal (-1: unknown).
     ``public``: the server listens on a network address, so peers from other machines are expected."""
-    if peer is None or local is None or not isinstance(peer[0], str):  # not TCP: a Unix socket is the file's mode
+    # Not TCP: a Unix socket's peer is a str ('' when unnamed), and its file's mode says who may connect.
+    if not isinstance(peer, tuple) or not isinstance(local, tuple) or not peer or not isinstance(peer[0], str):
         return None
     uid = peer_uid(peer, local)
     if uid is None or uid == os.geteuid() or (uid == NOT_LOCAL and public):
