@@ -61,6 +61,7 @@ SOLUTIONS = ROOT / "labs" / "solutions" / "build"
 FIXTURES = ROOT / "tests" / "grade_fixtures"
 CITIES = ("Beijing", "Tokyo", "Paris", "Cairo", "Seoul", "Sydney")  # Lab 07's six calls behind the balancer
 WIZARD = {"name": "test_input_required_result_multi_round", "arguments": {}}
+PASS_BOUND = 600.0  # seconds one loaded pass of every scenario may take before the loops stop by themselves
 BROKEN_AT_ONCE = 2  # broken programs graded side by side: two students grading at once, the card time halved
 
 
@@ -248,7 +249,8 @@ def bench(scenarios: tuple[Scenario, ...], runs: int) -> dict:
     quiet = {s.name: timed(s) for s in scenarios}
     rows = {s.name: {"runs": 0, "same": 0, "as_taught": 0, "seconds": [], "load": [], "differences": []}
             for s in scenarios}
-    with hog.loaded() as load:
+    # The loops' own bound covers the whole bench (a pass takes ~3 min on 2 busy cores), with room to spare.
+    with hog.loaded(limit=hog.LIMIT + PASS_BOUND * runs) as load:
         for run in range(runs):
             for scenario in scenarios:
                 row = rows[scenario.name]
