@@ -2,6 +2,7 @@
 
     python bench/classroom.py                      # 5, 10, 20, 30 students, Lab 02; a table and JSON
     python bench/classroom.py --students 3,8 --lab labs/00_start_here.ipynb
+    python bench/classroom.py --students 25 --check    # Lab 06 and both graders: the same verdicts for all
 
 Theory of operation
 -------------------
@@ -14,6 +15,12 @@ run at once, while ``hub.by_student`` weighs each student's processes (peak resi
 
 ``tests/test_jupyterhub.py`` uses the same pieces with 3 students; this script finds how far one
 machine goes: the largest class with no cell over :data:`CELL_BUDGET` seconds, and what stopped it.
+
+``--check`` asks what matters to a teacher on a busy machine: are the verdicts still right? Every
+student runs Lab 06, then both graders on the lab solutions (:data:`GRADE_CELLS`, cells of their own
+after the lab's); :func:`check_run` reads each student's outputs: both matrix summaries must say 7 of 7
+as the spec says, and both cards must be full (no line failed or skipped). The report names the students
+whose verdicts differ, and the slowest cell: its lab, its index in the notebook, its seconds, its student.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 import time
 import uuid
@@ -34,6 +42,16 @@ from classroom_hub import ROOT, Hub, by_student, proxy_command  # noqa: E402  (b
 CELL_BUDGET = 15.0  # seconds: no student waits longer for one cell
 OPEN_TIMEOUT = 180.0  # seconds to open a notebook's kernel before the student counts as failed
 CELL_TIMEOUT = 120.0  # seconds before a cell counts as hung
+CHECK_LAB = "labs/06_stateless.ipynb"
+# Run in the student's kernel after the lab, from labs/ (the course copy has the solutions). The schemas
+# folder the bench found is passed on, so the schema line is judged rather than skipped for want of data.
+GRADE_CELLS = (
+    "import os\nfrom mcplab import grade\nif {spec!r}: os.environ['MCPLAB_SPEC_DIR'] = {spec!r}\n"
+    "print(grade.server('solutions/build/my_server.py'))",
+    "print(grade.client('solutions/build/my_client.py'))",
+)
+SUMMARY = re.compile(r"^(\d+) rows over (\w+): (\d+) as the spec says(.*)$", re.M)
+CARD = re.compile(r"^Report card · (server|client) .*?^(PASS|FAIL)[^\n]*$", re.M | re.S)
 
 
 # --- one student -------------------------------------------------------------------------------
@@ -64,6 +82,7 @@ class LabRun:
     cell_seconds: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)  # the text each cell printed or returned
+    cells: list[str] = field(default_factory=list)  # each cell's place: "cell 31" in the notebook, or "extra 1"
 
 
 async def run_lab(hub: Hub, client, name: str, lab: str, extra: tuple[str, ...] = (), stop: bool = True) -> LabRun:
@@ -73,8 +92,9 @@ async def run_lab(hub: Hub, client, name: str, lab: str, extra: tuple[str, ...] 
 
     began = time.monotonic()
     notebook = (await client.get(f"/user/{name}/api/contents/{lab}")).json()
-    cells = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-             for c in notebook["content"]["cells"] if c["cell_type"] == "code"]
+    cells = {f"cell {i}": "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+             for i, c in enumerate(notebook["content"]["cells"]) if c["cell_type"] == "code"}
+    cells |= {f"extra {i + 1}": code for i, code in enumerate(extra)}
     reply = await client.post(f"/user/{name}/api/sessions", json={
         "path": lab, "type": "notebook", "name": Path(lab).name, "kernel": {"name": "python3"}})
     if reply.status_code != 201:
@@ -87,7 +107,7 @@ async def run_lab(hub: Hub, client, name: str, lab: str, extra: tuple[str, ...] 
                                                   connect_timeout=OPEN_TIMEOUT, request_timeout=OPEN_TIMEOUT))
     run.open_seconds = time.monotonic() - began
     try:
-        for code in [*cells, *extra]:
+        for place, code in cells.items():
             began = time.monotonic()
             try:
                 text, error = await asyncio.wait_for(_execute(socket_, session_id, code), CELL_TIMEOUT)
@@ -95,6 +115,7 @@ async def run_lab(hub: Hub, client, name: str, lab: str, extra: tuple[str, ...] 
                 text, error = "", f"no answer within {CELL_TIMEOUT:g} s"
             run.cell_seconds.append(time.monotonic() - began)
             run.outputs.append(text)
+            run.cells.append(place)
             if error:
                 run.errors.append(error)
     finally:
@@ -138,9 +159,43 @@ async def _execute(socket_, session_id: str, code: str) -> tuple[str, str]:
     return "".join(text), error
 
 
+# --- the teacher's check -----------------------------------------------------------------------
+
+def check_run(run: LabRun) -> list[str]:
+    """Where this student's verdicts differ from the lab's: each matrix 7 of 7, each grader card full."""
+    printed = "".join(run.outputs)
+    problems = []
+    summaries: dict[str, re.Match] = {}
+    for found in SUMMARY.finditer(printed):
+        summaries.setdefault(found[2], found)  # the lab's own matrix comes first, an exercise's later
+    for transport in ("stdio", "http"):
+        found = summaries.get(transport)
+        if found is None:
+            problems.append(f"no matrix summary over {transport}")
+        elif not (found[1] == found[3] == "7" and not found[4]):
+            problems.append(f"matrix: {found[0]}")
+    cards = {found[1]: found[0].splitlines() for found in CARD.finditer(printed)}
+    for role in ("server", "client"):
+        card = cards.get(role)
+        if card is None:
+            problems.append(f"no {role} card")
+            continue
+        short = [line.strip() for line in card if line.startswith(("  ✗", "  –"))]  # failed, skipped
+        if short or not card[-1].startswith("PASS"):
+            problems.append(f"{role} card: " + "; ".join(short or card[-1:]))
+    return problems
+
+
+def slowest_cell(lab: str, runs: list[LabRun]) -> dict:
+    """The one cell that kept a student waiting longest, and whose it was."""
+    seconds, place, student = max(((s, c, r.student) for r in runs for s, c in zip(r.cell_seconds, r.cells)),
+                                  default=(0.0, "", ""))
+    return {"lab": lab, "cell": place, "seconds": round(seconds, 1), "student": student}
+
+
 # --- the measurement ----------------------------------------------------------------------------
 
-async def _class_of(hub: Hub, count: int, lab: str, offset: int) -> dict:
+async def _class_of(hub: Hub, count: int, lab: str, offset: int, extra: tuple[str, ...] = ()) -> dict:
     names = [f"student{offset + i:03d}" for i in range(count)]
     peaks: dict[str, dict[str, int]] = {}
     done = asyncio.Event()
@@ -162,7 +217,7 @@ async def _class_of(hub: Hub, count: int, lab: str, offset: int) -> dict:
             started = [n for n, r in zip(names, startup) if not isinstance(r, BaseException)]
             began = time.monotonic()
             outcomes = [r for r in startup if isinstance(r, BaseException)]
-            outcomes += await asyncio.gather(*(run_lab(hub, client, n, lab) for n in started), return_exceptions=True)
+            outcomes += await asyncio.gather(*(run_lab(hub, client, n, lab, extra) for n in started), return_exceptions=True)
             lab_seconds = time.monotonic() - began
         finally:
             done.set()
@@ -180,15 +235,39 @@ async def _class_of(hub: Hub, count: int, lab: str, offset: int) -> dict:
             "error_samples": sorted({e for r in runs for e in r.errors})[:3],
             "server_mib": round(sum(p.get("server_rss", 0) for p in mine) / len(mine) / 2**20, 1),
             "kernel_and_mcp_peak_mib": round(sum(p.get("kernel_rss", 0) for p in mine) / len(mine) / 2**20, 1),
-            "mcp_servers_peak": max(p.get("mcp_servers", 0) for p in mine)}
+            "mcp_servers_peak": max(p.get("mcp_servers", 0) for p in mine),
+            "slowest": slowest_cell(lab, runs),
+            "verdicts": {r.student: check_run(r) for r in runs} if extra else None}
+
+
+def check_line(row: dict) -> str:
+    """The teacher's line of the table: how many students saw the right verdicts, and the slowest cell."""
+    verdicts = row["verdicts"]
+    right = sum(not problems for problems in verdicts.values())
+    slowest = row["slowest"]
+    line = (f"{row['students']} students: {right} of {row['students']} with both matrices 7 of 7 and both "
+            f"grader cards full; slowest cell: {slowest['lab']} {slowest['cell']}, {slowest['seconds']:.1f} s, "
+            f"{slowest['student']}")
+    wrong = [f"  {student}: {'; '.join(problems)}" for student, problems in sorted(verdicts.items()) if problems]
+    return "\n".join([line, *wrong[:5]])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", default="5,10,20,30", help="class sizes to try in turn (default 5,10,20,30)")
-    parser.add_argument("--lab", default="labs/02_handshake.ipynb", help="the lab every student runs")
+    parser.add_argument("--lab", help="the lab every student runs (default labs/02_handshake.ipynb; "
+                        f"with --check, {CHECK_LAB})")
+    parser.add_argument("--check", action="store_true",
+                        help="then grade the lab solutions in each kernel; check every matrix and card")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "classroom.json")
     args = parser.parse_args(argv)
+    args.lab = args.lab or (CHECK_LAB if args.check else "labs/02_handshake.ipynb")
+    extra = ()
+    if args.check:
+        from mcplab import schemas
+
+        spec = str(schemas.spec_dir()) if schemas.schema_file("2026-07-28") else ""
+        extra = tuple(cell.format(spec=spec) for cell in GRADE_CELLS)
     proxy = proxy_command()
     if proxy is None:
         raise SystemExit("classroom: configurable-http-proxy is not installed (make test puts it in .node/)")
@@ -198,11 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcplab-classroom-") as work, Hub(Path(work), proxy) as hub:
         offset = 0
         for count in [int(n) for n in args.students.split(",")]:
-            row = asyncio.run(_class_of(hub, count, args.lab, offset))
+            row = asyncio.run(_class_of(hub, count, args.lab, offset, extra))
             offset += count
             results.append(row)
             print(json.dumps(row), flush=True)
-            if row["cells_over_budget"] or row["errors"]:
+            if args.check:
+                print(check_line(row), flush=True)
+            if row["cells_over_budget"] or row["errors"] or any((row["verdicts"] or {}).values()):
                 break  # this size is past what the machine serves: larger ones only get worse
         left = hub.stop()
     report = {"cpus": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -211,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(f"classroom: wrote {args.out}")
-    return 0
+    return 1 if args.check and any(any(r["verdicts"].values()) or r["errors"] for r in results) else 0
 
 
 if __name__ == "__main__":
