@@ -14,7 +14,7 @@ LAB_ARGS ?=
 # when it holds one of ours (`make lab LANG=zh`), and then the locale is put back to C.UTF-8 for JupyterLab.
 LAB_LANG ?= $(filter zh zh-CN zh_CN en,$(LANG))
 
-.PHONY: lab test notebooks translations bench clean constraints chromium
+.PHONY: lab test notebooks translations bench bench-load clean constraints chromium
 
 # setup keeps one stamp per extra in .venv, holding a fingerprint of pyproject.toml and constraints.txt:
 # a change reinstalls, otherwise it only fetches what the schema cache lacks and goes on.
@@ -83,6 +83,10 @@ translations: $(VENV)/.test-installed
 # Side by side with the official SDK: prints the table, writes bench/results/latest.json (see bench/run.py).
 bench: $(VENV)/.test-installed
 	$(BIN)/python bench/run.py
+
+# The same verdicts under a CPU hog, 20 times over (see bench/under_load.py; tests/test_under_load.py is its short form).
+bench-load: $(VENV)/.test-installed
+	$(BIN)/python bench/under_load.py --runs 20 --out bench/results/under_load.json
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR) .pytest_cache .hypothesis test-output
