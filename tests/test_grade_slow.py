@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from mcplab import grade
-from mcplab.grade import PASS, SKIP
+from mcplab.grade import PASS, SKIP, client_runs
 
 from conftest import ROOT, SPEC_DIR
 
@@ -100,3 +100,15 @@ def test_a_client_that_takes_long_to_start_gets_a_full_card() -> None:
     report = grade.client(slow("6", FAULT_CLIENT), timeout=1.0)
     no_failure_and_no_other_skip(report, late=set())
     assert report.text().splitlines()[-1] == "PASS: no line failed (15 checks)"
+
+
+def test_a_client_stopped_before_its_first_line_is_not_judged_in_time_and_nothing_else_fails(monkeypatch) -> None:
+    monkeypatch.setattr(client_runs, "START", 1.0)  # the bound is then 3 × 0.1 + 5 s: a test need not wait 30
+    report = grade.client(slow("forever", FAULT_CLIENT), timeout=0.1, patience=0.1)
+    runs = report.line("runs")
+    assert runs.status == SKIP and runs.late, runs.text()
+    assert runs.note == ("not judged in time: the client had sent nothing when the grader stopped it, 5.3 s after "
+                         "it started: still starting on this busy machine, or stuck before its first line; close "
+                         "other work, or run it again")
+    assert report.ok and all(line.status == SKIP for line in report.lines), report.text()
+    assert report.text().splitlines()[-1] == "PASS: no line failed (15 checks, 1 not judged in time)"
