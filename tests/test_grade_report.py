@@ -57,4 +57,14 @@ def test_a_check_not_judged_in_time_is_a_skip_and_the_card_says_why_above_its_ve
     assert report.text().splitlines()[1:] == ["  ✓ does a",
                                               "  – does b (not judged in time: the card's 12 s ran out)",
                                               "1 check was not judged in time.",
-                                              "PASS: no line failed (2 checks)"]
+                                              "PASS: no line failed (2 checks, 1 not judged in time)"]
+    assert report.late == [report.line("b")] and report.line("b").late and not report.line("a").late
+
+
+def test_the_verdict_counts_lines_not_judged_in_time_apart_from_failures_and_other_skips() -> None:
+    report = card(failed("a", "does a", "e", "g"), late("b", "does b", "the server did not answer in time"),
+                  skipped("c", "does c", "no prompts"))
+    assert not report.ok and [line.check for line in report.late] == ["b"] and not report.line("c").late
+    assert report.text().splitlines()[-1] == "FAIL: 1 of 3 checks failed, 1 not judged in time"
+    assert card(passed("a", "does a"), skipped("c", "does c", "no prompts")).text().splitlines()[-1] == \
+        "PASS: no line failed (2 checks)"  # no deadline fired: the verdict of every stored card

@@ -4,6 +4,12 @@ Each function takes the runs of client.py (one per scenario) and returns one rep
 of frames is the order the recorder saw them, so "after the answer arrived" means after the recorder
 passed the answer on: a client that writes ``notifications/initialized`` before reading the result
 is caught, whatever it does next.
+
+The server the client talks to is ours, so when a run ended while it had not answered a request yet
+(:func:`waiting_on`), the machine was too slow for the client's ``--timeout``: client.py runs the
+scenario again with a longer one, and if the last run is still cut short, the lines that depend on
+the session going on are "not judged in time" (a pass stays a pass). The lines about what the client
+sent (:data:`ABOUT_SENT`) are judged whatever came back.
 """
 
 from __future__ import annotations
@@ -14,8 +20,8 @@ from typing import Any, Callable
 from mcplab.wire import jsonrpc
 from mcplab.grade import frames
 from mcplab.grade.output import KEPT
-from mcplab.grade.recorder import FUTURE, NOTE_EOF, NOTE_HELD, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM, NOTE_WAITED
-from mcplab.grade.report import Line, failed, passed, quote, skipped, spec
+from mcplab.grade.recorder import FUTURE, NOTE_ANSWERED, NOTE_EOF, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM, NOTE_WAITED
+from mcplab.grade.report import PASS, Line, failed, late, passed, quote, skipped, spec
 from mcplab.i18n import N_, _
 from mcplab.trace import Trace
 from mcplab.wire.versions import LATEST_LEGACY as L, LATEST_MODERN as M, LEGACY_VERSIONS
@@ -303,24 +309,28 @@ def stderr_line(r: dict) -> Line:
 
 
 def timeout_line(r: dict, timeout: float) -> Line:
-    run, title = r["silent"], _("gives up on a request the server never answers (--timeout {timeout:g} s)",
-                                timeout=timeout)
+    run = r["silent"]
+    title = _("gives up on a request the server never answers (--timeout {timeout:g} s)",
+              timeout=run.timeout or timeout)
     where = (spec(L, "basic/lifecycle#timeouts"), _("{lab} §5 (a read timeout)", lab=_(LAB)))
-    if _note(run.trace, NOTE_HELD) is None:
+    # The call went unanswered once the client sent it (the recorder holds the answer back, or our
+    # server has not even given one yet): from then on, what the client does is its own.
+    if _first(run.trace, "tools/call") is None:
         return skipped("timeout", title, _("no tools/call was sent, so no request went unanswered"))
     if run.stopped:
         return failed("timeout", title, _("an exit within a few seconds of the timeout"),
                       _("still waiting when the grader stopped it"), *where)
-    return passed("timeout", title)
+    note = (_("rerun at --timeout {timeout:g} s: at {first:g} s the server had not answered {method} in time on "
+              "this machine", timeout=run.timeout, first=run.slow[0][0], method=run.slow[0][1]) if run.slow else "")
+    return passed("timeout", title, note)
 
 
 def cancel_line(r: dict) -> Line:
     run, title = r["silent"], _("tells the server it gave up: notifications/cancelled naming the request")
-    held = _note(run.trace, NOTE_HELD)
-    if held is None or run.stopped:
-        return skipped("cancel", title, _("the client did not give up on a request"))
     call = _first(run.trace, "tools/call")
-    wanted = call[1].get("id") if call else None
+    if call is None or run.stopped:
+        return skipped("cancel", title, _("the client did not give up on a request"))
+    wanted = call[1].get("id")
     for seq, obj in _sent(run.trace):
         if isinstance(obj, dict) and obj.get("method") == "notifications/cancelled" and "id" not in obj \
                 and (obj.get("params") or {}).get("requestId") == wanted:
@@ -338,6 +348,50 @@ CHECKS: tuple[Callable[[dict], Line], ...] = (
 
 SCENARIO_OF = {"version-mismatch": "future", "stderr": "noisy", "timeout": "silent", "cancel": "silent"}
 """The run each line is judged on (the others: the plain run)."""
+ABOUT_SENT = ("jsonrpc-lines", "schema", "initialize", "ids")
+"""Lines about the client's own lines: judged even in a run our server was too slow for."""
+
+
+def waiting_on(run: Any) -> str:
+    """The method of a request our server had not answered when the client stopped, or "".
+
+    The client stops when it gives up on a request (``notifications/cancelled``), closes the
+    server's stdin, signals it, or is stopped by the grader. The silent call is meant to go
+    unanswered, and in the noisy run the answer to initialize waits behind the log: the recorder
+    notes when the server gave it, so a client that never read stderr is not taken for a slow server.
+    """
+    trace = run.trace
+    ends = [s for s in (_note(trace, NOTE_EOF), _note(trace, NOTE_SIGTERM)) if s is not None] + [
+        s for s, o in _sent(trace) if isinstance(o, dict) and o.get("method") == "notifications/cancelled"]
+    end = min(ends, default=len(trace.frames) + 1)
+    for seq, obj in _requests(trace):
+        method = str(obj.get("method"))
+        if seq > end or (run.scenario == "silent" and method == "tools/call"):
+            continue
+        if run.scenario == "noisy" and method == "initialize" and _note(trace, NOTE_ANSWERED) is not None:
+            continue
+        answer = _answer(trace, (seq, obj))
+        if answer is None or answer[0] > end:
+            return method
+    return ""
+
+
+def _in_time(line: Line, run: Any) -> Line:
+    """``line``, or "not judged in time" if our server was too slow for the client's run it is judged on."""
+    if line.status == PASS or line.check in ABOUT_SENT:
+        return line
+    if run.stopped and not _sent(run.trace):
+        return late(line.check, line.title, _(
+            "the client had sent nothing when the grader stopped it, {start:g} s after it started: still starting "
+            "on this busy machine, or stuck before its first line; close other work, or run it again",
+            start=run.start))
+    method = waiting_on(run)
+    if not method:
+        return line
+    return late(line.check, line.title, _(
+        "the server had not answered {method} when the client's last run ended (--timeout {timeout:g} s): this "
+        "machine was too slow, which says nothing about your client; close other work, or pass a longer "
+        "--timeout", method=method, timeout=run.timeout))
 
 
 def lines(runs: dict, timeout: float) -> list[Line]:
@@ -345,8 +399,10 @@ def lines(runs: dict, timeout: float) -> list[Line]:
 
     A run in which the client sent nothing at all (it crashed first, or a TODO stopped it) leaves
     nothing to judge: its lines are skipped, and the first line, with the client's last words on
-    stderr, is the one that fails.
+    stderr, is the one that fails (or, if the client was still starting when the grader stopped it,
+    is not judged in time).
     """
     found = [check(runs) for check in CHECKS] + [timeout_line(runs, timeout), cancel_line(runs)]
+    timely = [_in_time(line, runs[SCENARIO_OF.get(line.check, "plain")]) for line in found]
     return [line if line.check == "runs" or _sent(runs[SCENARIO_OF.get(line.check, "plain")].trace)
-            else skipped(line.check, line.title, _("the client sent nothing; see the first line")) for line in found]
+            else skipped(line.check, line.title, _("the client sent nothing; see the first line")) for line in timely]

@@ -26,6 +26,15 @@ last 64 KiB of each (output.py): a client may print without end, and the card sa
 cut. A run ends when the client exits, not when its pipes do (a server that inherited them would
 keep them open); then the recorder gets a moment to finish its log, and the client's process tree
 is ended (keeper.py): nothing a run started outlives it.
+
+A busy machine is no verdict. A run's bound (``3 × timeout + 5`` s) counts from the client's first
+line to its server, not from its start: until then the client is still starting, and gets
+:data:`START` seconds. When a run ended while our server had not yet answered a request the client
+sent (``client_checks.waiting_on``: the machine was too slow for the client's ``--timeout``, which
+is no fault of the client), the scenario is run again with twice the timeout, up to :data:`RERUNS`
+times and never past twice the longest timeout asked, and judged on the first run that was not cut
+short. On a quiet machine that is the first run, and the card is what it always was; a run still
+cut short after that leaves its lines "not judged in time" (client_checks.py).
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -49,7 +58,11 @@ from mcplab.trace import Trace
 
 SCENARIOS = {"plain": "none", "future": "future-version", "noisy": "noisy", "silent": "silent"}
 CALL = ("get_weather", {"city": "Beijing"})
-SETTLE = 3.0  # seconds the server side gets to finish its log once the client has exited
+SETTLE = 10.0  # seconds the server side gets to finish its log once the client has exited (it needs
+               # well under one: the recorder notes the server's exit, lingers half a second, and leaves)
+START = 30.0   # seconds a client may take to send its first line (an import with no bytecode cache, under load)
+RERUNS = 2     # runs of a scenario after the first, each with twice the --timeout, while our server was too slow
+LOOK = 0.5     # seconds between looks at the recorder's log for the client's first line
 PATIENT = 10.0  # the client's --timeout in every run but the silent one: a slow machine must not fail a good
                 # client (a client that never drains stderr gives up after it, in the noisy run)
 
@@ -64,6 +77,10 @@ class Run:
     stderr: str
     trace: Trace           # the frames once the server side had finished
     cut: dict[str, int] = field(default_factory=dict)  # a stream that was cut → the bytes it wrote in all
+    timeout: float = 0.0   # the client's --timeout in this run
+    start: float = 0.0     # the seconds it had to send its first line
+    slow: tuple[tuple[float, str], ...] = ()  # the runs before it, cut short: (their --timeout, the method
+                                              # our server had not answered)
 
     def stderr_tail(self) -> str:
         lines = [line for line in self.stderr.splitlines() if line.strip()]
@@ -95,7 +112,8 @@ def run(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: f
     """Run the client once against the recorder in ``scenario``."""
     from mcplab.grade.recorder import NOTE_EXIT
 
-    bound = 3 * timeout + 5
+    bound = 3 * timeout + 5  # from the client's first line; before it, START
+    start = max(START, bound)
     with tempfile.TemporaryDirectory(prefix="mcplab-grade-") as folder:
         log = Path(folder, "frames.jsonl")
         recorder = [sys.executable, "-m", "mcplab.grade.recorder", "--log", str(log), "--fault", SCENARIOS[scenario],
@@ -105,7 +123,7 @@ def run(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: f
         tree = Tree(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
         output = Output(tree)
         try:
-            stopped = not output.read_until(lambda: tree.poll() is not None, time.monotonic() + bound)
+            stopped = not _wait(tree, output, log, start, bound)
             code = tree.returncode
             # The client has gone; the recorder still writes its last notes once it sees the server exit.
             settle = time.monotonic() + SETTLE
@@ -116,7 +134,38 @@ def run(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: f
             output.close()
         kept = output.kept
         return Run(scenario, None if stopped else code, stopped, kept["stdout"].text(), kept["stderr"].text(),
-                   load(log), {name: k.total for name, k in kept.items() if k.cut})
+                   load(log), {name: k.total for name, k in kept.items() if k.cut}, timeout, start)
+
+
+def _wait(tree: Tree, output: Output, log: Path, start: float, bound: float) -> bool:
+    """Until the client exits (True), or ``bound`` seconds after its first line reached the recorder
+    (``start`` seconds after it started, while it has sent none): False."""
+    def exited() -> bool:
+        return tree.poll() is not None
+
+    deadline = time.monotonic() + start
+    while not _sent_a_line(load(log)):
+        # A look at the log every half second: the recorder writes it, and writing a file wakes nobody.
+        if output.read_until(exited, min(deadline, time.monotonic() + LOOK)):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+    return output.read_until(exited, time.monotonic() + bound)
+
+
+def _sent_a_line(trace: Trace) -> bool:
+    return any(f.direction == "c2s" and f.channel == "stdio" for f in trace.frames)
+
+
+def scenario_runs(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: float, longest: float,
+                  call: tuple[str, dict[str, Any]], cwd: str | None = None) -> Run:
+    """The run of ``scenario`` to judge: the first, or a rerun with twice the timeout if our server was too slow."""
+    done = run(argv, scenario, server=server, timeout=timeout, call=call, cwd=cwd)
+    slow: list[tuple[float, str]] = []
+    while (method := client_checks.waiting_on(done)) and len(slow) < RERUNS and 2 * done.timeout <= longest:
+        slow.append((done.timeout, method))
+        done = run(argv, scenario, server=server, timeout=2 * done.timeout, call=call, cwd=cwd)
+    return replace(done, slow=tuple(slow))
 
 
 def _noted(trace: Trace, text: str) -> bool:
@@ -135,10 +184,11 @@ def client(target: str | Path | Sequence[str], *, server: Sequence[str] | None =
     """
     argv = command(target)
     wrapped = command(server) if server is not None else weather()
+    longest = 2 * max(timeout, patience)  # no rerun gives the client more than this
     # The four runs are independent processes that mostly wait (on timeouts, on a server's exit), so
     # they run side by side in threads: the card takes as long as the slowest run, not the sum.
     with ThreadPoolExecutor(len(SCENARIOS)) as pool:
-        futures = {name: pool.submit(run, argv, name, server=wrapped, call=call, cwd=cwd,
+        futures = {name: pool.submit(scenario_runs, argv, name, server=wrapped, call=call, cwd=cwd, longest=longest,
                                      timeout=timeout if name == "silent" else max(timeout, patience))
                    for name in SCENARIOS}
     runs = {name: future.result() for name, future in futures.items()}

@@ -15,7 +15,9 @@ Lines are cut by :class:`mcplab.wire.jsonrpc.LineFramer` (the one way bytes beco
 through its ``frames``, stderr only through its ``lines``, being log text), so a line longer
 than its limit is reported, not buffered without end. Every line in either direction is recorded in
 :attr:`Child.trace` first: stdout lines with the message decoded (or the error decoding it), stderr
-lines on their own channel, as the client's transports do.
+lines on their own channel, as the client's transports do. :meth:`Child.unread` says whether the
+child has read what we wrote (Linux only: a pipe has no event for it, so :meth:`Child.wait_read`
+looks every :data:`READ_POLL` seconds).
 
 :meth:`Child.close` ends the process the way the stdio transport says a client should (2025-11-25
 "lifecycle", shutdown; 2026-07-28 "transports/stdio", shutdown): close stdin, wait, then SIGTERM,
@@ -29,10 +31,12 @@ from __future__ import annotations
 import os
 import selectors
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
+from mcplab import portable
 from mcplab.grade.keeper import Tree
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError
@@ -40,6 +44,7 @@ from mcplab.trace import Trace
 
 CHUNK = 1 << 16
 STDERR_KEPT = 20  # stderr lines a report may quote
+READ_POLL = 0.05  # seconds between looks at whether the child has read its stdin (a pipe has no event for it)
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,38 @@ class Child:
         except (BrokenPipeError, ValueError, OSError):  # ValueError: we closed stdin already
             return False
 
+    def unread(self) -> int | None:
+        """Bytes written to the child's stdin that it has not read yet; None where the system cannot say.
+
+        Linux counts them on our end of the pipe (``FIONREAD``); 0 means the child has read every line
+        we sent, so it is past its start-up (``portable.SEES_STDIN_READ`` says where this holds)."""
+        if not portable.SEES_STDIN_READ or self.process.stdin is None:
+            return None
+        import fcntl  # here: POSIX only, and only Linux gets this far
+        import termios
+
+        count = bytearray(4)  # a C int, filled in by the kernel
+        try:
+            fcntl.ioctl(self.process.stdin.fileno(), termios.FIONREAD, count)
+        except (OSError, ValueError):  # ValueError: we closed stdin already
+            return None
+        return int.from_bytes(count, sys.byteorder)
+
+    def wait_read(self, deadline: float) -> bool:
+        """Wait until the child has read every line we sent (or has left, or the system cannot tell): True.
+
+        False at ``deadline``. What the child writes meanwhile is read too (a server that logs while it
+        starts must not block on a full pipe), and waits for :meth:`next`."""
+        while self.unread():
+            if not self._selector.get_map():
+                return True  # both pipes ended: it has left, and next() says so
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            for key, _ in self._selector.select(min(left, READ_POLL)):
+                self._drain(key.fileobj, key.data)
+        return True
+
     # --- reading -------------------------------------------------------------------------------
     def next(self, deadline: float) -> Event:
         """The next line from stdout or stderr, or ``timeout`` at ``deadline``, or ``eof`` when both end."""
@@ -129,7 +166,7 @@ class Child:
                 self._ready.append(Event(name, line))
 
     # --- ending --------------------------------------------------------------------------------
-    def close(self, grace: float = 2.0) -> Ending:
+    def close(self, grace: float = 5.0) -> Ending:
         """Close stdin and wait ``grace`` seconds; then SIGTERM, then SIGKILL (the spec's order)."""
         already = self.process.poll() is not None or self.stdout_closed
         try:

@@ -20,6 +20,15 @@ It asks only for lists the server declared a capability for, as any client must 
 Session into report lines. A request that gets no answer within the timeout ends the walk there (the
 session is ``stuck``), so a silent server costs one timeout, not one per request.
 
+The first request's timeout counts from the moment the server *read* it, not from our write: a
+server still importing on a busy machine (seconds, with no bytecode cache) is slow to start, which
+is no fault, while one that reads the request and stays silent does not answer, which is. Linux says
+how much of our line is still in the pipe (``Child.wait_read`` looks every few hundredths of a
+second: a pipe has no event for "read"); elsewhere the timeout counts from the write, as before.
+A server that has not read its first request when the card's time runs out (or after
+:data:`STARTING` seconds, when no card bounds the walk) is ``late`` there, and its session is not
+``started``: its lines are "not judged in time", never failed.
+
 A slow server costs no more than the card's time either: the walk is given the moment it must end
 (``ends``, shared by both eras), and no request waits past it. A request the budget cut, and every
 one after it, is :data:`LATE`; the session names the phases (:data:`PHASES`) it did not finish, so
@@ -55,6 +64,7 @@ MAX_PAGES = 20   # pages of one list followed through nextCursor
 MAX_COMPLETIONS = 3  # values asked of completion/complete per template or prompt; the other arguments get EXAMPLE
 PHASES = ("open", "tools", "resources", "prompts", "malformed")  # the walk's parts, in its order
 EXAMPLE = "example"  # a template or prompt argument's value when nothing better is offered
+STARTING = 120.0  # seconds a server may take to read its first request when no card's time bounds the walk
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,7 @@ class Session:
     stray: list[str] = field(default_factory=list)  # responses that answered no request of ours
     trace: Trace = field(default_factory=Trace)
     unjudged: tuple[str, ...] = ()  # the phases the card's time ran out in, or before
+    started: bool = True  # False: the server had not read its first request when the time ran out
 
     @property
     def opened(self) -> bool:
@@ -139,6 +150,7 @@ class Probe:
         self.stuck = False
         self.phase = PHASES[0]
         self.late_in = ""  # the phase in which the card's time ran out
+        self.started = False  # the server has read a request of ours (or we cannot tell: see _read)
         self.completions: dict[str, int] = {}  # asked per template or prompt
         self.stray: list[str] = []
 
@@ -162,7 +174,16 @@ class Probe:
                                                    META_CLIENT_CAPABILITIES: {}, META_CLIENT_INFO: GRADER}}
         request_id = self.ids()
         self.child.send(jsonrpc.encode(jsonrpc.Request(request_id, method, params)))
+        if not self.started and not self._read():
+            return self._late()
         return self._await(lambda m: getattr(m, "id", None) == request_id)
+
+    def _read(self) -> bool:
+        """Wait until the server has read what we sent: past its start-up (or gone, or we cannot tell).
+
+        False if the card's time (or :data:`STARTING`) ran out first."""
+        self.started = self.child.wait_read(min(self.ends, time.monotonic() + STARTING))
+        return self.started
 
     def notify(self, method: str) -> None:
         if not self.stuck and not self.late_in:
@@ -226,7 +247,7 @@ class Probe:
         return str(values[0]) if isinstance(values, list) and values else EXAMPLE
 
 
-def walk(argv: Sequence[str], era: str, timeout: float = 5.0, grace: float = 2.0,
+def walk(argv: Sequence[str], era: str, timeout: float = 5.0, grace: float = 5.0,
          cwd: str | None = None, ends: float = math.inf) -> Session:
     """Start the server, explore it in ``era`` (``"legacy"`` or ``"modern"``) until ``ends``; close it; what it saw."""
     session = Session(era, LATEST_LEGACY if era == "legacy" else LATEST_MODERN)
@@ -244,6 +265,7 @@ def walk(argv: Sequence[str], era: str, timeout: float = 5.0, grace: float = 2.0
         session.ending = probe.child.close(grace)  # not cut by the budget: the server gets its grace
         session.stray = probe.stray
         session.unjudged = _unjudged(probe, session)
+        session.started = probe.started or not probe.late_in
     return session
 
 

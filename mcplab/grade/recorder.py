@@ -52,6 +52,7 @@ NOTE_EXIT = "the server exited"
 NOTE_WAITED = "the client was still waiting"
 NOTE_LEFT = "the client had gone"
 NOTE_NOISE = "wrote 256 KiB to stderr before answering initialize"
+NOTE_ANSWERED = "the server answered initialize: writing 256 KiB to stderr first"
 NOTE_HELD = "held back the answer to tools/call"
 NOTE_FUTURE = "answered initialize with protocolVersion 2099-01-01"
 FAULTS = ("none", "future-version", "noisy", "silent")
@@ -115,6 +116,8 @@ class Relay:
             result["protocolVersion"] = FUTURE
             self.note(NOTE_FUTURE)
         if self.fault == "noisy":
+            # Noted first: a client that gave up before this note waited on a slow server, not on a full pipe.
+            self.note(NOTE_ANSWERED)
             _write_all(2, NOISE)  # blocks while nobody reads our stderr, as a real server would
             self.note(NOTE_NOISE)
         return jsonrpc.encode(jsonrpc.Response(response.id, result)).encode("utf-8")

@@ -15,8 +15,10 @@ Each line has one of three marks::
 A :class:`Report` fails when any line fails; ``mcplab grade`` then exits with status 1. Skips never fail
 a card. The text has no times, ports or machine paths, so a notebook can store it: the same program
 gets the same card on every machine. Only the schema line differs, where the official schemas are
-missing, and it says so in one line; and a card whose time ran out says so in a remark above its
-verdict (how far a slow program got depends on the machine; the budget the remark names does not).
+missing, and it says so in one line; and a card on which a deadline fired says so: each such line
+is "not judged in time" with the sentence of what ran out and what to do (a longer ``--timeout``,
+less work on the machine), and the verdict counts those lines apart from the rest (how far a slow
+program got depends on the machine; the deadline a line names does not).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Line:
     got: str = ""
     where: tuple[str, ...] = ()
     note: str = ""  # a pass's detail, or why a line was skipped
+    late: bool = False  # a skip because a deadline fired first: the verdict counts these apart
 
     @property
     def mark(self) -> str:
@@ -88,8 +91,8 @@ def skipped(check: str, title: str, why: str) -> Line:
 
 
 def late(check: str, title: str, why: str) -> Line:
-    """A check the card's time ran out before: a skip, never the student's failure."""
-    return Line(check, title, SKIP, note=_("not judged in time: {why}", why=why))
+    """A check a deadline fired before: a skip of its own kind, never the student's failure."""
+    return Line(check, title, SKIP, note=_("not judged in time: {why}", why=why), late=True)
 
 
 @dataclass(frozen=True)
@@ -123,10 +126,22 @@ class Report:
                 return line
         raise KeyError(f"no check {check!r} on this card; it has {', '.join(l.check for l in self.lines)}")
 
+    @property
+    def late(self) -> list[Line]:
+        """The lines a deadline fired before (a busy machine): counted apart from passes, failures and skips."""
+        return [line for line in self.lines if line.late]
+
     def text(self) -> str:
-        verdict = (ngettext("PASS: no line failed ({n} check)", "PASS: no line failed ({n} checks)", len(self.lines))
-                   if self.ok else _("FAIL: {failed} of {total} checks failed", failed=len(self.failed),
-                                     total=len(self.lines)))
+        late, total = len(self.late), len(self.lines)
+        if self.ok:
+            verdict = (ngettext("PASS: no line failed ({n} check, {late} not judged in time)",
+                                "PASS: no line failed ({n} checks, {late} not judged in time)", total, late=late)
+                       if late else ngettext("PASS: no line failed ({n} check)", "PASS: no line failed ({n} checks)",
+                                             total))
+        else:
+            verdict = (_("FAIL: {failed} of {total} checks failed, {late} not judged in time",
+                         failed=len(self.failed), total=total, late=late) if late
+                       else _("FAIL: {failed} of {total} checks failed", failed=len(self.failed), total=total))
         return "\n".join([_("Report card · {title}", title=self.title), *(line.text() for line in self.lines),
                           *self.remarks, verdict])
 

@@ -21,8 +21,11 @@ Lines that need something the student did not offer (no prompts declared: nothin
 skipped, not failed; the brief's lines are where a missing primitive fails.
 
 The card has a time of its own, :data:`BUDGET` timeouts (60 s at the default 5 s, where the lab's
-solution needs about one), so a server that answers every request just inside the timeout cannot
-keep a student waiting for minutes. A line whose part of the walk the time cut is "not judged in
+solution needs about one, and some ten at load 10 with no bytecode cache), so a server that answers
+every request just inside the timeout cannot keep a student waiting for minutes. A server slow to
+start costs no timeout: the first request's counts from the server's read of it (probe.py), and a
+server that has not read it when the card's time runs out is "not judged in time", with a sentence
+of its own. A line whose part of the walk the time cut is "not judged in
 time" (:func:`in_time`), a skip that names the budget and how to grow it, never a failure; a failure
 already seen in an answered call stays. The card then says, above its verdict, how many were cut.
 """
@@ -52,10 +55,10 @@ BUDGET = 12  # the card's time, in timeouts: a correct server's walk is some 40 
 PHASE_OF = {"legacy-open": "open", "modern-open": "open", "tools": "tools", "unknown-tool": "tools",
             "brief-tools": "tools", "brief-tool-error": "tools", "resources": "resources",
             "brief-resource": "resources", "prompts": "prompts", "brief-prompt": "prompts",
-            "malformed-line": "malformed"}
+            "malformed-line": "malformed", "eof": "open"}  # a server still starting cannot see its stdin close
 ERA_OF = {"legacy-open": "legacy", "modern-open": "modern"}
 SEEN_FAILING = ("tools", "resources", "prompts")  # their failure names a call that was answered
-SEEN_PASSING = ("brief-tools", "brief-resource", "brief-prompt", "brief-tool-error")  # their pass names a find
+SEEN_PASSING = ("brief-tools", "brief-resource", "brief-prompt", "brief-tool-error", "eof")  # a pass names a find
 
 
 def command(target: str | Path | Sequence[str]) -> list[str]:
@@ -66,7 +69,7 @@ def command(target: str | Path | Sequence[str]) -> list[str]:
     return [sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3") else argv
 
 
-def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: float = 2.0,
+def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: float = 5.0,
            cwd: str | None = None) -> Report:
     """Grade the stdio server at ``target`` (a ``.py`` file or a command); the report card.
 
@@ -97,7 +100,10 @@ def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: f
             "done (that says how busy this machine is, not what your server does); a longer --timeout, or "
             "timeout= in Python, gives it more", budget=budget, times=BUDGET,
             timeout=timeout)
-    timely = [in_time(line, sessions, why) for line in lines]
+    starting = _("the server had not read its first request when the card's {budget:g} s ran out: it may still "
+                 "have been starting on this busy machine (or it never reads its stdin); a longer --timeout, or "
+                 "timeout= in Python, gives it more", budget=budget)
+    timely = [in_time(line, sessions, why, starting) for line in lines]
     cut = sum(line is not judged for line, judged in zip(timely, lines))
     remarks = (ngettext("{n} check was not judged in time: the card's {budget:g} s ran out first; run it again "
                         "with a longer --timeout.",
@@ -106,18 +112,20 @@ def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: f
     return Report(_("server {target}", target=shown), tuple(timely), {s.era: s.trace for s in sessions}, remarks)
 
 
-def in_time(line: Line, sessions: list[Session], why: str) -> Line:
+def in_time(line: Line, sessions: list[Session], why: str, starting: str = "") -> Line:
     """``line``, or "not judged in time" if the card's time ran out before the part of the walk it is judged on.
 
     What was seen stays seen: a tools, resources or prompts failure names a call that was answered,
-    and a brief line that passes names what was found.
+    and a brief line that passes names what was found (an eof that passes, a server that exited).
+    ``starting`` is the reason given when a session's server never read its first request.
     """
     phase, era = PHASE_OF.get(line.check), ERA_OF.get(line.check)
-    if not any(phase in s.unjudged for s in sessions if era in (None, s.era)):
+    concerned = [s for s in sessions if era in (None, s.era)]
+    if not any(phase in s.unjudged for s in concerned):
         return line
     if (line.status == FAIL and line.check in SEEN_FAILING) or (line.status == PASS and line.check in SEEN_PASSING):
         return line
-    return late(line.check, line.title, why)
+    return late(line.check, line.title, starting if starting and not all(s.started for s in concerned) else why)
 
 
 def _open(sessions: list[Session]) -> list[Session]:
