@@ -46,8 +46,9 @@ from mcplab.wire import jsonrpc
 from mcplab.trace import views as trace_views
 from mcplab.course import server_command
 from mcplab.client import Client
+from mcplab.client.client import DEFAULT_TIMEOUT
 from mcplab.economics import ILLUSTRATIVE_COSTS, SEED_EXAMPLES, compare, summarize
-from mcplab.wire.errors import MCPLabError
+from mcplab.wire.errors import MCPLabError, RequestTimeout
 from mcplab.i18n import N_, _, ngettext
 from mcplab.server.streamable_http import launch
 from mcplab.trace import Frame
@@ -62,6 +63,7 @@ __all__ = ["STEPS", "Terminal", "run", "use_color", "differences"]
 STYLES = {"title": "1", "number": "1;33", "label": "1", "c2s": "36", "s2c": "32", "notification": "35",
           "error": "31", "warn": "33", "dim": "2"}
 LOOPBACK = "127.0.0.1"
+TIMEOUT = DEFAULT_TIMEOUT  # seconds each request of the tour may take: a server start on a busy machine included
 SEED_VERSION, SEED_CLIENT = "2025-06-18", {"name": "my-agent", "version": "0.1.0"}  # seed 2's handshake
 CITY = {"city": "Beijing"}                                                          # seed 2's tools/call
 SEED_MESSAGES = (  # seed 1's shapes word for word, and the one MCP refuses although JSON-RPC allows it
@@ -210,7 +212,7 @@ async def step_handshake(ui: Terminal) -> None:
              version=SEED_VERSION))
     ui.line("  $ python servers/weather.py", "dim")
     async with Client(stdio(server_command("weather")), era="legacy", version=SEED_VERSION,
-                      client_info=SEED_CLIENT) as client:
+                      client_info=SEED_CLIENT, timeout=TIMEOUT) as client:
         ui.trace(client.trace, full=True)
         ui.item(_("asked for"), client.requested_version)
         ui.item(_("agreed on"), client.protocol_version or "?")
@@ -222,7 +224,7 @@ async def step_handshake(ui: Terminal) -> None:
 async def step_primitives(ui: Terminal) -> None:
     ui.say(_("Tools are chosen by the model, resources by the application, prompts by the user. Each is "
              "listed, then used (the handshake of step 2 is left out of the trace):"))
-    async with Client(stdio(server_command("weather")), era="legacy") as client:
+    async with Client(stdio(server_command("weather")), era="legacy", timeout=TIMEOUT) as client:
         client.recent()
         tools = await client.list_tools()
         ui.item("tools/list", ", ".join(f"{t.name}({', '.join(t.parameters)})" for t in tools))
@@ -235,7 +237,7 @@ async def step_primitives(ui: Terminal) -> None:
         ui.trace(client.recent())
     ui.say(_("A tool's arguments are written by a model, so the file server confines every path to its "
              "folder. A refusal is a tool error (isError: true) the model can read, not a protocol error:"))
-    async with Client(stdio(server_command("files")), era="legacy") as files:
+    async with Client(stdio(server_command("files")), era="legacy", timeout=TIMEOUT) as files:
         files.recent()
         refused = await files.call_tool("read_file", {"path": "../secret.txt"})
         ui.item("tools/call read_file ../secret.txt", f"isError={str(refused.is_error).lower()}: {refused.text}",
@@ -251,7 +253,7 @@ async def step_http(ui: Terminal) -> None:
     # launch() blocks for the ~0.2 s the server takes to print its URL; nothing else runs meanwhile.
     with launch(server_command("weather"), host=LOOPBACK) as server:
         ui.item(_("serving at"), re.sub(r":\d+/", ":PORT/", server.url))
-        async with Client(http(server.url), era="legacy") as client:
+        async with Client(http(server.url), era="legacy", timeout=TIMEOUT) as client:
             await client.call_tool("get_weather", CITY)
     ui.trace(client.trace)
     ui.say(_("The tools/call exchange as the HTTP/1.1 text that crossed the wire (port and session id masked):"))
@@ -259,7 +261,7 @@ async def step_http(ui: Terminal) -> None:
 
 
 async def _call_weather(transport: Transport, era: str) -> Client:
-    async with Client(transport, era=era) as client:
+    async with Client(transport, era=era, timeout=TIMEOUT) as client:
         await client.call_tool("get_weather", CITY)
     return client
 
@@ -364,6 +366,10 @@ def run(step: int | None = None, *, color: bool | None = None, out: TextIO = sys
     except KeyboardInterrupt:
         ui.line("\n" + _("interrupted; every server the demo started has been stopped"), "warn")
         return 130
+    except RequestTimeout:  # the clock, not the protocol: say so, and what to do
+        ui.line("\n" + _("mcplab demo: a server did not answer within {seconds:g} s on this machine; this says nothing "
+                         "about the protocol; run `mcplab demo` again (or close other work)", seconds=TIMEOUT), "error")
+        return 1
     except MCPLabError as exc:
         ui.line(f"\nmcplab demo: {type(exc).__name__}: {exc}", "error")
         return 1

@@ -12,7 +12,8 @@ initialize with another id), ``--answer-version V``, ``--cursor C`` (the nextCur
 tools/list page, ``page-2`` unless told; ``""`` is a valid cursor), ``--capabilities JSON``, ``--ignore-eof``
 (ignores end-of-file on stdin and SIGTERM), ``--stderr-flood BYTES`` (floods stderr while it
 handles a tools/call), ``--exit-on-call CODE`` (crashes on tools/call), ``--quiet-before-init``
-(ignores every request that comes before initialize, as some legacy servers do).
+(ignores every request that comes before initialize, as some legacy servers do), ``--ping-delay S``
+(sleeps S seconds before it answers a ping, as a live server on a busy machine may).
 Its ``slow`` tool never answers; ``echo`` answers with its arguments; ``progress`` sends two
 progress notifications and a log message first.
 
@@ -361,6 +362,8 @@ def run_mini(flags: list[str]) -> None:
                       "capabilities": capabilities, "serverInfo": {"name": "mini", "version": "0.0.1"}}
             send({"jsonrpc": "2.0", "id": rid + 100 if "--wrong-id" in flags else rid, "result": result})
         elif method == "ping":
+            if flag("--ping-delay"):  # a live server on a busy machine, slow to get round to answering
+                time.sleep(float(flag("--ping-delay")))
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "tools/list":  # two pages, to exercise nextCursor
             page = 1 if "cursor" in params and params["cursor"] == next_cursor else 0

@@ -225,6 +225,18 @@ async def test_a_half_written_line_then_exit_is_server_exited():
     assert caught.value.returncode == 5
 
 
+async def test_a_server_slow_to_exit_after_its_stdout_ends_is_reported_by_its_exit_code_and_stderr():
+    # On a busy machine the exit can come seconds after the end of stdout (here: it closes stdout, then
+    # takes 3 s); the error must still say how the server ended, not that it is still running.
+    script = ("import os, sys, time; os.close(1); time.sleep(3); "
+              "sys.exit('slow server: finished closing, a while after stdout')")
+    async with stdio(["python", "-c", script]) as transport:
+        with pytest.raises(ServerExited) as caught:
+            await transport.receive()
+    assert caught.value.returncode == 1
+    assert caught.value.stderr_tail[-1] == "slow server: finished closing, a while after stdout"
+
+
 async def test_send_raw_writes_exactly_the_given_line():
     script = "import sys; line = sys.stdin.readline(); sys.stderr.write('got ' + line); sys.stderr.flush()"
     async with stdio(["python", "-c", script]) as transport:

@@ -19,6 +19,7 @@ import wire_log
 
 from mcplab import demo
 from mcplab.cli import main
+from slow_start import slow_start
 
 pytestmark = pytest.mark.subprocess
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,3 +183,13 @@ def test_differences_name_what_the_modern_era_changed_on_the_wire():
         'new in the tools/call result: resultType = "complete"',
         "frames for one call on a fresh connection: 5 (legacy) against 4 (modern)",
     ]
+
+
+def test_a_server_that_does_not_answer_in_time_is_said_to_be_slow_not_broken(tmp_path, monkeypatch):
+    slow_start(5, tmp_path, monkeypatch)            # the weather server starts 5 s late ...
+    monkeypatch.setattr(demo, "TIMEOUT", 1, raising=False)   # ... and the tour waits 1 s for each answer
+    out = io.StringIO()
+    assert demo.run(2, color=False, out=out) == 1  # step 2, the handshake: the first server
+    assert out.getvalue().rstrip().endswith(
+        "mcplab demo: a server did not answer within 1 s on this machine; this says nothing about the protocol; "
+        "run `mcplab demo` again (or close other work)"), out.getvalue()[-400:]

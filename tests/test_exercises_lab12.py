@@ -107,3 +107,28 @@ def test_each_typical_slip_is_named(name, answer, says):
     feedback = getattr(lab12, name)(answer)
     assert not feedback
     assert says in feedback.message, feedback.message
+
+
+# --- a slow machine (issue 28): the entry's verdict never comes from a clock --------------------------------
+
+def slow_entry(seconds: float, folder: Path) -> dict:
+    """The worked entry, with an env that makes its Python sleep ``seconds`` before it runs the server."""
+    (folder / "sitecustomize.py").write_text(f"import time\ntime.sleep({seconds!r})\n", encoding="utf-8")
+    return {**ENTRY, "env": {"PYTHONPATH": str(folder)}}
+
+
+@pytest.mark.subprocess
+def test_the_desktop_entry_passes_when_the_server_takes_longer_than_twenty_seconds_to_start(tmp_path):
+    feedback = lab12.check_desktop_entry(slow_entry(21, tmp_path))
+    assert feedback, feedback
+    assert repr(feedback).startswith("✓ started as a host starts it")
+
+
+@pytest.mark.subprocess
+def test_a_desktop_entry_check_that_gives_up_says_the_machine_was_slow_not_the_entry(tmp_path, monkeypatch):
+    monkeypatch.setattr(lab12, "START_TIMEOUT", 1, raising=False)
+    feedback = lab12.check_desktop_entry(slow_entry(5, tmp_path))
+    assert not feedback
+    assert feedback.message == ("the weather server did not answer within 1 s on this machine; this says nothing "
+                                "about your entry; run the cell again (or close other work)")
+    assert feedback.hint == ""

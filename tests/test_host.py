@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from client_helpers import FakeModernServer, FakeServer
+from client_helpers import FakeModernServer, FakeServer, command
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import LocalProtocolError
 from mcplab.client.host import (
@@ -165,6 +165,21 @@ async def test_a_crash_takes_out_one_server_and_the_host_says_which():
         assert [e.server for e in host.catalogue] == ["files"]
         with pytest.raises(LocalProtocolError, match="out of service: weather"):
             await host.call("get_weather", {"city": "Beijing"})
+
+
+async def test_a_server_slow_to_answer_ping_stays_in_service():
+    # A live server on a busy machine may take seconds to answer: the check waits as long as for any request.
+    async with Host({"slow": command("mini", "--ping-delay", "6")}) as host:
+        assert await host.check() == {"slow": "up"}
+        assert [e.name for e in host.catalogue] == ["echo", "slow", "progress", "fail"]
+
+
+async def test_a_ping_with_no_answer_within_the_hosts_timeout_takes_the_server_out_of_service():
+    async with Host({"silent": command("mini", "--ping-delay", "60")}, timeout=2) as host:
+        status = await host.check()
+        assert status["silent"].startswith("failed: no response to ping (id ")
+        assert status["silent"].endswith(" within 2 s; sent notifications/cancelled"), status
+        assert host.catalogue == []
 
 
 async def test_list_changed_makes_the_next_run_list_tools_again():

@@ -134,3 +134,20 @@ def test_always_confirm_accepts_with_every_boolean_ticked_and_refuses_what_is_no
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_a_post_the_server_does_not_answer_in_time_says_the_machine_was_slow(monkeypatch):
+    import socket
+
+    from mcplab.notebook import raw_post
+
+    # A socket that listens and never answers: the connection is queued, the reply never comes.
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(1)
+        monkeypatch.setattr(raw_post, "TIMEOUT_S", 1.0)
+        url = f"http://127.0.0.1:{mute.getsockname()[1]}/mcp"
+        with pytest.raises(TimeoutError) as raised:
+            raw_post.post(url, {}, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert str(raised.value) == (f"{url} did not answer the POST within 1 s on this machine; this says nothing "
+                                 "about the spec or the server; run the cell again (or close other work)")

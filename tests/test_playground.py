@@ -3,12 +3,14 @@ weather server, by method and by button (a click's work runs in a task group of 
 
 from __future__ import annotations
 
+import sys
+
 import anyio
 import pytest
 
 from mcplab import notebook
 from mcplab.notebook.inspector import _expand
-from mcplab.wire.errors import MCPLabError
+from mcplab.wire.errors import MCPLabError, RequestTimeout
 
 SCHEMA = {
     "type": "object",
@@ -262,3 +264,17 @@ async def test_a_huge_result_is_cut_in_the_result_box_and_stays_whole_in_the_tra
     assert f"… ({len(repr(result)) - MAX_RESULT} more characters)" in box  # the typed result, cut
     assert f"… ({len(shown) - MAX_RESULT} more characters)" in box         # and its JSON, cut
     assert len(box) < 2 * MAX_RESULT + 1000, f"the result box holds {len(box)} characters"
+
+
+@pytest.mark.anyio
+@pytest.mark.subprocess
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_a_server_that_does_not_answer_in_time_is_said_to_be_slow_not_wrong(era):
+    silent = [sys.executable, "-c", "import sys; sys.stdin.read()"]  # reads everything, answers nothing
+    pg = notebook.playground(silent, era=era, timeout=1)
+    with pytest.raises(RequestTimeout):
+        await pg.connect()
+    assert ("connection failed: the server did not answer within 1 s on this machine; this says nothing about the "
+            "spec or the server; click Connect again (or close other work, or pass timeout=N)</span>"
+            in pg.status.value), pg.status.value
+    assert pg.client is None

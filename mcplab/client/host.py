@@ -302,10 +302,14 @@ class Host:
 
     # --- state --------------------------------------------------------------------------------------
     async def check(self) -> dict[str, str]:
-        """``ping`` every server; the ones that are gone or silent are taken out of service."""
+        """``ping`` every server; the ones that are gone or silent are taken out of service.
+
+        A ping waits as long as any request of the host's (``timeout``, 30 s unless told): a live server
+        on a busy machine may take seconds to answer, and a shorter wait would take it for a dead one.
+        """
         for name, client in list(self.clients.items()):
             try:
-                await client.ping(timeout=5)
+                await client.ping()
             except RemoteError:
                 pass  # an error response is still an answer: the server is alive
             except (TransportError, RequestTimeout) as exc:

@@ -140,10 +140,14 @@ class Balancer:
         return self.process.stop()
 
 
-def start(backends: Sequence[str], *, use: str = "auto", timeout: float = 20.0) -> Balancer:
-    """nginx in front of ``backends`` when it is installed (``use="auto"`` or ``"nginx"``), else mcplab's proxy."""
+def start(backends: Sequence[str], *, use: str = "auto", timeout: float | None = None) -> Balancer:
+    """nginx in front of ``backends`` when it is installed (``use="auto"`` or ``"nginx"``), else mcplab's proxy.
+
+    ``timeout`` bounds the start; by default launch's own, sized for a busy machine."""
     from mcplab.ecosystem import proxy
-    from mcplab.server.streamable_http import launch
+    from mcplab.server.streamable_http.process import START_TIMEOUT, launch
+
+    timeout = START_TIMEOUT if timeout is None else timeout
 
     nginx = find_nginx() if use in ("auto", "nginx") else None
     if use == "nginx" and nginx is None:

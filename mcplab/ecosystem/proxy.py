@@ -48,6 +48,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from mcplab.server.streamable_http.process import START_TIMEOUT
+
 __all__ = ["create_app", "serving", "start", "launch_all", "stop_all", "main", "HOP_BY_HOP", "BACKEND_HEADER"]
 
 BACKEND_HEADER = "X-Backend"
@@ -140,14 +142,14 @@ async def serving(backends: Sequence[str], *, app: Starlette | None = None) -> A
         sock.close()
 
 
-def start(backends: Sequence[str], *, timeout: float = 20.0) -> Any:
+def start(backends: Sequence[str], *, timeout: float = START_TIMEOUT) -> Any:
     """Start the proxy as a child process; return its ``ServerProcess`` (``.url``, ``.stop()``)."""
     from mcplab.server.streamable_http import launch
 
     return launch(["python", "-m", "mcplab.ecosystem.proxy", *backends], timeout=timeout)
 
 
-def launch_all(commands: Sequence[Sequence[str]], *, timeout: float = 20.0) -> list[Any]:
+def launch_all(commands: Sequence[Sequence[str]], *, timeout: float = START_TIMEOUT) -> list[Any]:
     """Start several HTTP servers at once (``launch`` each); if one fails, stop the others and raise.
 
     >>> backends = launch_all([["python", "servers/weather.py"]] * 3)      # doctest: +SKIP

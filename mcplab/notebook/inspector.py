@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, Literal, Sequence
 from urllib.parse import quote
 
 from mcplab.trace import views as trace_views
-from mcplab.wire.errors import MCPLabError
+from mcplab.wire.errors import MCPLabError, RequestTimeout
 from mcplab.i18n import N_, _, ngettext
 from mcplab.notebook.schema_check import PRE
 from mcplab.transports.background import Background, Job
@@ -234,7 +234,12 @@ class Playground:
             self.client = client  # so that the trace shows how far it got, and close() reaps it
             self._show_trace()
             await self.close()
-            self._status(_("connection failed: {error}: {exc}", error=type(exc).__name__, exc=exc), error=True)
+            if isinstance(exc, RequestTimeout):  # the clock ran out, not the spec: say so, and what to do
+                self._status(_("connection failed: the server did not answer within {seconds:g} s on this machine; "
+                               "this says nothing about the spec or the server; click Connect again (or close "
+                               "other work, or pass timeout=N)", seconds=self.timeout), error=True)
+            else:
+                self._status(_("connection failed: {error}: {exc}", error=type(exc).__name__, exc=exc), error=True)
             raise
         self.client, self.catalogue = client, catalogue
         info = client.server_info

@@ -13,7 +13,9 @@ is the lesson.
 :func:`post` returns a :class:`Posted`: the status, the answer decoded, and a text that shows the
 headers, the whole body and what came back (the error, or a tool result's text). A lab prints it.
 :func:`post_discover` is the one request a version probe needs, ``server/discover`` stamped with
-the version asked for, and keeps the reply whole.
+the version asked for, and keeps the reply whole. A server that has not answered within
+``TIMEOUT_S`` gets a :class:`TimeoutError` that says so: there is no status to show, and a late
+reply says nothing about the spec.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from mcplab.i18n import _
 from mcplab.lifecycle import stamp
 from mcplab.wire import jsonrpc
 
@@ -29,7 +32,7 @@ __all__ = ["Posted", "post", "post_discover", "ACCEPT"]
 
 #: what every POST of a message carries (2026-07-28, Streamable HTTP: Sending Messages to the Server)
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-TIMEOUT_S = 10.0
+TIMEOUT_S = 30.0  # seconds for the answer: a busy classroom machine is slow, and a reply late is no lesson
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,12 @@ def post(url: str, headers: Mapping[str, str], body: Any, *, title: str = "") ->
     import httpx  # first use only: `from mcplab import notebook` stays fast
 
     sent = json.dumps(body, ensure_ascii=False).encode("utf-8")
-    reply = httpx.post(url, content=sent, headers={**ACCEPT, **headers}, timeout=TIMEOUT_S)
+    try:
+        reply = httpx.post(url, content=sent, headers={**ACCEPT, **headers}, timeout=TIMEOUT_S)
+    except httpx.TimeoutException:  # the clock ran out, not the server's answer: no status to show
+        raise TimeoutError(_("{url} did not answer the POST within {seconds:g} s on this machine; this says nothing "
+                             "about the spec or the server; run the cell again (or close other work)",
+                             url=url, seconds=TIMEOUT_S)) from None
     return Posted(title, dict(headers), body, reply.status_code, reply.text)
 
 

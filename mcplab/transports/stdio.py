@@ -68,7 +68,10 @@ SHUTDOWN_BUDGET = 2.0      # seconds, from closing stdin to a reaped process
 STDERR_POLL = POLL         # seconds a reader waits on stdout before draining stderr again (not on asyncio)
 REPLY_SPIN = 50e-6         # seconds a reader keeps looking at stdout before it sleeps
 READ_POLL = 0.01           # seconds between looks at whether the server has read its stdin
-EXIT_GRACE = 1.0           # seconds to wait for the exit code once stdout has ended
+# Seconds to wait for the exit code once stdout has ended, and then for the end of stderr. Both are events
+# that come at once on a quiet machine; on a busy one (load 10) the exit can lag by seconds, and an error
+# that said "still running" or lost stderr's last line would tell the student something untrue.
+EXIT_GRACE = 10.0
 WRITE_STALL = 5.0          # seconds a half-written line may wait for the server to read on
 STDERR_TAIL = 12           # stderr lines an error carries
 PIPE_BUF = getattr(select, "PIPE_BUF", 512)  # bytes a pipe takes whole or not at all (POSIX: at least 512)
@@ -313,7 +316,7 @@ class StdioTransport:
         """The error for a server that stopped talking: exit code and stderr tail if it exited."""
         with anyio.move_on_after(EXIT_GRACE):
             await self._process.wait()
-        with anyio.move_on_after(0.2):  # the rest of its stderr, now that it has exited
+        with anyio.move_on_after(EXIT_GRACE):  # the rest of its stderr, now that it has exited: up to its end
             while not self._stderr_eof and self._process.returncode is not None:
                 self._drain_stderr()
                 if not self._stderr_eof:

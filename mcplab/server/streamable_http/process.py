@@ -11,7 +11,11 @@ kernel (nbval ends kernels with SIGKILL: no cleanup code runs, but the pipe stil
 from a terminal, with ``</dev/null``, or with ``MCPLAB_HTTP_WATCHDOG=off`` to opt out.
 
 :func:`launch` starts a server script that way, as a child whose stdin we hold, and returns once the
-URL is printed: a :class:`ServerProcess` with ``.url``, what it wrote, and ``.stop()``.
+URL is printed: a :class:`ServerProcess` with ``.url``, what it wrote, and ``.stop()``. It waits
+for an event, the printed URL or the child's exit; only a child that does neither within
+``START_TIMEOUT`` is given up, and the error says the machine was slow, not that the server is wrong:
+on a busy classroom machine (load 10, no bytecode cache) a start of 5 to 10 s is normal, and three
+at once take longer.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import anyio
 
 from mcplab import portable
+from mcplab.i18n import _
 from mcplab.server.streamable_http.address import LOOPBACK, MCP_PATH, hostname
 from mcplab.wire.errors import ServerExited, TransportError
 from mcplab.wire.versions import ServerEra
@@ -46,6 +51,7 @@ __all__ = ["bind", "endpoint_url", "serve_http", "serve_app", "launch", "ServerP
 
 WATCHDOG_ENV = "MCPLAB_HTTP_WATCHDOG"
 BANNER = "mcplab: serving {name} at {url}"
+START_TIMEOUT = 60.0  # seconds for a child to print its URL: a verdict about a server never comes from a clock
 READY = re.compile(r"mcplab: serving .* at (https?://\S+)\r?\n")  # the whole line: its end comes in a write of its own
 
 
@@ -178,10 +184,11 @@ class ServerProcess:
         self._kept: dict[str, str] = {}  # what it wrote, kept when stop() closes the files
 
     def stderr(self) -> str:
-        return self._kept.get("stderr") or _read_all(self._stderr)
+        # "in", not "or": a child that wrote nothing kept "", and its file is closed by then
+        return self._kept["stderr"] if "stderr" in self._kept else _read_all(self._stderr)
 
     def stdout(self) -> str:
-        return self._kept.get("stdout") or _read_all(self._stdout)
+        return self._kept["stdout"] if "stdout" in self._kept else _read_all(self._stdout)
 
     def stop(self, timeout: float = 3.0) -> int | None:
         """Close its stdin (the watchdog ends it), then SIGTERM, then SIGKILL; return the exit code."""
@@ -215,7 +222,7 @@ class ServerProcess:
         return f"<ServerProcess {self.url} {'running' if self.process.poll() is None else 'exited'}>"
 
 
-def launch(argv: str | Sequence[str], *, host: str = "127.0.0.1", timeout: float = 20.0,
+def launch(argv: str | Sequence[str], *, host: str = "127.0.0.1", timeout: float = START_TIMEOUT,
            env: dict[str, str] | None = None, cwd: str | None = None) -> ServerProcess:
     """Start a server script with ``--http --host HOST --port 0``; return once it prints its URL.
 
@@ -240,7 +247,9 @@ def launch(argv: str | Sequence[str], *, host: str = "127.0.0.1", timeout: float
                                returncode=process.returncode, stderr_tail=child.stderr().splitlines()[-12:])
         if time.monotonic() > deadline:
             child.stop()
-            raise TransportError(f"{shlex.join(argv)} printed no URL within {timeout:g} s",
+            raise TransportError(_("{command} did not print its URL within {seconds:g} s on this machine; this says "
+                                   "nothing about the server; run the cell again (or close other work, or pass "
+                                   "timeout=N)", command=shlex.join(argv), seconds=timeout),
                                  stderr_tail=child.stderr().splitlines()[-12:])
         time.sleep(0.01)
     child.url = ready.group(1)
