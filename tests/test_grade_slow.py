@@ -73,9 +73,11 @@ def test_a_client_whose_server_is_slower_than_its_timeout_is_judged_on_a_rerun_t
     report = grade.client(FAULT_CLIENT, server=slow("3", WEATHER), timeout=2.5)
     no_failure_and_no_other_skip(report, late=set())
     timeout = report.line("timeout")
-    assert timeout.title == "gives up on a request the server never answers (--timeout 5 s)"
-    assert timeout.note == ("rerun at --timeout 5 s: at 2.5 s the server had not answered initialize in time "
-                            "on this machine")
+    # The card reads as on a quiet machine (a notebook stores it); the rerun is a note beside it.
+    assert timeout.title == "gives up on a request the server never answers (--timeout 2.5 s)" and timeout.note == ""
+    assert report.notes == ("the silent run was run again at --timeout 5 s: at 2.5 s the server had not answered "
+                            "initialize in time on this machine",)
+    assert "run again" not in report.text()
     calls = [f for f in report.traces["silent"].frames
              if f.direction == "c2s" and getattr(f.message, "method", None) == "tools/call"]
     assert len(calls) == 1  # the trace kept is the one of the run that reached the silent call

@@ -54,6 +54,7 @@ from mcplab.grade.keeper import Tree
 from mcplab.grade.output import Output
 from mcplab.grade.report import Report
 from mcplab.grade.server_checks import command
+from mcplab.i18n import _
 from mcplab.trace import Trace
 
 SCENARIOS = {"plain": "none", "future": "future-version", "noisy": "noisy", "silent": "silent"}
@@ -193,6 +194,10 @@ def client(target: str | Path | Sequence[str], *, server: Sequence[str] | None =
                    for name in SCENARIOS}
     runs = {name: future.result() for name, future in futures.items()}
     shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
+    reruns = tuple(_("the {scenario} run was run again at --timeout {timeout:g} s: at {first:g} s the server had not "
+                     "answered {method} in time on this machine", scenario=name, timeout=r.timeout, first=first,
+                     method=method)
+                   for name, r in runs.items() for first, method in r.slow[:1])
     return Report(f"client {shown}", tuple(client_checks.lines(runs, timeout)),
-                  {name: r.trace for name, r in runs.items()})
+                  {name: r.trace for name, r in runs.items()}, notes=reruns)
 

@@ -106,6 +106,8 @@ class Report:
     lines: tuple[Line, ...]
     traces: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     remarks: tuple[str, ...] = ()  # sentences about the whole card, printed above the verdict
+    notes: tuple[str, ...] = ()    # what this machine made the grader do (a run again with a longer --timeout):
+                                   # not in the card's text, which must read the same on every machine
 
     @property
     def ok(self) -> bool:
