@@ -33,7 +33,7 @@ import signal
 import sys
 from typing import Any
 
-__all__ = ["WATCHES_PIPES", "SIGNALS_GROUPS", "SEES_STDIN_READ", "new_group", "end", "grow_pipe"]
+__all__ = ["WATCHES_PIPES", "SIGNALS_GROUPS", "SEES_STDIN_READ", "new_group", "end", "grow_pipe", "unread"]
 
 POSIX = os.name == "posix"
 WATCHES_PIPES = POSIX                      # the event loop can wait for a pipe's fd to be ready
@@ -44,6 +44,24 @@ SIGNALS_GROUPS = hasattr(os, "killpg")     # a signal can reach a whole process 
 SEES_STDIN_READ = sys.platform.startswith("linux")
 CREATE_NEW_PROCESS_GROUP = 0x00000200      # subprocess.CREATE_NEW_PROCESS_GROUP, a Windows-only name
 PIPE_BUFFER = 1 << 20                      # what we ask for a log pipe nobody may read for a while
+
+
+def unread(fd: int) -> int | None:
+    """Bytes in the pipe ``fd`` that its reader has not taken yet (``FIONREAD``); None where the system cannot say.
+
+    On our write end of a child's stdin this tells whether the child has read what we sent: trust a 0
+    only where :data:`SEES_STDIN_READ`."""
+    try:
+        import fcntl  # POSIX only
+        import termios
+    except ImportError:
+        return None
+    count = bytearray(4)  # a C int, filled in by the kernel
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, count)
+    except (OSError, ValueError):  # closed, or not a pipe this system can count
+        return None
+    return int.from_bytes(count, sys.byteorder)
 
 
 def new_group(platform: str = sys.platform) -> dict[str, Any]:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import os
 import selectors
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -100,17 +99,9 @@ class Child:
 
         Linux counts them on our end of the pipe (``FIONREAD``); 0 means the child has read every line
         we sent, so it is past its start-up (``portable.SEES_STDIN_READ`` says where this holds)."""
-        if not portable.SEES_STDIN_READ or self.process.stdin is None:
+        if not portable.SEES_STDIN_READ or self.process.stdin is None or self.process.stdin.closed:
             return None
-        import fcntl  # here: POSIX only, and only Linux gets this far
-        import termios
-
-        count = bytearray(4)  # a C int, filled in by the kernel
-        try:
-            fcntl.ioctl(self.process.stdin.fileno(), termios.FIONREAD, count)
-        except (OSError, ValueError):  # ValueError: we closed stdin already
-            return None
-        return int.from_bytes(count, sys.byteorder)
+        return portable.unread(self.process.stdin.fileno())
 
     def wait_read(self, deadline: float) -> bool:
         """Wait until the child has read every line we sent (or has left, or the system cannot tell): True.

@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING, Callable
 
 import anyio
 
+from mcplab import portable
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -155,18 +157,8 @@ class WatchedPipe:
             return 0
 
     def unread(self) -> int | None:
-        """Bytes in the pipe that its reader has not taken yet (``FIONREAD``); None where the system cannot say."""
-        try:
-            import fcntl
-            import termios
-        except ImportError:  # no POSIX terminal calls here
-            return None
-        count = bytearray(4)  # a C int, filled in by the kernel
-        try:
-            fcntl.ioctl(self.fd, termios.FIONREAD, count)
-        except OSError:  # closed, or not a pipe this system can count
-            return None
-        return int.from_bytes(count, sys.byteorder)
+        """Bytes in the pipe that its reader has not taken yet; None where the system cannot say."""
+        return portable.unread(self.fd)
 
     async def write_all(self, data: bytes, stall: float, sent: int = 0) -> None:
         view = memoryview(data)[sent:]
