@@ -114,3 +114,14 @@ def test_a_client_stopped_before_its_first_line_is_not_judged_in_time_and_nothin
                          "other work, or run it again")
     assert report.ok and all(line.status == SKIP for line in report.lines), report.text()
     assert report.text().splitlines()[-1] == "PASS: no line failed (15 checks, 1 not judged in time)"
+
+
+def test_a_client_that_drains_stderr_too_slowly_for_its_timeout_is_not_failed_for_a_deadlock() -> None:
+    # It reads the server's stderr 4 KiB at a time with a pause (a reader starved on a busy machine):
+    # the 256 KiB log takes some 6 s to go through, and it gives up on initialize after 1 s. More of
+    # the log went through than the pipe holds, so it was reading: no deadlock (before: "✗ ... nobody
+    # read its stderr, so the pipe filled").
+    report = grade.client([sys.executable, str(FAULT_CLIENT), "--drain-delay", "0.1"], timeout=1.0, patience=1.0)
+    stderr = report.line("stderr")
+    assert stderr.status == PASS, stderr.text()
+    assert report.ok and not report.late, report.text()  # the noisy run judges the stderr line alone

@@ -20,7 +20,8 @@ from typing import Any, Callable
 from mcplab.wire import jsonrpc
 from mcplab.grade import frames
 from mcplab.grade.output import KEPT
-from mcplab.grade.recorder import FUTURE, NOTE_ANSWERED, NOTE_EOF, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM, NOTE_WAITED
+from mcplab.grade.recorder import (FUTURE, NOTE_ANSWERED, NOTE_DRAINING, NOTE_EOF, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM,
+                                   NOTE_WAITED)
 from mcplab.grade.report import PASS, Line, failed, late, passed, quote, skipped, spec
 from mcplab.i18n import N_, _
 from mcplab.trace import Trace
@@ -302,6 +303,10 @@ def stderr_line(r: dict) -> Line:
     if noise is not None and any(s > noise and not (isinstance(o, dict) and o.get("method") == "notifications/cancelled")
                                  for s, o in _sent(run.trace)):
         return passed("stderr", title)
+    # More of the log went through than the pipe holds: the client was reading stderr, and if it gave up
+    # all the same, a busy machine was too slow for its --timeout (the runs line says so), no deadlock.
+    if _note(run.trace, NOTE_DRAINING) is not None:
+        return passed("stderr", title)
     got = (_("the server was still blocked writing its log when the client gave up: nobody read its stderr, so "
              "the pipe filled") if _sent(run.trace) else _nothing(run))
     return failed("stderr", title, _("a thread that reads stderr (or stderr not piped at all)"), got, DEADLOCK,
@@ -357,7 +362,8 @@ def waiting_on(run: Any) -> str:
     The client stops when it gives up on a request (``notifications/cancelled``), closes the
     server's stdin, signals it, or is stopped by the grader. The silent call is meant to go
     unanswered, and in the noisy run the answer to initialize waits behind the log: the recorder
-    notes when the server gave it, so a client that never read stderr is not taken for a slow server.
+    notes when the server gave it, so a client that never read stderr is not taken for a slow server
+    (one that read more of the log than the pipe holds was reading: then our answer was just slow).
     """
     trace = run.trace
     ends = [s for s in (_note(trace, NOTE_EOF), _note(trace, NOTE_SIGTERM)) if s is not None] + [
@@ -367,8 +373,9 @@ def waiting_on(run: Any) -> str:
         method = str(obj.get("method"))
         if seq > end or (run.scenario == "silent" and method == "tools/call"):
             continue
-        if run.scenario == "noisy" and method == "initialize" and _note(trace, NOTE_ANSWERED) is not None:
-            continue
+        if run.scenario == "noisy" and method == "initialize" and _note(trace, NOTE_ANSWERED) is not None \
+                and _note(trace, NOTE_DRAINING) is None:
+            continue  # the answer waits behind a log nobody reads: the client's deadlock, not our slowness
         answer = _answer(trace, (seq, obj))
         if answer is None or answer[0] > end:
             return method

@@ -53,6 +53,7 @@ NOTE_WAITED = "the client was still waiting"
 NOTE_LEFT = "the client had gone"
 NOTE_NOISE = "wrote 256 KiB to stderr before answering initialize"
 NOTE_ANSWERED = "the server answered initialize: writing 256 KiB to stderr first"
+NOTE_DRAINING = "the client reads stderr: more of the log went through than the pipe holds"
 NOTE_HELD = "held back the answer to tools/call"
 NOTE_FUTURE = "answered initialize with protocolVersion 2099-01-01"
 FAULTS = ("none", "future-version", "noisy", "silent")
@@ -61,6 +62,7 @@ NOISE = (b"recorder: a very chatty server log line, padded to sixty-four bytes .
 LINGER = 0.5     # seconds between the real server's exit and our own
 LIFETIME = 60.0  # seconds this relay lives at most, whatever the client does
 CHUNK = 1 << 16
+SLICE = 1 << 12  # bytes of the log per write: a slow reader is seen after one slice more than the pipe holds
 
 
 class Relay:
@@ -118,9 +120,20 @@ class Relay:
         if self.fault == "noisy":
             # Noted first: a client that gave up before this note waited on a slow server, not on a full pipe.
             self.note(NOTE_ANSWERED)
-            _write_all(2, NOISE)  # blocks while nobody reads our stderr, as a real server would
+            self._write_noise()
             self.note(NOTE_NOISE)
         return jsonrpc.encode(jsonrpc.Response(response.id, result)).encode("utf-8")
+
+    def _write_noise(self) -> None:
+        """The 256 KiB log, a slice at a time. Each write blocks while nobody reads our stderr, as a
+        real server's would; once more went through than the pipe holds, someone is reading, and we note
+        it: a client that drains stderr but gives up on a busy machine is slow, not deadlocked."""
+        holds, noted = _pipe_holds(2), False
+        for start in range(0, len(NOISE), SLICE):
+            _write_all(2, NOISE[start:start + SLICE])
+            if not noted and start + SLICE > holds:  # more went through than the pipe holds: it was read
+                self.note(NOTE_DRAINING)
+                noted = True
 
     def _to_client(self, line: bytes, message: Any = None) -> None:
         self.record("s2c", "stdio", line, message if message is not None else _decoded(line))
@@ -136,6 +149,16 @@ def _decoded(line: bytes) -> Any:
         return jsonrpc.decode(line)
     except JSONRPCError as exc:
         return exc
+
+
+def _pipe_holds(fd: int) -> int:
+    """Bytes the pipe ``fd`` takes with nobody reading: Linux says; elsewhere the usual 64 KiB."""
+    try:
+        import fcntl
+
+        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    except (ImportError, AttributeError, OSError):  # not Linux, or not a pipe
+        return 1 << 16
 
 
 def _write_all(fd: int, data: bytes) -> None:

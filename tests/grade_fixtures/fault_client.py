@@ -1,7 +1,7 @@
 """A hand-written stdio client that the client grader must pass in full, and that breaks exactly one graded
 rule when started with ``--fault NAME`` (tests/test_grade_client.py).
 
-    python tests/grade_fixtures/fault_client.py [--fault NAME] --call TOOL JSON --timeout S -- SERVER...
+    python tests/grade_fixtures/fault_client.py [--fault NAME] [--drain-delay S] --call TOOL JSON --timeout S -- SERVER...
 
 Written apart from the lab's solution on purpose: the grader is tested against clients it has never
 seen. Each fault is named after the report-card line it must fail, and nothing else.
@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 FAULTS = ("runs", "jsonrpc-lines", "schema", "initialize", "initialized", "ids", "tools-list", "tools-call",
           "prints-result", "closes-stdin", "waits", "version-mismatch", "stderr", "timeout", "cancel")
@@ -23,7 +24,7 @@ SPEAKS = ("2025-06-18", "2025-11-25")
 
 
 class Client:
-    def __init__(self, command: list[str], timeout: float, fault: str | None) -> None:
+    def __init__(self, command: list[str], timeout: float, fault: str | None, drain_delay: float = 0.0) -> None:
         self.fault, self.timeout, self.next_id = fault, timeout, 0
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, bufsize=0)
@@ -31,7 +32,12 @@ class Client:
         if fault != "timeout":
             threading.Thread(target=self._pump, daemon=True).start()
         if fault != "stderr":
-            threading.Thread(target=lambda: self.process.stderr.read(), daemon=True).start()
+            threading.Thread(target=self._drain, args=(drain_delay,), daemon=True).start()
+
+    def _drain(self, delay: float) -> None:
+        """Read stderr to its end; with a ``delay``, 4 KiB at a time and a pause between (a starved reader)."""
+        while self.process.stderr.read(4096 if delay else -1):
+            time.sleep(delay)
 
     def _pump(self) -> None:
         for line in self.process.stdout:
@@ -85,7 +91,8 @@ def main(argv: list[str]) -> int:
     call = argv[argv.index("--call") + 1: argv.index("--call") + 3]
     timeout = float(argv[argv.index("--timeout") + 1])
     command = argv[argv.index("--") + 1:]
-    client = Client(command, timeout, fault)
+    drain_delay = float(argv[argv.index("--drain-delay") + 1]) if "--drain-delay" in argv else 0.0
+    client = Client(command, timeout, fault, drain_delay)
     status = 0
     try:
         info = {"name": "fault-client"} if fault == "schema" else {"name": "fault-client", "version": "1"}
