@@ -118,6 +118,8 @@ async def run_lab(hub: Hub, client, name: str, lab: str, extra: tuple[str, ...] 
             run.cells.append(place)
             if error:
                 run.errors.append(error)
+            if error in (f"no answer within {CELL_TIMEOUT:g} s", "the kernel's websocket closed"):
+                break  # a kernel gone or stuck answers no later cell either: do not wait for each
     finally:
         socket_.close()
         if stop:
@@ -237,7 +239,10 @@ async def _class_of(hub: Hub, count: int, lab: str, offset: int, extra: tuple[st
             "kernel_and_mcp_peak_mib": round(sum(p.get("kernel_rss", 0) for p in mine) / len(mine) / 2**20, 1),
             "mcp_servers_peak": max(p.get("mcp_servers", 0) for p in mine),
             "slowest": slowest_cell(lab, runs),
-            "verdicts": {r.student: check_run(r) for r in runs} if extra else None}
+            "verdicts": {r.student: check_run(r) for r in runs} if extra else None,
+            # what the extra cells printed, for the students whose verdicts differ: the cards say why
+            "differing": {r.student: r.outputs[len(r.outputs) - len(extra):] for r in runs
+                          if extra and check_run(r)}}
 
 
 def check_line(row: dict) -> str:

@@ -52,10 +52,18 @@ COURSE = "mcplab-course"  # under each student's home folder
 
 # The copy runs as the student, in their home, every time their server starts; its report goes to
 # the server's log. `exec` hands the process over, so the hub stops the real server, not a shell.
+# Kernels talk to their server over Unix sockets, not TCP ports on 127.0.0.1: a port is picked free
+# and bound a moment later, and with a class opening its kernels at once on a shared loopback another
+# student's kernel can take it in between (measured: 25 students on 2 cores, one kernel failed five
+# restarts with "Address already in use"). The sockets live in a runtime folder of the student's own,
+# made by mktemp (0700, a name nobody could have taken first) under /tmp, because a socket's path
+# must stay under 108 bytes and a home folder's runtime path is often longer. One such small folder
+# is left per server start; the system's /tmp cleaning removes them.
 c.Spawner.cmd = [
     "sh", "-c",
     f'{PYTHON} -m mcplab.cli lab --copy-only --dir "$HOME/{COURSE}" && '
-    f'exec {PYTHON} -m jupyterhub.singleuser "$@"',
+    'JUPYTER_RUNTIME_DIR="$(mktemp -d /tmp/mcplab-run.XXXXXXXX)" && export JUPYTER_RUNTIME_DIR && '
+    f'exec {PYTHON} -m jupyterhub.singleuser --KernelManager.transport=ipc "$@"',
     "mcplab-singleuser",  # $0 for the shell; JupyterHub's arguments for the server follow as "$@"
 ]
 c.Spawner.notebook_dir = f"~/{COURSE}"
