@@ -125,3 +125,10 @@ def test_a_client_that_drains_stderr_too_slowly_for_its_timeout_is_not_failed_fo
     stderr = report.line("stderr")
     assert stderr.status == PASS, stderr.text()
     assert report.ok and not report.late, report.text()  # the noisy run judges the stderr line alone
+
+
+def test_a_client_slow_between_its_steps_is_not_stopped_while_its_session_moves() -> None:
+    # 4 s before each request: its session outlasts the run's bound (3 × 1 + 5 s) counted from its first
+    # line, but never stands still that long. Before: "✗ runs ... still running when the grader stopped it".
+    report = grade.client([sys.executable, str(FAULT_CLIENT), "--pause", "4"], timeout=1.0, patience=1.0)
+    no_failure_and_no_other_skip(report, late=set())

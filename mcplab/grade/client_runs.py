@@ -27,9 +27,9 @@ cut. A run ends when the client exits, not when its pipes do (a server that inhe
 keep them open); then the recorder gets a moment to finish its log, and the client's process tree
 is ended (keeper.py): nothing a run started outlives it.
 
-A busy machine is no verdict. A run's bound (``3 × timeout + 5`` s) counts from the client's first
-line to its server, not from its start: until then the client is still starting, and gets
-:data:`START` seconds. When a run ended while our server had not yet answered a request the client
+A busy machine is no verdict. A run's bound (``3 × timeout + 5`` s) counts from the last line that
+went between the client and its server, not from its start: a session that keeps moving is never
+stopped, and until its first line the client is still starting, and gets :data:`START` seconds. When a run ended while our server had not yet answered a request the client
 sent (``client_checks.waiting_on``: the machine was too slow for the client's ``--timeout``, which
 is no fault of the client), the scenario is run again with twice the timeout, up to :data:`RERUNS`
 times and never past twice the longest timeout asked, and judged on the first run that was not cut
@@ -113,7 +113,7 @@ def run(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: f
     """Run the client once against the recorder in ``scenario``."""
     from mcplab.grade.recorder import NOTE_EXIT
 
-    bound = 3 * timeout + 5  # from the client's first line; before it, START
+    bound = 3 * timeout + 5  # from the last line either way; before the first, START
     start = max(START, bound)
     with tempfile.TemporaryDirectory(prefix="mcplab-grade-") as folder:
         log = Path(folder, "frames.jsonl")
@@ -139,23 +139,27 @@ def run(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: f
 
 
 def _wait(tree: Tree, output: Output, log: Path, start: float, bound: float) -> bool:
-    """Until the client exits (True), or ``bound`` seconds after its first line reached the recorder
-    (``start`` seconds after it started, while it has sent none): False."""
+    """Until the client exits (True), or until nothing has crossed between it and our server for ``bound``
+    seconds (``start`` seconds while nothing has yet): False. A session that moves, however slowly on a
+    busy machine, is not stopped; one that stands still is, whatever the machine."""
     def exited() -> bool:
         return tree.poll() is not None
 
-    deadline = time.monotonic() + start
-    while not _sent_a_line(load(log)):
+    seen, deadline = 0, time.monotonic() + start
+    while True:
         # A look at the log every half second: the recorder writes it, and writing a file wakes nobody.
         if output.read_until(exited, min(deadline, time.monotonic() + LOOK)):
             return True
-        if time.monotonic() >= deadline:
+        crossed = _crossed(load(log))
+        if crossed > seen:
+            seen, deadline = crossed, time.monotonic() + bound
+        elif time.monotonic() >= deadline:
             return False
-    return output.read_until(exited, time.monotonic() + bound)
 
 
-def _sent_a_line(trace: Trace) -> bool:
-    return any(f.direction == "c2s" and f.channel == "stdio" for f in trace.frames)
+def _crossed(trace: Trace) -> int:
+    """The lines that went between the client and our server, either way."""
+    return sum(f.channel == "stdio" for f in trace.frames)
 
 
 def scenario_runs(argv: Sequence[str], scenario: str, *, server: Sequence[str], timeout: float, longest: float,

@@ -1,7 +1,7 @@
 """A hand-written stdio client that the client grader must pass in full, and that breaks exactly one graded
 rule when started with ``--fault NAME`` (tests/test_grade_client.py).
 
-    python tests/grade_fixtures/fault_client.py [--fault NAME] [--drain-delay S] --call TOOL JSON --timeout S -- SERVER...
+    python tests/grade_fixtures/fault_client.py [--fault NAME] [--drain-delay S] [--pause S] --call TOOL JSON --timeout S -- SERVER...
 
 Written apart from the lab's solution on purpose: the grader is tested against clients it has never
 seen. Each fault is named after the report-card line it must fail, and nothing else.
@@ -24,8 +24,9 @@ SPEAKS = ("2025-06-18", "2025-11-25")
 
 
 class Client:
-    def __init__(self, command: list[str], timeout: float, fault: str | None, drain_delay: float = 0.0) -> None:
-        self.fault, self.timeout, self.next_id = fault, timeout, 0
+    def __init__(self, command: list[str], timeout: float, fault: str | None, drain_delay: float = 0.0,
+                 pause: float = 0.0) -> None:
+        self.fault, self.timeout, self.next_id, self.pause = fault, timeout, 0, pause
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, bufsize=0)
         self.lines: queue.Queue = queue.Queue()
@@ -61,6 +62,7 @@ class Client:
         if not same_id:
             self.next_id += 1
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})}
+        time.sleep(self.pause)  # a client starved between its steps on a busy machine
         self.write(message)
         while True:
             try:
@@ -92,7 +94,8 @@ def main(argv: list[str]) -> int:
     timeout = float(argv[argv.index("--timeout") + 1])
     command = argv[argv.index("--") + 1:]
     drain_delay = float(argv[argv.index("--drain-delay") + 1]) if "--drain-delay" in argv else 0.0
-    client = Client(command, timeout, fault, drain_delay)
+    pause = float(argv[argv.index("--pause") + 1]) if "--pause" in argv else 0.0
+    client = Client(command, timeout, fault, drain_delay, pause)
     status = 0
     try:
         info = {"name": "fault-client"} if fault == "schema" else {"name": "fault-client", "version": "1"}
