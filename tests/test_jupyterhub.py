@@ -22,8 +22,15 @@ import classroom_hub as hubs  # noqa: E402  (bench/classroom_hub.py: JupyterHub,
 pytestmark = [pytest.mark.subprocess, pytest.mark.http]
 STUDENTS = 3
 LAB = "labs/02_handshake.ipynb"
-# A student who leaves a connection open when the kernel stops: its server must still go.
-LEFT_OPEN = ('held = await Client(stdio(WEATHER)).connect()\nprint("held open:", held.server_info["name"])',)
+EXTRA = (  # cells each student runs after the lab's
+    # A student who leaves a connection open when the kernel stops: its server must still go.
+    'held = await Client(stdio(WEATHER)).connect()\nprint("held open:", held.server_info["name"])',
+    # Its kernel talks to its server over Unix sockets in a folder only the student can open,
+    # not over TCP ports on the loopback the class shares (a class opening kernels at once
+    # took each other's ports). Jupyter adds the sticky bit (so no /tmp cleaner removes the sockets).
+    "import json, os\nfrom ipykernel import get_connection_file\n"
+    "with open(get_connection_file()) as f:\n    print('kernel transport:', json.load(f)['transport'])\n"
+    "print('runtime folder mode:', oct(os.stat(os.path.dirname(get_connection_file())).st_mode & 0o777))")
 
 
 async def _processes_settle(hub: hubs.Hub, name: str, expected: int, within: float) -> int:
@@ -45,7 +52,7 @@ async def _classroom(hub: hubs.Hub) -> None:
             listing = (await client.get(f"/user/{name}/api/contents")).json()
             assert {"labs", "servers"} <= {item["name"] for item in listing["content"]}, listing
 
-        runs = await asyncio.gather(*(classroom.run_lab(hub, client, name, LAB, LEFT_OPEN, stop=False)
+        runs = await asyncio.gather(*(classroom.run_lab(hub, client, name, LAB, EXTRA, stop=False)
                                       for name in names))
         for run in runs:
             assert run.errors == [], (run.student, run.errors)
@@ -53,6 +60,7 @@ async def _classroom(hub: hubs.Hub) -> None:
             assert slowest < classroom.CELL_BUDGET, f"{run.student}: a cell took {slowest:.1f} s"
             printed = "".join(run.outputs)
             assert "agreed version:      2024-11-05" in printed and "held open: weather" in printed
+            assert "kernel transport: ipc" in printed and "runtime folder mode: 0o700" in printed, printed[-300:]
 
         before = hubs.by_student(hub.mark)
         for name in names:  # the single-user server, the kernel, and the weather server held open
