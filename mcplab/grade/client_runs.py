@@ -29,12 +29,14 @@ is ended (keeper.py): nothing a run started outlives it.
 
 A busy machine is no verdict. A run's bound (``3 × timeout + 5`` s) counts from the last line that
 went between the client and its server, not from its start: a session that keeps moving is never
-stopped, and until its first line the client is still starting, and gets :data:`START` seconds. When a run ended while our server had not yet answered a request the client
-sent (``client_checks.waiting_on``: the machine was too slow for the client's ``--timeout``, which
-is no fault of the client), the scenario is run again with twice the timeout, up to :data:`RERUNS`
-times and never past twice the longest timeout asked, and judged on the first run that was not cut
-short. On a quiet machine that is the first run, and the card is what it always was; a run still
-cut short after that leaves its lines "not judged in time" (client_checks.py).
+stopped, and until its first line the client is still starting, and gets :data:`START` seconds. When
+a run ended while our server had not yet answered a request the client sent
+(``client_checks.waiting_on``: the machine was too slow for the client's ``--timeout``, which is no
+fault of the client), the scenario is run again with twice the timeout, up to :data:`RERUNS` times
+and never past twice the longest timeout asked, and judged on the first run that was not cut short.
+On a quiet machine that is the first run, and the card is what it always was; a run still cut short
+after that leaves its lines "not judged in time" (client_checks.py). A rerun is one of the report's
+``notes``, beside the card and not in it, so a stored card reads the same on a busy machine.
 """
 
 from __future__ import annotations
