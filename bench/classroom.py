@@ -33,6 +33,7 @@ import re
 import sys
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -233,6 +234,8 @@ async def _class_of(hub: Hub, count: int, lab: str, offset: int, extra: tuple[st
             "lab_wall_s": round(lab_seconds, 1), "slowest_open_s": round(max([r.open_seconds for r in runs] or [0]), 1),
             "slowest_cell_s": round(max(cells), 2), "cells_over_budget": sum(s > CELL_BUDGET for s in cells),
             "slowest_cells": sorted({i + 1 for r in runs for i, s in enumerate(r.cell_seconds) if s > CELL_BUDGET / 3}),
+            "over_budget_at": dict(Counter(place for r in runs for place, s in zip(r.cells, r.cell_seconds)
+                                           if s > CELL_BUDGET)),  # "cell 31" or "extra 2" → how many students
             "errors": sum(len(r.errors) for r in runs) + len(failed), "failures": sorted(set(failed))[:3],
             "error_samples": sorted({e for r in runs for e in r.errors})[:3],
             "server_mib": round(sum(p.get("server_rss", 0) for p in mine) / len(mine) / 2**20, 1),
