@@ -14,8 +14,7 @@ what they read here:
     an answer too late (the request was given up)           ignored, as the spec says ("cancellation")
     an answer to an id nobody asked, or "id": null          RemoteProtocolError: the peer is confused
 
-A :class:`Waiter` is set once and awaited once; it makes its event only when its task really sleeps,
-so a caller that reads its own reply (the client's sequential case) pays for no event at all.
+A :class:`Waiter` is set once and awaited once.
 A batch (MCP 2025-03-26 only) is answered by :func:`answer_batch` on every runner, with the rules of
 ``jsonrpc.refuse_in_batch``. Every wait is anyio's, so both sides run on asyncio and on trio. Which requests the peer sent and this
 side is still running is each runner's table of cancel scopes (``RunnerPeer.tasks``).
@@ -45,25 +44,21 @@ class Waiter:
     def __init__(self) -> None:
         self.value: Any = None
         self.error: BaseException | None = None
-        self.event: anyio.Event | None = None  # made only while a task sleeps on it
+        self.event = anyio.Event()
 
     def done(self) -> bool:
-        return self.value is not None or self.error is not None
+        return self.event.is_set()
 
     def set_result(self, value: Any) -> None:
         self.value = value
-        if self.event is not None:
-            self.event.set()
+        self.event.set()
 
     def set_exception(self, error: BaseException) -> None:
         self.error = error
-        if self.event is not None:
-            self.event.set()
+        self.event.set()
 
     async def wait(self) -> Any:
-        if not self.done():
-            self.event = anyio.Event()
-            await self.event.wait()
+        await self.event.wait()
         if self.error is not None:
             raise self.error
         return self.value

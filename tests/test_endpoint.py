@@ -37,11 +37,12 @@ async def test_an_answer_wakes_the_waiter_of_its_id_and_only_that_one():
     assert len(outgoing) == 0
 
 
-async def test_a_waiter_answered_before_anyone_waits_makes_no_event():
+async def test_a_waiter_answered_before_anyone_waits_is_done_and_gives_its_answer_at_once():
     outgoing = endpoint.Outgoing()
     waiter = outgoing.add(1)
     outgoing.settle(Response(1, {}))
-    assert waiter.event is None and await waiter.wait() == Response(1, {})
+    with anyio.fail_after(1):
+        assert waiter.done() and await waiter.wait() == Response(1, {})
 
 
 def test_an_answer_to_a_request_given_up_is_ignored_once_and_then_is_a_stranger():

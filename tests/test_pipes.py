@@ -1,159 +1,152 @@
-"""WatchedPipe on asyncio: one wait watches two pipes, a read end stays registered between waits, and
-the loop never keeps watching a descriptor that nobody waits on or that was closed; and the short
-poll a reader makes before it sleeps.
+"""Reader and Writer (mcplab/transports/pipes.py): bytes in order, nothing lost to a cancel, a blocking
+descriptor left blocking, a thread where the loop cannot watch, half a message never abandoned.
 
-The stdio transport's own tests (test_client_stdio.py) run real servers through these pipes on
-asyncio and trio; these tests pin what only the asyncio path can get wrong.
+Each runs on asyncio and trio, and the reading ones through the threads of the Windows column too.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import threading
-import time
 
 import anyio
 import pytest
 
-from mcplab.transports.pipes import WatchedPipe
+from mcplab import portable
+from mcplab.transports.pipes import CHUNK, Reader, Writer, WriteStalled
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request):
+    return request.param
+
+
+@pytest.fixture(params=["watched", "threads"])
+def column(request, monkeypatch):
+    monkeypatch.setattr(portable, "WATCHES_PIPES", request.param == "watched")
+    return request.param
 
 
 @pytest.fixture
-def pipes():
-    """Two (reader, write fd) pairs, closed afterwards."""
-    made = []
-    for _ in range(2):
-        r, w = os.pipe()
-        made.append((WatchedPipe(r), w))
-    yield made
-    for pipe, w in made:
-        os.close(pipe.fd)  # no event loop runs any more to hear of a close(): the transport's end_now() does this too
+def pipe():
+    read, write = os.pipe()
+    ends = {"write": write, "read": read}
+    yield ends
+    for fd in ends.values():  # the write end first: a reading thread then meets end of file
         try:
-            os.close(w)
+            os.close(fd)
         except OSError:
-            pass  # a test closed it: the end of file
+            pass
 
 
-def test_a_wait_on_two_pipes_wakes_for_the_second_and_read_now_returns_its_bytes_once(pipes):
-    (out, _), (err, err_w) = pipes
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        loop.call_later(0.01, os.write, err_w, b"log line\n")
-        await asyncio.wait_for(out.wait_readable(err), 5)
-        assert out.read_now() is None
-        assert err.read_now() == b"log line\n"
-        assert err.read_now() is None
-
-    asyncio.run(main())
+def reader_of(pipe: dict, column: str) -> Reader:
+    if column == "watched":
+        os.set_blocking(pipe["read"], False)  # as the stdio transport makes its own ends
+        return Reader(pipe["read"])
+    return Reader(pipe.pop("read"))  # a thread will own it and close it at end of file: not ours to close
 
 
-def test_bytes_in_order_across_waits_and_the_end_of_file(pipes):
-    (out, out_w), _ = pipes
+async def read_all(reader: Reader) -> bytes:
+    got = b""
+    while data := await reader.read():
+        got += data
+    return got
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
+
+async def test_bytes_come_in_order_then_the_end_of_file(column, pipe):
+    reader = reader_of(pipe, column)
+    os.write(pipe["write"], b"one\n")
+    assert await reader.read() == b"one\n"
+    os.write(pipe["write"], b"two\n")
+    os.close(pipe.pop("write"))
+    with anyio.fail_after(10):
+        assert await read_all(reader) == b"two\n"
+        assert await reader.read() == b""  # and again: the end stays the end
+
+
+async def test_a_read_cancelled_while_it_waits_loses_nothing(column, pipe):
+    reader = reader_of(pipe, column)
+    for _ in range(3):
+        with anyio.move_on_after(0.05) as waited:
+            await reader.read()
+        assert waited.cancelled_caught
+    os.write(pipe["write"], b"late\n")
+    with anyio.fail_after(10):
+        assert await reader.read() == b"late\n"
+
+
+async def test_read_now_never_waits_and_takes_what_has_come(column, pipe):
+    reader = reader_of(pipe, column)
+    assert reader.read_now() is None
+    os.write(pipe["write"], b"here\n")
+    with anyio.fail_after(10):
+        while (data := reader.read_now()) is None:  # a thread delivers a moment later
+            await anyio.sleep(0.01)
+    assert data == b"here\n"
+
+
+async def test_a_blocking_descriptor_stays_blocking_and_is_read_once_readable(pipe):
+    reader = Reader(pipe["read"], name="stdin")  # a server's stdin: its O_NONBLOCK is the shell's too
+    assert reader.read_now() is None  # it cannot tell without waiting, and must not block
+    async with anyio.create_task_group() as group:
         got = []
-        for chunk in (b"one\n", b"two\n"):
-            loop.call_later(0.005, os.write, out_w, chunk)
-            while (data := out.read_now()) is None:
-                await asyncio.wait_for(out.wait_readable(), 5)
-            got.append(data)
-        assert got == [b"one\n", b"two\n"]
-        loop.call_later(0.005, os.close, out_w)
-        await asyncio.wait_for(out.wait_readable(), 5)
-        assert out.read_now() == b""
 
-    asyncio.run(main())
+        async def read() -> None:
+            got.append(await reader.read())
+        group.start_soon(read)
+        await anyio.sleep(0.05)
+        assert got == []  # it waits in the loop, which goes on turning
+        os.write(pipe["write"], b"ping\n")
+    assert got == [b"ping\n"] and os.get_blocking(pipe["read"])
 
 
-def test_bytes_that_come_while_nobody_waits_end_the_watch(pipes):
-    (out, out_w), _ = pipes
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        loop.call_later(0.005, os.write, out_w, b"reply\n")
-        await asyncio.wait_for(out.wait_readable(), 5)
-        assert out.read_now() == b"reply\n"
-        os.write(out_w, b"a notification nobody waits for\n")
-        await asyncio.sleep(0.02)  # a few turns: level-triggered, the loop would report it on each
-        assert loop.remove_reader(out.fd) is False  # no longer watched: no busy loop
-        await asyncio.wait_for(out.wait_readable(), 5)  # a later wait watches it again, and finds the bytes
-        assert out.read_now() == b"a notification nobody waits for\n"
-
-    asyncio.run(main())
+async def test_a_regular_file_the_loop_cannot_watch_is_read_by_a_thread(tmp_path, caplog):
+    path = tmp_path / "requests.jsonl"
+    path.write_bytes(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n' * 5000)  # more than one chunk
+    fd = os.open(path, os.O_RDONLY)
+    caplog.set_level("DEBUG", logger="mcplab.pipes")
+    with anyio.fail_after(10):
+        assert await read_all(Reader(fd, name="stdin")) == path.read_bytes()
+    assert "reading stdin in a thread" in caplog.text  # asyncio's epoll refuses a regular file
 
 
-def test_closing_wakes_the_wait_with_closed_resource_error_and_ends_the_watch():
-    r, w = os.pipe()
-    pipe = WatchedPipe(r)
+async def test_closing_wakes_a_waiting_read_with_closed_resource_error(pipe):
+    os.set_blocking(pipe["read"], False)
+    reader, woken = Reader(pipe.pop("read")), []
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        loop.call_later(0.01, pipe.close)
-        with pytest.raises(anyio.ClosedResourceError):
-            await asyncio.wait_for(pipe.wait_readable(), 5)
-        assert loop.remove_reader(r) is False
-        with pytest.raises(anyio.ClosedResourceError):
-            await pipe.wait_readable()
-
-    try:
-        asyncio.run(main())
-    finally:
-        os.close(w)
+    async def read() -> None:
+        try:
+            await reader.read()
+        except anyio.ClosedResourceError as exc:
+            woken.append(exc)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            await anyio.sleep(0.05)
+            reader.close()
+    assert len(woken) == 1
 
 
-def test_a_cancelled_wait_leaves_a_pipe_that_still_works(pipes):
-    (out, out_w), _ = pipes
+async def test_a_big_message_goes_out_whole_while_the_reader_takes_its_time(column, pipe):
+    writer = Writer(pipe["write"])
+    message = b"x" * (CHUNK * 8) + b"\n"  # many times what the pipe holds
+    got = []
 
-    async def main() -> None:
-        with anyio.move_on_after(0.01):
-            await out.wait_readable()
-        os.write(out_w, b"later\n")
-        await asyncio.wait_for(out.wait_readable(), 5)
-        assert out.read_now() == b"later\n"
-
-    asyncio.run(main())
-
-
-def test_a_wait_returns_at_once_when_a_watch_read_bytes_nobody_took(pipes):
-    (out, out_w), (err, err_w) = pipes
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        loop.call_later(0.005, os.write, err_w, b"log\n")
-        await asyncio.wait_for(out.wait_readable(err), 5)  # the watch of err read b"log\n" to wake us
-        await asyncio.wait_for(err.wait_readable(), 1)  # not taken yet: no wait, though the pipe is empty
-        assert err.read_now() == b"log\n"
-
-    asyncio.run(main())
+    def read_slowly() -> None:  # the server's side, in a thread of its own
+        while sum(map(len, got)) < len(message):
+            got.append(os.read(pipe["read"], 4096))
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            group.start_soon(anyio.to_thread.run_sync, read_slowly)
+            await writer.write(message, stall=10)
+    assert b"".join(got) == message and writer.written == len(message)
 
 
-# --- poll: the short look before a reader sleeps ------------------------------------------------
-
-def test_poll_finds_bytes_that_land_within_the_window_and_read_now_returns_them(pipes):
-    (out, out_w), _ = pipes
-    writer = threading.Timer(0.02, os.write, (out_w, b'{"id":1}\n'))
-    writer.start()
-    try:
-        assert out.poll(5.0) is True  # found long before the window ends
-    finally:
-        writer.join()
-    assert out.read_now() == b'{"id":1}\n'
-    assert out.read_now() is None
-
-
-def test_poll_gives_up_after_its_window_with_nothing_read(pipes):
-    (out, _), _ = pipes
-    started = time.perf_counter()
-    assert out.poll(0.02) is False
-    assert 0.02 <= time.perf_counter() - started < 1
-    assert out.read_now() is None
-
-
-def test_poll_reports_the_end_of_file_for_read_now_to_say(pipes):
-    (out, out_w), _ = pipes
-    os.close(out_w)
-    assert out.poll(1.0) is True
-    assert out.read_now() == b""
+async def test_half_a_message_is_finished_though_the_caller_gave_up_and_stalls_are_named(pipe):
+    writer = Writer(pipe["write"])
+    message = b"y" * (CHUNK * 4) + b"\n"
+    with anyio.move_on_after(0.1):  # the caller gives up while half of it is out
+        with pytest.raises(WriteStalled):  # nobody reads: after the stall bound, it says so
+            await writer.write(message, stall=0.5)
+    assert 0 < writer.written < len(message)

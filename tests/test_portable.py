@@ -28,7 +28,7 @@ from mcplab import portable
 from mcplab.client import Client
 from mcplab.course import server_command
 from mcplab.wire.errors import RemoteError
-from mcplab.transports.pipes import ThreadedPipe, WatchedPipe
+from mcplab.transports.pipes import Writer
 from mcplab.transports.stdio import stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -69,8 +69,8 @@ def _pipe_threads() -> list[threading.Thread]:
 async def test_the_forced_column_really_uses_threads_and_they_end_with_the_server():
     transport = stdio(server_command("weather"))
     async with Client(transport, era="legacy", timeout=10) as client:
-        assert all(isinstance(p, ThreadedPipe) for p in (transport._stdin, transport._stdout, transport._stderr))
         result = await client.call_tool("get_weather", {"city": "Beijing"})
+        assert len(_pipe_threads()) == 2  # stdout's reader and stderr's
         pid = transport.pid
     assert result.text.startswith("Beijing: sunny")
     assert not process_alive(pid)
@@ -125,13 +125,14 @@ def test_a_pipe_buffer_request_the_system_refuses_is_not_an_error():
 async def test_the_watched_column_is_what_the_transport_picks_on_posix(monkeypatch):
     monkeypatch.setattr(portable, "WATCHES_PIPES", True)
     monkeypatch.setattr(portable, "SIGNALS_GROUPS", True)
-    transport = stdio(server_command("weather"))
-    async with transport:
-        assert isinstance(transport._stdout, WatchedPipe)
+    async with Client(stdio(server_command("weather")), era="legacy", timeout=10) as client:
+        result = await client.call_tool("get_weather", {"city": "Beijing"})
+        assert _pipe_threads() == []  # the event loop watches the pipes: no thread reads them
+    assert result.text.startswith("Beijing: sunny")
 
 
 WITHOUT_POSIX = """
-import asyncio, importlib, json, pkgutil, sys
+import asyncio, importlib, json, pkgutil, sys, threading
 import mcplab
 failed = {}
 for module in pkgutil.walk_packages(mcplab.__path__, "mcplab."):
@@ -148,7 +149,8 @@ async def main():
         era = client.era
         result = await client.call_tool("get_weather", {"city": "Tokyo"})
         pid = transport.pid
-    return {"era": era, "text": result.text, "pid": pid, "pipes": type(transport._stdout).__name__,
+        threads = sorted({t.name for t in threading.enumerate() if t.name.startswith("mcplab-pipe")})
+    return {"era": era, "text": result.text, "pid": pid, "pipes": threads,
             "stderr": [f.raw for f in transport.trace if f.channel == "stderr"]}
 
 report = asyncio.run(main())
@@ -166,7 +168,7 @@ def test_without_posix_modules_everything_imports_and_a_real_session_runs():
     report = json.loads(done.stdout.splitlines()[-1])
     assert report["failed"] == {}, report["failed"]
     assert report["hidden_loaded"] == [] and report["loop"] == "CannotWatchLoop"
-    assert report["pipes"] == "ThreadedPipe"
+    assert report["pipes"] == ["mcplab-pipe-reader"]  # threads read the pipes
     assert report["era"] == "modern" and report["text"].startswith("Tokyo: light rain")
     assert any("reading stdin in a thread" in line for line in report["stderr"]), report["stderr"]
     assert not process_alive(report["pid"])
@@ -214,15 +216,18 @@ async def test_through_threaded_pipes_the_probe_timeout_still_counts_from_the_wr
     assert "got no answer in time: not a modern answer" in probe and "of the server reading it" not in probe
 
 
-def test_a_watched_pipe_counts_what_its_reader_has_not_taken_and_a_threaded_one_cannot_say():
+def test_a_watched_pipe_counts_what_its_reader_has_not_taken_and_a_threaded_one_cannot_say(monkeypatch):
     read, write = os.pipe()
-    ours = WatchedPipe(write)
     try:
-        assert ours.write_now(b'{"id":1}\n') == 9 and ours.unread() == 9  # asked on the write end
+        monkeypatch.setattr(portable, "WATCHES_PIPES", True)
+        ours = Writer(write)
+        os.write(write, b'{"id":1}\n')
+        assert ours.unread() == 9  # asked on the write end
         assert os.read(read, 4) == b'{"id' and ours.unread() == 5
         os.read(read, 5)
         assert ours.unread() == 0
-        assert ThreadedPipe(write).unread() is None  # Windows pipes keep that to themselves
+        monkeypatch.setattr(portable, "WATCHES_PIPES", False)
+        assert Writer(write).unread() is None  # Windows pipes keep that to themselves
     finally:  # no event loop here to tell of the close: the descriptors themselves
         os.close(write)
         os.close(read)

@@ -283,8 +283,7 @@ WEATHER_CALL = {"name": "get_weather", "arguments": {"city": "Beijing"}}
 
 
 def test_a_plain_tool_cancelled_in_the_same_write_gets_no_response() -> None:
-    """get_weather is a plain def, answered without a task of its own (Server.answers_at_once): still,
-    a cancellation read with it, before it ran, stops it, as it stops a request waiting for its task."""
+    """A cancellation read in the same chunk as its request, before the request's task ran, stops it."""
     with RawServer(server_argv("weather"), version="2025-06-18") as server:
         server.initialize("2025-06-18")
         server.send_raw(b"".join(line(m) for m in (  # one write: the server reads it in one chunk
@@ -509,55 +508,48 @@ def test_a_name_that_is_not_a_string_is_invalid_params_naming_what_came(tmp_path
         assert server.result("prompts/get", {"name": "greet", "arguments": {"who": "Ada"}})["messages"]
 
 
-def test_stdin_read_ahead_is_bounded_and_loses_nothing() -> None:
-    """On asyncio the runner keeps stdin watched and reads ahead; a client that floods a busy session
-    finds at most MAX_CHUNKS chunks held, then the pipe pushes back, and every message still arrives in order."""
+def test_a_flood_cut_anywhere_by_the_pipe_reaches_the_framer_whole_and_in_order() -> None:
+    """The runner's reading: one reader feeding LineFramer. Lines of varied lengths, many times a pipe's
+    buffer, written while the reader takes its time: every message arrives, in order."""
     import threading
 
     import anyio
 
-    from mcplab.server import stdio as runner
+    from mcplab.transports.pipes import CHUNK, Reader
     from mcplab.wire.jsonrpc import LineFramer
 
     sent, size = [], 0
-    while size < runner.CHUNK * (runner.MAX_CHUNKS + 8):  # lines of varied lengths, cut anywhere by the pipe
+    while size < CHUNK * 24:
         sent.append({"jsonrpc": "2.0", "method": "notifications/message",
                      "params": {"level": "info", "data": "x" * (len(sent) % 300)}})
         size += len(line(sent[-1]))
     payload = b"".join(map(line, sent))
     read_end, write_end = os.pipe()
     writer = threading.Thread(target=lambda: (os.write(write_end, payload), os.close(write_end)))
-    held: list[int] = []
 
     async def main() -> list:
-        with anyio.CancelScope() as scope:
-            reader = runner._Stdin(read_end, scope, LineFramer())
-            assert reader._loop is not None  # the watched path is the one under test
-            writer.start()
-            for _ in range(200):  # the session is busy: nobody reads, the loop keeps turning
-                await anyio.sleep(0.001)
-                held.append(len(reader._chunks))
-            got = []
-            while (messages := await reader.read()) is not None:
-                got += messages
-            reader.close()
-            return got
+        reader, framer, got = Reader(read_end), LineFramer(), []
+        writer.start()
+        await anyio.sleep(0.1)  # the writer fills the pipe and waits for room
+        while data := await reader.read():
+            got += framer.feed(data)
+            await anyio.sleep(0)
+        return got
 
     try:
         got = anyio.run(main)
     finally:
         writer.join(5)
         os.close(read_end)
-    assert max(held) == runner.MAX_CHUNKS
     assert [(m.method, m.params) for m in got] == [(m["method"], m["params"]) for m in sent]
 
 
-# --- answered at once: in the loop's reader callback, in order, each in a context of its own -------------
+# --- plain tools: in order, each in a context of its own ------------------------------------------------
 
-AT_ONCE = ("import contextvars\n"
+PLAIN_TOOLS = ("import contextvars\n"
            "import anyio\n"
            "from mcplab.server import Server, run\n"
-           "server = Server('at-once')\n"
+           "server = Server('plain-tools')\n"
            "SEEN = contextvars.ContextVar('seen', default='nothing')\n"
            "BEGAN = []\n"
            "@server.tool\n"
@@ -579,9 +571,9 @@ AT_ONCE = ("import contextvars\n"
            "run(server)\n")
 
 
-def at_once_server(tmp_path, extra: str = "") -> RawServer:
-    script = tmp_path / "at_once.py"
-    script.write_text(AT_ONCE.replace("run(server)\n", extra + "run(server)\n"))
+def plain_tools_server(tmp_path, extra: str = "") -> RawServer:
+    script = tmp_path / "plain_tools.py"
+    script.write_text(PLAIN_TOOLS.replace("run(server)\n", extra + "run(server)\n"))
     return RawServer([sys.executable, str(script)], version="2025-11-25")
 
 
@@ -589,10 +581,9 @@ def tool_text(reply: dict) -> str:
     return reply["result"]["content"][0]["text"]
 
 
-def test_a_plain_tool_answered_at_once_runs_in_a_context_of_its_own(tmp_path) -> None:
-    """A plain def tool is answered where its line is read, with no task; like a task, each call still
-    gets its own copy of the context: a variable one call sets is gone in the next."""
-    with at_once_server(tmp_path) as server:
+def test_each_plain_tool_call_runs_in_a_context_of_its_own(tmp_path) -> None:
+    """Each call runs in a copy of the context, as a task does: a variable one call sets is gone in the next."""
+    with plain_tools_server(tmp_path) as server:
         server.initialize("2025-11-25")
         for word in ("first", "second"):  # one request per write: each chunk is answered at once
             assert tool_text(server.request("tools/call", {"name": "remember", "arguments": {"word": word}})) \
@@ -606,7 +597,7 @@ def test_a_plain_tool_answered_at_once_runs_in_a_context_of_its_own(tmp_path) ->
 def test_a_plain_request_never_begins_before_an_earlier_one_of_its_chunk(tmp_path) -> None:
     """Requests begin in the order they came: a plain tool read in the same chunk after an async one
     runs after that one has begun (its reply may still come first)."""
-    with at_once_server(tmp_path) as server:
+    with plain_tools_server(tmp_path) as server:
         server.initialize("2025-11-25")
         server.send_raw(line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow"}})
                         + line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "began"}}))
@@ -614,15 +605,3 @@ def test_a_plain_request_never_begins_before_an_earlier_one_of_its_chunk(tmp_pat
         assert replies == {1: "done", 2: "slow"}
 
 
-def test_a_request_that_waits_where_none_was_expected_is_an_internal_error_and_serving_goes_on(tmp_path) -> None:
-    """If Server.answers_at_once were wrong about a request, answering it in the reader callback
-    must not hang or lose it: it is answered -32603, naming the method, and the server keeps serving."""
-    lie = "Server.answers_at_once = lambda self, request: True  # a broken promise, on purpose\n"
-    with at_once_server(tmp_path, lie) as server:
-        server.initialize("2025-11-25")
-        reply = server.request("tools/call", {"name": "slow"})
-        assert reply["error"]["code"] == -32603, reply
-        assert reply["error"]["message"].startswith("tools/call failed: ")
-        assert "waited, though it was expected to finish at once" in reply["error"]["message"]
-        assert tool_text(server.request("tools/call", {"name": "began"})) == "slow"  # it had begun, then was closed
-        assert server.result("ping") == {}

@@ -299,63 +299,6 @@ async def test_audio_content_needs_2025_03_26(version: str, ok: bool) -> None:
         assert "2025-03-26" in result["content"][0]["text"]
 
 
-# --- which requests a runner may answer in line --------------------------------------------------
-
-def _wrapped_async_tool(server: Server) -> None:
-    import functools
-
-    async def slow(n: int) -> str:
-        return str(n)
-
-    @functools.wraps(slow)
-    def traced(n: int) -> object:  # a plain wrapper that hands back the coroutine
-        return slow(n)
-
-    server.tool(traced, name="traced")
-
-
-@pytest.mark.parametrize("method, params, at_once", [
-    ("ping", None, True),
-    ("tools/list", {}, True),
-    ("prompts/list", {}, True),
-    ("resources/templates/list", {}, True),
-    ("tools/call", {"name": "add", "arguments": {"a": 1}}, True),             # a plain def: never awaits
-    ("tools/call", {"name": "fail", "arguments": {"reason": "x"}}, True),
-    ("tools/call", {"name": "no_such_tool"}, True),                            # -32602 before any await
-    ("tools/call", {"name": ["add"]}, True),                                   # -32602 too, and no crash
-    ("tools/call", {"name": "count", "arguments": {"n": 1}}, False),          # async def
-    ("tools/call", {"name": "plain_with_context"}, False),                     # may hand back ctx's coroutines
-    ("tools/call", {"name": "traced", "arguments": {"n": 1}}, False),         # a wrapper around async def
-    ("tools/call", ["add"], False),
-    ("initialize", {}, False),
-    ("resources/read", {"uri": "demo://hello"}, False),                        # resource functions may be async
-    ("resources/subscribe", {"uri": "demo://item/1"}, False),
-    ("prompts/get", {"name": "greeting"}, False),
-    ("completion/complete", {}, False),
-])
-def test_answers_at_once_only_for_requests_that_can_never_wait(method: str, params: object, at_once: bool) -> None:
-    server = demo_server()
-
-    @server.tool
-    def plain_with_context(ctx: Context) -> str:
-        return str(ctx.request_id)
-
-    _wrapped_async_tool(server)
-    assert server.answers_at_once(Request(1, method, params)) is at_once
-
-
-def test_answers_at_once_follows_a_tool_replaced_by_an_async_one() -> None:
-    server = demo_server()
-    call = Request(1, "tools/call", {"name": "add", "arguments": {"a": 1}})
-    assert server.answers_at_once(call)
-
-    @server.tool(name="add")
-    async def add_later(a: int) -> str:
-        return str(a)
-
-    assert not server.answers_at_once(call)
-
-
 # --- pagination ------------------------------------------------------------------------------------
 
 @pytest.mark.anyio

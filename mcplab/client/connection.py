@@ -6,12 +6,13 @@ Theory of operation
 and it takes what the server sends apart: a response wakes the request waiting with that id,
 a notification or a server request goes to the callback the client gave.
 
-**Who reads.** There is no background task. Each request registers a waiter under its id and
-then waits; the first waiter finding nobody reading becomes the reader: it takes messages off
-the transport and dispatches them until its own response arrives, then hands the reading to
-another waiter. A lone sequential caller thus reads its own reply with no task switch, and a
-connection is not tied to a task group: a notebook can open it in one cell and use it in the
-next. Notifications that arrive while no request is waiting are dispatched when the next one is.
+**Who reads.** There is no background task. Each request registers a :class:`~mcplab.endpoint.Waiter`
+under its id (``endpoint.Outgoing``) and waits for it; while nobody else is reading, the waiter reads:
+it takes one message off the transport, settles the waiter that message answers (perhaps its own)
+or hands the message to the client's callback, and then wakes every other waiter to look at its
+own again. So a lone caller reads its own reply, and a connection is not tied to a task group: a
+notebook can open it in one cell and use it in the next. Notifications that arrive while no request
+is waiting are dispatched when the next one is.
 
 **Failures.** A request with no answer within its timeout is given up and announced with
 ``notifications/cancelled`` (spec "basic/utilities/cancellation"; never for ``initialize``);
@@ -25,8 +26,7 @@ does a modern reply stream that broke (:class:`~mcplab.transports.base.StreamEnd
 answer, which the client meets by sending the request again).
 
 **Headers.** In the modern era every request's routing facts are mirrored into HTTP headers
-(``wire/headers.py``). The connection adds them to every message it sends while its lifecycle is
-modern; a transport without headers (stdio) ignores them.
+(``wire/headers.py``): built only for a transport whose ``channel`` is ``"http"``.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ class Connection:
         self.on_notification, self.on_request = on_notification, on_request
         self.outgoing = Outgoing()  # the endpoint both sides share: a waiter per id sent (mcplab/endpoint.py)
         self.ids = self.outgoing.ids
-        self._reading = False
-        self._sleeping: list[Waiter] = []  # waiters whose task sleeps while another one reads
+        self._reading = False  # a waiter is reading the transport
+        self._turn = anyio.Event()  # set after each message read: the other waiters look again
         self.failure: MCPLabError | None = None
 
     # --- sending ---------------------------------------------------------------------------------
@@ -74,23 +74,13 @@ class Connection:
         return {**request_headers(message.method, params, version), **(extra or {})}
 
     async def send(self, message: jsonrpc.Message, extra_headers: dict[str, str] | None = None) -> None:
-        headers = self.headers(message, extra_headers)
         try:
-            if headers is None:
-                await self.transport.send(message)
+            if self.transport.channel == "http":
+                await self.transport.send(message, headers=self.headers(message, extra_headers))
             else:
-                await self.transport.send(message, headers=headers)
+                await self.transport.send(message)
         except HTTPStatusError:
             raise  # one POST was refused; the next one may well go through
-        except MCPLabError as exc:
-            self.fail(exc)
-            raise
-
-    def _send_nowait(self, message: jsonrpc.Message, extra_headers: dict[str, str] | None) -> bool:
-        """Send ``message`` at once if the transport can without waiting (a short line into a pipe)."""
-        headers = self.headers(message, extra_headers)
-        try:
-            return self.transport.send_nowait(message, headers=headers)
         except MCPLabError as exc:
             self.fail(exc)
             raise
@@ -99,29 +89,21 @@ class Connection:
                        extra_headers: dict[str, str] | None = None) -> Response | ErrorResponse | StreamEnded:
         """Send ``request`` and wait for its response; on timeout, give up (and say so, if ``announce``).
 
-        The timeout counts from now. Its timer is set only when the exchange has to wait: a line that
-        goes into the pipe at once and a reply that has arrived by the time we read (a quick server over
-        stdio) need none, and a timer costs more than the rest of the exchange's own work."""
+        The timeout counts from now; over HTTP a POST whose reply is plain JSON returns only once the
+        server has answered, so the wait may begin with the send."""
         self.raise_if_failed()
         waiter = self.outgoing.add(request.id)
-        deadline = anyio.current_time() + timeout
         try:
-            sent = self._send_nowait(request, extra_headers)
-            if not sent:
-                # Over HTTP a POST whose reply is plain JSON only returns when the server has answered,
-                # so the wait may start with the send.
-                with anyio.CancelScope(deadline=deadline):
-                    await self.send(request, extra_headers)
-                    sent = True
-            if sent:  # still False if the deadline passed while sending: then there is nothing to wait for
-                await self._wait(waiter, deadline)
+            with anyio.move_on_after(timeout):
+                await self.send(request, extra_headers)
+                await self._wait(waiter)
         except BaseException as exc:
             self.outgoing.abandon(request.id, waiter)
-            if announce and waiter.value is None and isinstance(exc, anyio.get_cancelled_exc_class()):
+            if announce and not waiter.done() and isinstance(exc, anyio.get_cancelled_exc_class()):
                 with anyio.CancelScope(shield=True):  # we are being cancelled, yet the server must hear it
                     await self._announce_cancel(request.id, "the caller cancelled the request")
             raise
-        if waiter.value is None:
+        if not waiter.done():
             self.outgoing.abandon(request.id, waiter)
             if announce:
                 await self._announce_cancel(request.id, f"no response within {timeout:g} s")
@@ -138,67 +120,35 @@ class Connection:
                 pass  # the connection is going away anyway; the timeout is what the caller needs to hear
 
     # --- reading ---------------------------------------------------------------------------------
-    async def _wait(self, waiter: Waiter, deadline: float) -> None:
-        """Wait for ``waiter``'s response until ``deadline``, reading the transport whenever nobody else
-        is; at the deadline, return with no value."""
-        try:
-            while waiter.value is None:
-                self.raise_if_failed()
-                if self._reading:
-                    waiter.event = anyio.Event()
-                    self._sleeping.append(waiter)
-                    try:
-                        with anyio.CancelScope(deadline=deadline) as scope:
-                            await waiter.event.wait()
-                    finally:
-                        self._sleeping.remove(waiter)
-                        waiter.event = None
-                    if scope.cancelled_caught:
-                        return
-                    continue
-                self._reading = True
-                try:
-                    message = self.transport.receive_nowait()  # what has arrived already: no timer needed
-                    if message is None:
-                        with anyio.CancelScope(deadline=deadline) as scope:
-                            message = await self.transport.receive()
-                        if scope.cancelled_caught:
-                            return
-                except MCPLabError as exc:
-                    self.fail(exc)
-                    raise  # the request that met the failure raises it; the others hear of it from the lifecycle
-                finally:
-                    self._reading = False
-                if isinstance(message, (Response, ErrorResponse)):
-                    self._settle(message)
-                else:  # a notification or a request of the server's: our handlers run within our deadline
-                    with anyio.CancelScope(deadline=deadline) as scope:
-                        await self._dispatch(message)
-                    if scope.cancelled_caught:
-                        return
-        finally:
-            self._pass_reading_on()
-
-    def _pass_reading_on(self) -> None:
-        """Wake one sleeping waiter so that somebody reads (ours is answered or given up)."""
-        if self._reading:
-            return
-        for other in self._sleeping:
-            if not other.event.is_set():
-                other.event.set()
-                return
-
-    def _settle(self, message: Response | ErrorResponse) -> None:
-        try:
-            self.outgoing.settle(message)  # a late answer to a request given up is ignored (the spec)
-        except RemoteProtocolError as exc:  # an id nobody asked, or null: the peer is confused
-            exc.raw = jsonrpc.encode(message)
-            self.fail(exc)
-            raise
+    async def _wait(self, waiter: Waiter) -> None:
+        """Wait until ``waiter`` has its response, reading the transport whenever nobody else is."""
+        while not waiter.done():
+            self.raise_if_failed()
+            if self._reading:
+                await self._turn.wait()  # the reader wakes us after each message it has taken
+                continue
+            self._reading = True
+            try:
+                message = await self.transport.receive()
+            except MCPLabError as exc:
+                self.fail(exc)
+                raise  # the request that met the failure raises it; the others hear of it from the lifecycle
+            finally:
+                self._reading = False
+                self._turn.set()  # our answer may have come, or the reading is free: every waiter looks again
+                self._turn = anyio.Event()
+            await self._dispatch(message)  # a handler of ours runs within our deadline
 
     async def _dispatch(self, message: jsonrpc.Message | JSONRPCError | StreamEnded) -> None:
-        """Anything but a response (``_wait`` settles those itself, with no timer)."""
-        if isinstance(message, StreamEnded):  # no message: the transport lost a request's reply stream
+        """Hand one thing the transport gave to whoever it is for."""
+        if isinstance(message, (Response, ErrorResponse)):
+            try:
+                self.outgoing.settle(message)  # a late answer to a request given up is ignored (the spec)
+            except RemoteProtocolError as exc:  # an id nobody asked, or null: the peer is confused
+                exc.raw = jsonrpc.encode(message)
+                self.fail(exc)
+                raise
+        elif isinstance(message, StreamEnded):  # no message: the transport lost a request's reply stream
             self.outgoing.settle_id(message.request_id, message)
         elif isinstance(message, Notification):
             await self.on_notification(message)
@@ -222,7 +172,7 @@ class Connection:
         if self.failure is None:
             self.failure = error
         self.lifecycle.fail(self.failure)
-        self._wake_all()
+        self._turn.set()
 
     def raise_if_failed(self) -> None:
         """After a failure or a close, raise the lifecycle's own error (a fresh one per call, naming why)."""
@@ -236,11 +186,7 @@ class Connection:
         if self.failure is None:
             self.failure = TransportError(why)
             self.lifecycle.close()
-        self._wake_all()
-
-    def _wake_all(self) -> None:
-        for waiter in self._sleeping:
-            waiter.event.set()
+        self._turn.set()
 
 
 async def call(callback: Callable[..., Any] | None, *args: Any) -> Any:

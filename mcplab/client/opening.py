@@ -67,7 +67,9 @@ async def _probe(connection: Connection, lifecycle: ModernLifecycle, timeout: fl
         if wait_read is None or silence >= timeout:
             response = await connection.exchange(request, silence, announce=False)
         else:
-            response, read = await _exchange_after_read(connection, request, timeout, silence, wait_read)
+            beyond = connection.transport.written  # the probe is what the server must read next
+            response, read = await _exchange_after_read(connection, request, timeout, silence,
+                                                        lambda: wait_read(beyond))
     except RequestTimeout:
         return None, None, False
     except HTTPStatusError as exc:
@@ -85,8 +87,6 @@ async def _exchange_after_read(connection: Connection, request: Request, timeout
     read = False
 
     async def shorten_once_read(scope: anyio.CancelScope) -> None:
-        # This starts once the exchange waits, so the probe is in the pipe by then: a line this short
-        # goes into an empty pipe at once (Connection.exchange, StdioTransport.send_nowait).
         nonlocal read
         read = await wait_read()
         since = anyio.current_time() if read else written  # cannot tell: count from the write, as before

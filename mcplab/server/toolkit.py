@@ -300,34 +300,6 @@ class Server:
             raise InvalidParams(f"expected \"params\" to be an object for {method}, got an array")
         return await handler(self, params, conn, request)
 
-    def answers_at_once(self, request: Request) -> bool:
-        """Does ``handle(request)`` finish without ever waiting? Then a runner may answer it in line.
-
-        Yes for the lists answered from the catalogue and ``ping``, and for a ``tools/call`` whose
-        tool is a plain function (``def``, not ``async def``) without a Context: nothing on its path
-        awaits, so nothing can interleave with it (and no cancellation can reach it while it runs).
-        A request that names no known tool fails at once too. Anything else may wait (an ``async``
-        tool, a resource function, a question to the client) and needs a task of its own.
-        """
-        method = request.method
-        if method in ("ping", "tools/list", "prompts/list", "resources/templates/list"):
-            return True
-        if method != "tools/call" or not isinstance(request.params, dict):
-            return False
-        name = request.params.get("name")
-        tool = self.tools.get(name) if isinstance(name, str) else None
-        if tool is None:
-            return True  # -32602 (unknown tool) or -32601 (no tools at all), decided before any await
-        key = ("at once", name)
-        if key not in self.memo:  # asked on every call: worked out once per catalogue
-            # A plain function only (not a callable object or a partial, whose call may hide a coroutine),
-            # unwrapped too: a decorator's plain wrapper around an async function returns a coroutine.
-            fn = tool.fn
-            self.memo[key] = (tool.context_param is None and (inspect.isfunction(fn) or inspect.ismethod(fn))
-                              and not inspect.iscoroutinefunction(fn)
-                              and not inspect.iscoroutinefunction(inspect.unwrap(fn)))
-        return self.memo[key]
-
     def _methods(self) -> list[str]:
         return [m for m, (_, cap) in REQUESTS.items() if cap is None or self._offers(cap)]
 

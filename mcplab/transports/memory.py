@@ -60,9 +60,6 @@ class MemoryTransport:
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
         await self.send_raw(jsonrpc.encode(message), headers=headers)
 
-    def send_nowait(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> bool:
-        return False  # the serving function may be a coroutine: send() awaits it
-
     async def send_raw(self, line: str, *, headers: Mapping[str, str] | None = None) -> None:
         if not self._open or self._gone is not None:
             raise self._gone or TransportError("the memory transport is not open")
@@ -103,17 +100,14 @@ class MemoryTransport:
         self._arrived.set()
 
     async def receive(self) -> jsonrpc.Message | JSONRPCError:
-        while (message := self.receive_nowait()) is None:
+        while not self._inbox:
             if self._gone is not None:
                 raise self._gone
             if not self._open:
                 raise TransportError("the memory transport is closed")
             self._arrived = anyio.Event()
             await self._arrived.wait()
-        return message
-
-    def receive_nowait(self) -> jsonrpc.Message | JSONRPCError | None:
-        return self._inbox.popleft() if self._inbox else None
+        return self._inbox.popleft()
 
     async def close(self) -> None:
         self._open = False
