@@ -22,8 +22,9 @@ yet, only slow to start, and until it reads the probe waits for it like any requ
 Where the transport cannot tell (Windows pipes), the seconds count from the write. The probe is
 never cancelled on the wire: a server that has not been initialized has nothing to cancel. Over
 HTTP, a refusal of the probe POST comes back as an :class:`~mcplab.wire.errors.HTTPStatusError`
-whose body the verdict reads; for an error response the HTTP status is read from the trace, where
-the transport recorded it with the frame.
+whose body the verdict reads; an answer comes with the HTTP status of the reply that carried it,
+which the transport hands back (``reply_status``, ``transports/base.py``; None over stdio): a 404
+with -32601 is a modern server's "no such method" (``eras.py``).
 
 Each step puts its lifecycle on the connection (so a ping the server sends during ``initialize`` is
 answered by legacy rules); every verdict, with its reason, is returned.
@@ -85,8 +86,9 @@ async def _exchange_after_read(connection: Connection, request: Request, timeout
     read = False
 
     async def shorten_once_read(scope: anyio.CancelScope) -> None:
-        # This starts once the exchange waits, so the probe is in the pipe by then: a line this short
-        # goes into an empty pipe at once (Connection.exchange, StdioTransport.send_nowait).
+        # wait_read() says whether what is in the pipe has been read, so it must not look before the
+        # probe is in it. This starts when the exchange first yields, and the exchange sends before it
+        # waits: a line this short goes into an empty pipe before its send yields, so it is in by then.
         nonlocal read
         read = await wait_read()
         since = anyio.current_time() if read else written  # cannot tell: count from the write, as before
