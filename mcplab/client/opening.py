@@ -22,8 +22,9 @@ yet, only slow to start, and until it reads the probe waits for it like any requ
 Where the transport cannot tell (Windows pipes), the seconds count from the write. The probe is
 never cancelled on the wire: a server that has not been initialized has nothing to cancel. Over
 HTTP, a refusal of the probe POST comes back as an :class:`~mcplab.wire.errors.HTTPStatusError`
-whose body the verdict reads; for an error response the HTTP status is read from the trace, where
-the transport recorded it with the frame.
+whose body the verdict reads; an answer comes with the HTTP status of the reply that carried it,
+which the transport hands back (``reply_status``, ``transports/base.py``; None over stdio): a 404
+with -32601 is a modern server's "no such method" (``eras.py``).
 
 Each step puts its lifecycle on the connection (so a ping the server sends during ``initialize`` is
 answered by legacy rules); every verdict, with its reason, is returned.

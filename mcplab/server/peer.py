@@ -13,9 +13,9 @@ Two of its duties do not depend on the transport, and live here:
   tool hears a :class:`~mcplab.wire.errors.RequestTimeout`; and a session leaves at most
   ``server.max_asking`` questions open at once: one more is refused before it is sent;
 * :meth:`RunnerPeer.cancel` ends the task running a request (``notifications/cancelled``): ``tasks``
-  holds, per request id, whatever has a ``cancel()``: the cancel scope of a task in the runner's
-  task group (stdio; or the ticket of a request it answers in line), or an asyncio task (a legacy
-  HTTP session).
+  holds, per request id, the anyio cancel scope that task runs in. The task lives in a task group:
+  the runner's on stdio (:func:`~mcplab.server.stdio.serve_stdio`'s), the app's for a legacy HTTP
+  session, whose requests outlive the POST that brought them (``streamable_http/session.py``).
 
 Matching the client's answers to our requests is the endpoint both sides share (``mcplab/endpoint.py``,
 the client's connection uses the same), and its waits are anyio's: a runner works on asyncio and trio.
@@ -27,7 +27,7 @@ on stdout, or puts the message on the event stream of the request it serves.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -43,10 +43,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcplab.server")
 
 
-class Cancellable(Protocol):
-    def cancel(self) -> Any: ...
-
-
 class RunnerPeer:
     """Base of the runners' sessions: ``tasks`` by request id, ``pending`` server→client requests."""
 
@@ -54,7 +50,7 @@ class RunnerPeer:
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        self.tasks: dict[Any, Cancellable] = {}
+        self.tasks: dict[RequestId, anyio.CancelScope] = {}
         self.outgoing = Outgoing()  # our requests to the client, waiting for its answers
 
     def deliver(self, request: Request, related_to: RequestId | None) -> None:
