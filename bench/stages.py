@@ -138,12 +138,11 @@ async def _loop_stages(repeat: int) -> dict[str, float]:
     """The machinery each call goes through inside the event loop (anyio on asyncio, as the client runs)."""
     import anyio
 
-    from mcplab.transports.pipes import WatchedPipe
+    from mcplab.transports.pipes import Reader
 
     r, w = os.pipe()
-    stdout, (err_r, err_w) = WatchedPipe(r), os.pipe()
-    stderr = WatchedPipe(err_r)
-    loop = asyncio.get_running_loop()
+    os.set_blocking(r, False)  # as the stdio transport makes its own ends
+    stdout = Reader(r)
     n = max(1000, repeat // 10)
 
     async def timed(body: Callable[[], Any]) -> float:
@@ -159,21 +158,40 @@ async def _loop_stages(repeat: int) -> dict[str, float]:
         with anyio.move_on_after(30):
             pass
 
-    async def watched() -> None:  # the stdio receive's wait: stdout and stderr watched, the reply read in the callback
+    async def waited() -> None:  # the stdio receive's read when the reply is not there yet: a wait, then a read
+        done = anyio.Event()
+
+        async def read() -> None:
+            await stdout.read()
+            done.set()
+        group.start_soon(read)
+        await asyncio.sleep(0)  # the reader waits in the loop
         os.write(w, b"x")
-        await stdout.wait_readable(stderr)
-        stdout.read_now()
+        await done.wait()
+
+    async def at_hand() -> None:  # the same read when the reply has come already: no wait
+        os.write(w, b"x")
+        await stdout.read()
+
+    async def task() -> None:  # the server's task per request: started in the session's task group, run, ended
+        done = anyio.Event()
+
+        async def answer() -> None:
+            done.set()
+        group.start_soon(answer)
+        await done.wait()
 
     async def turn() -> None:  # one trip through the event loop (a task that yields once)
         await asyncio.sleep(0)
 
-    try:
-        return {"anyio.move_on_after enter + exit (Connection.exchange)": await timed(scope),
-                "a wait on the watched pipes (with a 1-byte write + read)": await timed(watched),
-                "  of which one event-loop turn (sleep(0))": await timed(turn)}
-    finally:
-        stdout.close(), stderr.close()
-        os.close(w), os.close(err_w)
+    async with anyio.create_task_group() as group:
+        return {"anyio.move_on_after enter + exit (Connection.exchange, StdioTransport.receive)": await timed(scope),
+                "a read of a reply already there (a 1-byte write + read)": await timed(at_hand),
+                "a read that waits for its reply (a task, a wait, a write, the read)": await timed(waited),
+                "  of which one event-loop turn (sleep(0))": await timed(turn),
+                "a task of a task group, started and ended (the server's per request)": await timed(task)}
+    stdout.close()
+    os.close(w)
 
 
 def server_stages(repeat: int) -> dict[str, float]:
@@ -200,14 +218,13 @@ def server_stages(repeat: int) -> dict[str, float]:
     reply = loop.run_until_complete(server.handle(request, connection))
     assert isinstance(reply, jsonrpc.Response), reply
 
-    async def handled(n: int) -> float:  # as the runner answers it: at once, in the reader's callback
+    async def handled(n: int) -> float:  # the handler's own work, in the task the runner gives it
         started = time.thread_time()
         for _ in range(n):
-            run_at_once(server.handle(request, connection))
+            await server.handle(request, connection)
         return (time.thread_time() - started) / n * 1e6
 
     from mcplab.server.schema import compile_validator
-    from mcplab.server.stdio import run_at_once
 
     check = compile_validator(server.tools["get_weather"].input_schema)
     n = max(1000, repeat // 10)
@@ -215,7 +232,7 @@ def server_stages(repeat: int) -> dict[str, float]:
         "framing: LineFramer.lines": best(lambda: framer.lines(line + b"\n"), repeat),
         "batch check: allows_batches(version)": best(lambda: allows_batches("2025-06-18"), repeat),
         "decode (parse + classify)": best(lambda: jsonrpc.decode(line), repeat),
-        "Server.handle tools/call, run at once (arguments checked, tool run, result built)":
+        "Server.handle tools/call (arguments checked, tool run, result built)":
             min(loop.run_until_complete(handled(n)) for _ in range(7)),
         "  of which the arguments check (jsonschema)": best(lambda: check(ARGUMENTS), repeat),
         "encode the reply + newline → bytes": best(lambda: (jsonrpc.encode(reply) + "\n").encode("utf-8"), repeat),

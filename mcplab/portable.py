@@ -13,8 +13,10 @@ a group of its own     ``start_new_session=True`` (setsid)  ``CREATE_NEW_PROCESS
 (Ctrl-C aimed at the notebook kernel or the terminal must not reach the server)
 ending it              SIGTERM, then SIGKILL, to the group  ``TerminateProcess`` (terminate, kill);
                        (``os.killpg``)                      the server's own children are not reached
-waiting on its pipes   the event loop watches the fd        a thread does blocking reads: neither the
-                       (``add_reader``; trio: anyio's wait) proactor loop nor trio can watch a pipe
+waiting on its pipes   the event loop watches the fd        a thread does blocking reads and writes
+                       (anyio's wait_readable/writable)     (:func:`read_in_thread`,
+                                                            :class:`ThreadWrites`): neither the proactor
+                                                            loop nor trio can watch a pipe
 a bigger pipe buffer   ``F_SETPIPE_SZ`` (Linux only)        not available: skipped
 has it read its stdin  ``FIONREAD`` on our write end        not seen: a probe's silence counts from
                        (Linux only; elsewhere as Windows)   the write (``client/opening.py``)
@@ -33,7 +35,8 @@ import signal
 import sys
 from typing import Any
 
-__all__ = ["WATCHES_PIPES", "SIGNALS_GROUPS", "SEES_STDIN_READ", "new_group", "end", "grow_pipe", "unread"]
+__all__ = ["WATCHES_PIPES", "SIGNALS_GROUPS", "SEES_STDIN_READ", "new_group", "end", "grow_pipe", "unread",
+           "read_in_thread", "ThreadWrites", "close_fd"]
 
 POSIX = os.name == "posix"
 WATCHES_PIPES = POSIX                      # the event loop can wait for a pipe's fd to be ready
@@ -123,3 +126,81 @@ def grow_pipe(fd: int, size: int = PIPE_BUFFER) -> None:
             fcntl.fcntl(fd, request, size)
         except OSError:
             pass  # above the system's limit for an unprivileged user: the default buffer will do
+
+
+# --- threads for pipes, where no event loop can watch one (Windows; and a regular file anywhere) ---------
+
+def read_in_thread(fd: int, name: str) -> Any:
+    """A memory stream of what a thread reads from ``fd`` with blocking reads, chunk by chunk, until end
+    of file, when the stream ends. The thread then closes ``fd`` itself, so that its number is never
+    reused under a read still in flight. Call it from the event loop that will read the stream."""
+    import logging
+    import math
+    import threading
+
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    logging.getLogger("mcplab.pipes").debug("reading %s in a thread", name)
+    send, chunks = anyio.create_memory_object_stream[bytes](math.inf)
+    token = anyio.lowlevel.current_token()
+
+    def read_until_eof() -> None:
+        os.set_blocking(fd, True)  # the thread waits in the read itself
+        try:
+            while data := os.read(fd, 1 << 16):
+                anyio.from_thread.run_sync(send.send_nowait, data, token=token)
+            anyio.from_thread.run_sync(send.close, token=token)
+        except Exception:  # a broken pipe, or the event loop has ended: nobody reads any more
+            pass
+        finally:
+            close_fd(fd, notify=False)
+    threading.Thread(target=read_until_eof, name="mcplab-pipe-reader", daemon=True).start()
+    return chunks
+
+
+class ThreadWrites:
+    """Blocking writes to ``fd``, each in a worker thread, one after another. A write the caller stopped
+    waiting for goes on in its thread; the next waits for it, and :meth:`close` leaves the descriptor
+    to it (a write stuck on a full pipe ends when the child does)."""
+
+    def __init__(self, fd: int) -> None:
+        import threading
+
+        self.fd, self.closed, self._lock = fd, False, threading.Lock()
+
+    async def write(self, view: memoryview) -> None:
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(self._write, view, abandon_on_cancel=True)
+
+    def _write(self, view: memoryview) -> None:
+        with self._lock:
+            try:
+                while view and not self.closed:
+                    view = view[os.write(self.fd, view):]
+            finally:
+                if self.closed:  # close() came meanwhile and left the descriptor to us
+                    close_fd(self.fd, notify=False)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self._lock.acquire(blocking=False):  # else a thread still writes: it closes the descriptor
+                close_fd(self.fd)
+                self._lock.release()
+
+
+def close_fd(fd: int, notify: bool = True) -> None:
+    """Close ``fd``, first waking (``notify``) a task that waits on it; safe with no event loop, and twice."""
+    if notify:
+        try:
+            import anyio
+
+            anyio.notify_closing(fd)  # the waiting task gets ClosedResourceError
+        except Exception:  # no event loop here (a notebook's cell hook): nobody can be waiting on it
+            pass
+    try:
+        os.close(fd)
+    except OSError:
+        pass

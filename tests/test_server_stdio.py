@@ -559,6 +559,13 @@ PLAIN_TOOLS = ("import contextvars\n"
            "    SEEN.set(word)\n"
            "    return before\n"
            "@server.tool\n"
+           "async def remember_later(word: str) -> str:\n"
+           "    '''Set a context variable after a wait; say what it held before.'''\n"
+           "    await anyio.sleep(0)\n"
+           "    before = SEEN.get()\n"
+           "    SEEN.set(word)\n"
+           "    return before\n"
+           "@server.tool\n"
            "async def slow() -> str:\n"
            "    '''Note that it began, then take a while.'''\n"
            "    BEGAN.append('slow')\n"
@@ -591,6 +598,20 @@ def test_each_plain_tool_call_runs_in_a_context_of_its_own(tmp_path) -> None:
         server.send_raw(b"".join(line({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call",
                                        "params": {"name": "remember", "arguments": {"word": str(n)}}})
                                  for n in range(3)))  # three in one chunk
+        assert [tool_text(server.recv()) for _ in range(3)] == ["nothing"] * 3
+
+
+def test_each_async_tool_call_runs_in_a_context_of_its_own_too(tmp_path) -> None:
+    """A task per request: a context variable an async tool sets is gone in the next call, however the
+    calls come (one per write, or three in one chunk)."""
+    with plain_tools_server(tmp_path) as server:
+        server.initialize("2025-11-25")
+        for word in ("first", "second"):
+            assert tool_text(server.request("tools/call", {"name": "remember_later", "arguments": {"word": word}})) \
+                == "nothing"
+        server.send_raw(b"".join(line({"jsonrpc": "2.0", "id": 20 + n, "method": "tools/call",
+                                       "params": {"name": "remember_later", "arguments": {"word": str(n)}}})
+                                 for n in range(3)))
         assert [tool_text(server.recv()) for _ in range(3)] == ["nothing"] * 3
 
 

@@ -92,7 +92,7 @@ async def test_a_stdio_server_serves_lists_calls_cancels_and_exits_on_either_bac
         assert len(cancelled) == 1
         assert not [f for f in client.trace.frames if f.direction == "s2c" and f.channel == "stdio"
                     and getattr(f.message, "id", None) == cancelled[0]]  # a cancelled request gets no response
-        transport._stdin.close()  # end of file, as when the client goes away: the server exits by itself
+        transport._pipes[0].close()  # end of file, as when the client goes away: the server exits by itself
         with anyio.fail_after(5):
             assert await transport._process.wait() == 0
     assert "wait: cancelled" in transport.stderr_lines  # the tool saw its cancellation

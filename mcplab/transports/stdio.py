@@ -2,29 +2,17 @@
 
 Theory of operation
 -------------------
-Spec "basic/transports", stdio: the client launches the server; the server reads messages from
-its stdin and writes messages to its stdout, one per line, UTF-8, no embedded newline; it MAY
-write logs to stderr, and nothing but MCP messages to stdout.
+Spec "basic/transports": the client launches the server, writes messages to its stdin and reads
+them from its stdout, one per line; the server MAY log on stderr, and writes nothing else to stdout.
 
-    client ──stdin──▶ {"jsonrpc":"2.0","id":1,"method":"ping"}\\n      ──▶ server
-    client ◀─stdout── {"jsonrpc":"2.0","id":1,"result":{}}\\n          ◀── server
-    client ◀─stderr── weather server ready\\n                          ◀── (a log line)
+    client ──stdin──▶ {"jsonrpc":"2.0","id":1,"method":"ping"}\n  ──▶ server
+    client ◀─stdout── {"jsonrpc":"2.0","id":1,"result":{}}\n      ◀── server
+    client ◀─stderr── weather server ready\n                      ◀── (a log line)
 
-We make the three pipes ourselves and read and write our ends through ``pipes.py``. Sending is
-one writer behind a lock. :meth:`~StdioTransport.receive` is one reader: it reads stdout and feeds
-``jsonrpc.LineFramer`` (the framing Lab 01 builds), which hands over each whole message; while it
-waits, stderr has a reader of its own, so that a chatty server never blocks on a full pipe. Every
-line in both directions, and every stderr line, is recorded in :attr:`StdioTransport.trace` first.
-
-When stdout ends, ``receive`` waits for the process and raises
-:class:`~mcplab.wire.errors.ServerExited` with the exit code and the last stderr lines. Shutdown
-follows "basic/lifecycle": close stdin, wait, then SIGTERM, then SIGKILL (on Windows: terminate,
-then kill; ``portable.py``). The server gets a process group of its own, so an interrupt aimed at
-the notebook kernel does not reach it; if the kernel dies, the server sees end of file and exits.
-
-:meth:`~StdioTransport.wait_read` tells when the server has taken what we wrote off its stdin: a
-dual-era client's probe counts its silence from then (``client/opening.py``), so a server still
-importing on a busy machine is not taken for a silent legacy one.
+One writer behind a lock (``send``); one reader (``receive``) feeding stdout to ``LineFramer`` (Lab
+01's framing), handing on each message, and reading stderr before it (a log line written before a
+reply comes first) and every :data:`STDERR_POLL` s while it waits, so a chatty server never blocks.
+Every line goes into ``trace`` first. A server gone says how (:class:`~mcplab.wire.errors.ServerExited`).
 """
 
 from __future__ import annotations
@@ -35,7 +23,7 @@ import signal
 import sys
 import time
 from collections import deque
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import anyio
 
@@ -47,33 +35,19 @@ from mcplab.wire.errors import JSONRPCError, ServerExited, TransportError
 
 __all__ = ["StdioTransport", "stdio"]
 
-LADDER = ((None, 1.0), (False, 0.5), (True, 0.5))  # close stdin, SIGTERM, SIGKILL: each, then seconds to wait
-SHUTDOWN_BUDGET = sum(wait for _, wait in LADDER)  # seconds, from closing stdin to a reaped process
-STDERR_POLL = 0.05         # seconds between looks at stderr while a reader waits for stdout
-READ_POLL = 0.01           # seconds between looks at whether the server has read its stdin (no event says so)
-# Seconds to wait for the exit code once stdout has ended, then for the end of stderr: events that come at
-# once on a quiet machine and can lag by seconds on a busy one, where "still running" would be untrue.
-EXIT_GRACE = 10.0
-WRITE_STALL = 5.0          # seconds a half-written line may wait for the server to read on
-STDERR_TAIL = 12           # stderr lines an error carries
-STDERR_LINE = jsonrpc.DEFAULT_MAX_LINE  # bytes of one stderr line kept: a server may write forever without a newline
-
-
-def stdio(argv: str | Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-          inherit_env: bool = True, trace: Trace | None = None) -> StdioTransport:
-    """A transport that will spawn ``argv`` as an MCP server over stdio.
-
-    ``argv`` is a list, or one string split like a shell would; a leading ``python`` means this
-    interpreter. ``env`` is added to this process's environment (used alone with ``inherit_env=False``).
-
-    >>> stdio(["python", "servers/weather.py"]).argv[1]
-    'servers/weather.py'
-    """
-    return StdioTransport(argv, env=env, cwd=cwd, inherit_env=inherit_env, trace=trace)
+SHUTDOWN = (1.0, 0.5, 0.5)  # seconds to wait after closing stdin, after SIGTERM, after SIGKILL
+SHUTDOWN_BUDGET = sum(SHUTDOWN)  # seconds from closing stdin to a reaped process
+STDERR_POLL = 0.05   # seconds between looks at stderr while the reader waits for stdout
+READ_POLL = 0.01     # seconds between looks at whether the server has read its stdin (no event says so)
+EXIT_GRACE = 10.0    # seconds for the exit code, then the end of stderr, once stdout ended (a busy machine lags)
+WRITE_STALL = 5.0    # seconds a half-written line may wait for the server to read on
+STDERR_TAIL = 12     # stderr lines an error carries
 
 
 class StdioTransport:
-    """One server child process; implements :class:`mcplab.transports.base.Transport`."""
+    """One server child process, in a process group of its own (a Ctrl-C aimed at the notebook misses
+    it); a :class:`~mcplab.transports.base.Transport`. ``argv`` is a list or one string split as a
+    shell would; a leading ``python`` means this interpreter."""
 
     channel = "stdio"
 
@@ -83,42 +57,35 @@ class StdioTransport:
         argv = shlex.split(argv) if isinstance(argv, str) else [os.fspath(a) for a in argv]
         if not argv:
             raise ValueError("expected a command to start the server, got an empty argv")
-        if argv[0] in ("python", "python3"):
-            argv[0] = sys.executable  # the server runs in the client's environment
-        self.argv, self.cwd = argv, cwd
+        self.argv = [sys.executable, *argv[1:]] if argv[0] in ("python", "python3") else argv
         self.env = {**os.environ, **(env or {})} if inherit_env else dict(env or {})
-        self.trace = trace if trace is not None else Trace()
+        self.cwd, self.trace = cwd, trace if trace is not None else Trace()
         self.stderr_lines: deque[str] = deque(maxlen=STDERR_TAIL)
-        self._framer = jsonrpc.LineFramer(max_line)
+        self._framer, self._stderr_framer = jsonrpc.LineFramer(max_line), jsonrpc.LineFramer()
         self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
-        self._stderr_framer = jsonrpc.LineFramer(STDERR_LINE)  # log text: cut into lines, not decoded
         self._process: Any = None
-        self._stdin: Writer | None = None
-        self._stdout: Reader | None = None
-        self._stderr: Reader | None = None
+        self._pipes: tuple[Writer, Reader, Reader] | None = None  # our ends: stdin, stdout, stderr
         self._stdout_eof = self._stderr_eof = self._closed = False
 
     async def open(self) -> None:
         if self._process is not None:
             raise TransportError("this stdio transport is already open; make a new one per connection")
-        pipes = [os.pipe() for _ in range(3)]  # (read, write) each, not inherited by default
-        child, ours = (pipes[0][0], pipes[1][1], pipes[2][1]), (pipes[0][1], pipes[1][0], pipes[2][0])
+        (in_r, in_w), (out_r, out_w), (err_r, err_w) = (os.pipe() for _ in range(3))  # not inherited
         try:
-            self._process = await anyio.open_process(self.argv, stdin=child[0], stdout=child[1], stderr=child[2],
+            self._process = await anyio.open_process(self.argv, stdin=in_r, stdout=out_w, stderr=err_w,
                                                      cwd=self.cwd, env=self.env, **portable.new_group())
         except OSError as exc:
-            for fd in ours:
+            for fd in (in_w, out_r, err_r):
                 os.close(fd)
             self._closed = True
             raise TransportError(f"could not start the server {shlex.join(self.argv)!r}: {exc}") from exc
         finally:
-            for fd in child:
+            for fd in (in_r, out_w, err_w):
                 os.close(fd)  # the child has its copies; ours would hide its end of file
-        portable.grow_pipe(ours[2])  # room for logs while nobody reads
-        if portable.WATCHES_PIPES:
-            for fd in ours[1:]:
-                os.set_blocking(fd, False)  # read what has come before waiting: often the reply already has
-        self._stdin, self._stdout, self._stderr = Writer(ours[0]), Reader(ours[1]), Reader(ours[2])
+        portable.grow_pipe(err_r)  # room for logs while nobody reads
+        for fd in (out_r, err_r):
+            os.set_blocking(fd, not portable.WATCHES_PIPES)  # read what has come before waiting
+        self._pipes = (Writer(in_w), Reader(out_r), Reader(err_r))
 
     async def __aenter__(self) -> StdioTransport:
         await self.open()
@@ -143,9 +110,7 @@ class StdioTransport:
     # --- sending -----------------------------------------------------------------------------
     async def send(self, message: jsonrpc.Message) -> None:
         """Write one message as one line."""
-        raw = jsonrpc.encode(message)
-        self.trace.record("c2s", "stdio", raw, message)
-        await self._write(raw)
+        await self._write(jsonrpc.encode(message), message)
 
     async def send_raw(self, line: str) -> None:
         """Write ``line`` and a newline exactly as given (it may be invalid: that is the point)."""
@@ -153,14 +118,14 @@ class StdioTransport:
             parsed: Any = jsonrpc.decode(line, mcp=False)
         except JSONRPCError as exc:
             parsed = exc
-        self.trace.record("c2s", "stdio", line, parsed)
-        await self._write(line)
+        await self._write(line, parsed)
 
-    async def _write(self, line: str) -> None:
-        if self._stdin is None or self._closed:
+    async def _write(self, line: str, parsed: Any) -> None:
+        if self._pipes is None or self._closed:
             raise TransportError("the stdio transport is not open")
+        self.trace.record("c2s", "stdio", line, parsed)
         try:
-            await self._stdin.write(line.encode("utf-8") + b"\n", WRITE_STALL)
+            await self._pipes[0].write(line.encode("utf-8") + b"\n", WRITE_STALL)
         except WriteStalled:
             raise TransportError(f"the server stopped reading its stdin for {WRITE_STALL:g} s "
                                  f"in the middle of a message") from None
@@ -172,134 +137,116 @@ class StdioTransport:
     @property
     def written(self) -> int:
         """Bytes written to the server's stdin so far."""
-        return self._stdin.written if self._stdin is not None else 0
+        return self._pipes[0].written if self._pipes is not None else 0
 
     async def wait_read(self, beyond: int = 0) -> bool:
-        """Wait until more than ``beyond`` bytes went to the server's stdin and it has read them all,
-        or it has exited: True. False at once where the system cannot tell (``portable.SEES_STDIN_READ``)."""
-        if not portable.SEES_STDIN_READ or self._stdin is None:
+        """True once the server has read all of more than ``beyond`` bytes written (or exited); False
+        where the system cannot tell. A dual-era probe counts its silence from then (``client/opening.py``)."""
+        if not portable.SEES_STDIN_READ or self._pipes is None:
             return False
         while self.running:
-            if self._stdin.written > beyond:
-                unread = self._stdin.unread()
-                if unread is None:
-                    return False
-                if unread == 0:
-                    return True
+            if self.written > beyond and (unread := self._pipes[0].unread()) in (0, None):
+                return unread == 0
             await anyio.sleep(READ_POLL)
         return True  # it exited: whoever waits for its answer hears how (ServerExited)
 
     # --- receiving ---------------------------------------------------------------------------
     async def receive(self) -> jsonrpc.Message | JSONRPCError:
         while not self._inbox:
-            if self._stdout is None or self._closed:
+            if self._pipes is None or self._closed:
                 raise TransportError("the stdio transport is closed")
             if self._stdout_eof:
                 raise await self._gone("the server closed its stdout")
-            data = None
-            with anyio.move_on_after(STDERR_POLL):  # stderr is read at least this often while we wait
-                try:
-                    data = await self._stdout.read()
-                except anyio.ClosedResourceError:
-                    raise TransportError("the stdio transport was closed while reading") from None
-            self._drain_stderr()  # what the server logged before its reply goes before it in the trace
-            if data is None:
-                continue
-            self._stdout_eof = not data
-            for line, message in self._framer.frames(data):
-                self.trace.record("s2c", "stdio", line, message)  # a line over the limit is not kept: b""
-                self._inbox.append(message)
+            if (data := self._pipes[1].read_now()) is None:  # a quick server's reply is often here already
+                with anyio.move_on_after(STDERR_POLL):
+                    try:
+                        data = await self._pipes[1].read()
+                    except anyio.ClosedResourceError:
+                        raise TransportError("the stdio transport was closed while reading") from None
+            while not self._stderr_eof and (logged := self._pipes[2].read_now()) is not None:
+                self._take_stderr(logged)
+            if data is not None:
+                self._stdout_eof = not data
+                for line, message in self._framer.frames(data):
+                    self.trace.record("s2c", "stdio", line, message)  # a line over the limit is not kept: b""
+                    self._inbox.append(message)
         return self._inbox.popleft()
-
-    def _drain_stderr(self) -> None:
-        """Record the stderr lines that have come, without waiting."""
-        while not self._stderr_eof and (data := self._stderr.read_now()) is not None:
-            self._take_stderr(data)
-
-    async def _read_stderr(self) -> None:
-        """Record stderr line by line, up to its end."""
-        try:
-            while not self._stderr_eof:
-                self._take_stderr(await self._stderr.read())
-        except anyio.ClosedResourceError:
-            pass
 
     def _take_stderr(self, data: bytes) -> None:
         self._stderr_eof = not data
-        for line in self._stderr_framer.lines(data or b"\n"):  # the end of file ends an unfinished line too
+        for line in self._stderr_framer.lines(data or b"\n"):  # log text, cut into lines; the end ends one too
             text = line.message if isinstance(line, JSONRPCError) else line.decode("utf-8", errors="replace")
             self.trace.record("s2c", "stderr", text)
-            self.stderr_lines.append(text if len(text) <= 1000 else text[:1000] + " …")  # an error's tail
+            self.stderr_lines.append(text if len(text) <= 1000 else text[:1000] + " …")
+
+    async def _read_stderr(self, within: float) -> None:
+        """Record stderr up to its end, for at most ``within`` seconds."""
+        with anyio.move_on_after(within):
+            try:
+                while not self._stderr_eof:
+                    self._take_stderr(await self._pipes[2].read())
+            except anyio.ClosedResourceError:
+                pass
 
     async def _gone(self, what: str) -> TransportError:
         """The error for a server that stopped talking: exit code and stderr tail if it exited."""
         with anyio.move_on_after(EXIT_GRACE):
             await self._process.wait()
-        if self._process.returncode is not None:
-            with anyio.move_on_after(EXIT_GRACE):  # the rest of its stderr, now that it has exited
-                await self._read_stderr()
-        code, tail = self._process.returncode, list(self.stderr_lines)
-        if code is None:
-            return TransportError(f"{what}, but the server is still running", stderr_tail=tail)
-        # Once it has exited, how we noticed (a broken pipe, the end of stdout) is a race; say only what happened.
-        how = f"was killed by signal {-code} ({_signal_name(-code)})" if code < 0 else f"exited with code {code}"
-        return ServerExited(f"the server {how}", returncode=code, stderr_tail=tail)
+        if (code := self._process.returncode) is None:
+            return TransportError(f"{what}, but the server is still running", stderr_tail=list(self.stderr_lines))
+        await self._read_stderr(EXIT_GRACE)
+        # How we noticed (a broken pipe, the end of stdout) is a race; say only what happened.
+        name = next((s.name for s in signal.Signals if s == -code), "unknown signal")
+        how = f"was killed by signal {-code} ({name})" if code < 0 else f"exited with code {code}"
+        return ServerExited(f"the server {how}", returncode=code, stderr_tail=list(self.stderr_lines))
 
     # --- closing -----------------------------------------------------------------------------
+    def _begin_close(self) -> bool:
+        opened, self._closed = self._process is not None and not self._closed, True
+        return opened  # there is a server to end
+
+    def _shutdown(self) -> Iterator[float]:
+        """Close stdin, then SIGTERM, then SIGKILL (Windows: terminate, kill), yielding how long to wait after each."""
+        for step, wait in enumerate(SHUTDOWN):
+            if step == 0:
+                self._pipes[0].close()
+            else:
+                portable.end(self._process, hard=step == 2)
+            yield wait
+
     async def close(self) -> None:
-        """Close stdin, wait, SIGTERM, wait, SIGKILL: the spec's order. Safe to call twice."""
-        if self._closed or self._process is None:
-            self._closed = True
+        """Shut the server down in the spec's order, reaping it. Safe to call twice."""
+        if not self._begin_close():
             return
-        self._closed = True
         with anyio.CancelScope(shield=True):  # a child must be reaped even when the closing task is cancelled
-            self._stdin.close()
-            for hard, wait in LADDER:
-                if hard is not None:
-                    portable.end(self._process, hard=hard)
+            for wait in self._shutdown():
                 with anyio.move_on_after(wait):
                     await self._process.wait()
                 if self._process.returncode is not None:
                     break
-            self._end_group()
-            with anyio.move_on_after(1.0):  # its last log lines, for the trace (a grandchild may hold the pipe)
-                await self._read_stderr()
-            self._stdout.close()
-            self._stderr.close()
+            await self._read_stderr(1.0)  # its last log lines, for the trace
+            self._end()
 
     def end_now(self) -> bool:
-        """Close without awaiting, for a caller that cannot await (a notebook kernel's cell hook).
-
-        The order of :meth:`close`, each wait asking whether the child ended without reaping it (the
-        event loop's child watcher collects it). Returns whether a running server was ended."""
-        if self._closed or self._process is None:
-            self._closed = True
+        """:meth:`close` for a caller that cannot await (a notebook kernel's cell hook): each wait asks
+        whether the child ended without reaping it (the event loop's watcher does). Was it running?"""
+        running = self.running
+        if not self._begin_close():
             return False
-        self._closed = True
-        running = self._process.returncode is None
-        self._stdin.close()
-        for hard, wait in LADDER:
-            if hard is not None:
-                portable.end(self._process, hard=hard)
+        for wait in self._shutdown():
             deadline = time.monotonic() + wait
-            while (ended := portable.has_exited(self._process.pid)) is False and time.monotonic() < deadline:
-                time.sleep(0.01)
-            if ended is None:
-                time.sleep(wait)
-            elif ended:
+            while not (ended := portable.has_exited(self._process.pid)) and time.monotonic() < deadline:
+                time.sleep(0.01)  # None (Windows cannot tell): the whole wait
+            if ended:
                 break
-        self._end_group()
-        self._stdout.close()
-        self._stderr.close()
+        self._end()
         return running
 
-    def _end_group(self) -> None:
+    def _end(self) -> None:
         if portable.SIGNALS_GROUPS:
             portable.end(self._process, hard=True)  # anything the server left behind in its group
+        self._pipes[1].close()
+        self._pipes[2].close()
 
 
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return "unknown signal"
+stdio = StdioTransport  # the short name the labs use: stdio(["python", "servers/weather.py"])
