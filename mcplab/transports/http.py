@@ -73,7 +73,6 @@ from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
 from mcplab.transports.background import Background, Job
 from mcplab.transports.base import StreamEnded
-from mcplab.transports.one_write import OneWriteTransport
 from mcplab.trace.http_text import render_http
 from mcplab.wire.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
 
@@ -174,11 +173,8 @@ class HTTPTransport:
         # A proxy from the environment is never right for a server on this machine (and httpx would
         # send even 127.0.0.1 through HTTP_PROXY): trust the environment only for remote servers.
         self._endpoint = httpx.URL(self.url)
-        local = _on_this_machine(self.url)
-        # Plain HTTP on this machine: each request in one write, head and body (one_write.py says why).
-        transport = OneWriteTransport() if local and self._endpoint.scheme == "http" else None
-        self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT}, trust_env=not local,
-                                         verify=verify_with(self.verify), transport=transport)
+        self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT},
+                                         trust_env=not _on_this_machine(self.url), verify=verify_with(self.verify))
 
     async def __aenter__(self) -> HTTPTransport:
         await self.open()
