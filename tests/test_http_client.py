@@ -300,6 +300,15 @@ async def test_a_transport_opens_once_and_closes_twice_safely():
             await transport.send_raw("{}")
 
 
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_a_reply_is_handed_over_by_receive_alone():
+    async with served(Scripted({}).app()) as url, HTTPTransport(url) as transport:
+        assert transport.send_nowait(jsonrpc.Request(1, "ping")) is False  # nothing is POSTed without waiting
+        await transport.send(jsonrpc.Request(1, "ping"))
+        assert transport.receive_nowait() is None  # the answer is queued, yet only receive() takes it
+        assert await transport.receive() == jsonrpc.Response(1, {})
+
 # --- the connection under it: httpx's own, for every URL ---------------------------------------------
 
 @pytest.mark.anyio

@@ -198,7 +198,7 @@ class HTTPTransport:
         return headers
 
     def send_nowait(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> bool:
-        return False  # a POST always waits (for the reply, or at least for the status line)
+        return False  # everything goes through send(); this twin goes once Connection stops calling it
 
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
         """POST one message; ``headers`` (a modern request's routing headers) go with it, over ours."""
@@ -361,19 +361,17 @@ class HTTPTransport:
 
     # --- receiving -----------------------------------------------------------------------------------
     async def receive(self) -> jsonrpc.Message | JSONRPCError | StreamEnded:
-        while (message := self.receive_nowait()) is None:
+        while not self._inbox:
             if self._failure is not None:
                 raise TransportError(str(self._failure))
             self._open_client()
             self._arrived = anyio.Event()
             await self._arrived.wait()  # a JSON reply from a POST, or an event a stream's reader took
-        return message
-
-    def receive_nowait(self) -> jsonrpc.Message | JSONRPCError | StreamEnded | None:
-        if not self._inbox:
-            return None
         self._room.set()
         return self._inbox.popleft()
+
+    def receive_nowait(self) -> None:
+        return None  # everything goes through receive(); this twin goes once Connection stops calling it
 
     async def _wait_for_room(self) -> None:
         """A stream reader with messages to queue waits while the inbox is full: a flood is held back
