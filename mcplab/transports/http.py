@@ -197,9 +197,6 @@ class HTTPTransport:
             headers.update(self.auth.headers())  # Authorization: Bearer, on every request once there is a token
         return headers
 
-    def send_nowait(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> bool:
-        return False  # everything goes through send(); this twin goes once Connection stops calling it
-
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
         """POST one message; ``headers`` (a modern request's routing headers) go with it, over ours."""
         if isinstance(message, Request) and message.method == "initialize":
@@ -369,9 +366,6 @@ class HTTPTransport:
             await self._arrived.wait()  # a JSON reply from a POST, or an event a stream's reader took
         self._room.set()
         return self._inbox.popleft()
-
-    def receive_nowait(self) -> None:
-        return None  # everything goes through receive(); this twin goes once Connection stops calling it
 
     async def _wait_for_room(self) -> None:
         """A stream reader with messages to queue waits while the inbox is full: a flood is held back
