@@ -24,9 +24,9 @@ as they come, so a server→client request on it (legacy sampling, elicitation) 
 whose answer goes out as another POST while the stream is still open. The reader tasks belong to the
 transport: :meth:`~HTTPTransport.close` stops them. Why tasks, when the stdio transport needs none:
 several streams may be open at once (the GET stream, two calls, a ``subscriptions/listen``), and a
-read that is cancelled halfway closes an HTTP stream for good, so each stream is read by one task
-that nobody cancels. Those tasks are children of one task group the transport owns
-(:class:`~mcplab.transports.background.Background`), open from the first stream until close. In
+read that is cancelled halfway closes an HTTP stream for good, so each stream is read by a task of
+its own, which no caller's timeout cancels. Those tasks are children of one task group the transport
+owns (:class:`~mcplab.transports.background.Background`), open from the first stream until close. In
 2026-07-28 closing a request's stream *is* its cancellation: a ``notifications/cancelled`` sent with
 modern headers is not POSTed; the stream it names is closed.
 
@@ -50,6 +50,10 @@ is resumed: after the ``retry`` delay, ``GET`` with ``Last-Event-ID`` (2025-11-2
 hands :class:`~mcplab.transports.base.StreamEnded` to the client, which sends the request again.
 The event-stream parser is ``mcplab/wire/sse.py``; ``render_http`` (``mcplab/trace/http_text.py``) prints
 the frames as HTTP text.
+
+The HTTP itself is httpx's, with nothing of ours in between: one ``httpx.AsyncClient`` per transport,
+whose pool keeps a connection alive from one POST to the next (an open event stream holds one of its
+own). A proxy the environment names counts only for a server on another machine.
 
 With ``auth=OAuth(...)`` every request carries the bearer token, and a 401 (or a 403
 ``insufficient_scope``) hands over to the OAuth flow (mcplab/auth/client.py), which records its own
@@ -169,7 +173,6 @@ class HTTPTransport:
     async def open(self) -> None:
         if self._client is not None:
             raise TransportError("this HTTP transport is already open; make a new one per connection")
-        # keep-alive: one TCP connection, reused for every POST while nothing else is in flight
         # A proxy from the environment is never right for a server on this machine (and httpx would
         # send even 127.0.0.1 through HTTP_PROXY): trust the environment only for remote servers.
         self._endpoint = httpx.URL(self.url)
