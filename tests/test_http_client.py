@@ -4,9 +4,12 @@ priming events, CRLF, errors, closed streams to resume)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 
 import anyio
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,6 +19,7 @@ from http_helpers import Scripted, served
 from mcplab import Client
 from mcplab.wire.errors import HTTPStatusError, RemoteError, SessionExpired, TransportError
 from mcplab.transports.http import HTTPTransport, SSEEvent, SSEParser, http
+from mcplab.wire import jsonrpc
 
 # --- the SSE parser (sans-IO) --------------------------------------------------------------------------
 
@@ -294,6 +298,111 @@ async def test_a_transport_opens_once_and_closes_twice_safely():
         await transport.close()
         with pytest.raises(TransportError):
             await transport.send_raw("{}")
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_a_message_goes_by_send_and_its_reply_comes_by_receive_with_no_never_wait_twins():
+    async with served(Scripted({}).app()) as url, HTTPTransport(url) as transport:
+        await transport.send(jsonrpc.Request(1, "ping"))
+        assert await transport.receive() == jsonrpc.Response(1, {})
+    assert not hasattr(transport, "send_nowait") and not hasattr(transport, "receive_nowait")
+
+# --- the connection under it: httpx's own, for every URL ---------------------------------------------
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("url", [
+    "http://127.0.0.1:8000/mcp",
+    "http://localhost:8000/mcp",
+    "https://127.0.0.1:8000/mcp",
+    "http://mcp.example.org/mcp",   # another machine: the one case where the environment's proxy counts
+])
+async def test_every_url_is_reached_through_httpx_own_transport(url):
+    transport = HTTPTransport(url)
+    await transport.open()
+    try:
+        assert type(transport._client._transport) is httpx.AsyncHTTPTransport
+    finally:
+        await transport.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_every_request_of_a_session_goes_over_one_kept_connection():
+    peers: list[tuple[str, int]] = []
+    app = Scripted({}).app()
+
+    async def noting_the_peer(scope, receive, send):
+        if scope["type"] == "http":
+            peers.append(tuple(scope["client"]))
+        await app(scope, receive, send)
+
+    async with served(noting_the_peer) as url:
+        async with Client(http(url)) as client:
+            for _ in range(3):
+                await client.ping()
+    assert len(peers) == 6  # initialize, initialized, three pings, DELETE
+    assert len(set(peers)) == 1, peers
+
+
+async def _raw_server(reply: bytes, heads: list[bytes]):
+    """A TCP server on 127.0.0.1 that reads one request head, keeps it, writes ``reply`` and hangs up."""
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        heads.append(head)
+        length = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
+        await reader.readexactly(int(length.group(1)) if length else 0)
+        writer.write(reply)
+        await writer.drain()
+        writer.close()
+
+    return await asyncio.start_server(answer, "127.0.0.1", 0)
+
+
+PING_ANSWER = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+
+POSTING = r"POST http://127\.0\.0\.1:\d+/mcp failed"
+READING = r"reading the reply from http://127\.0\.0\.1:\d+/mcp failed"
+
+BROKEN_REPLIES = [  # (what, the bytes the server sends before it hangs up, what the TransportError says)
+    ("a body shorter than its Content-Length",
+     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n" + PING_ANSWER,
+     READING + ": RemoteProtocolError"),
+    ("not a byte", b"", POSTING + ": RemoteProtocolError"),
+    ("a status line that is not HTTP", b"SMTP ready\r\n\r\n", POSTING + ": RemoteProtocolError"),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+@pytest.mark.parametrize("what, reply, says", BROKEN_REPLIES, ids=[row[0] for row in BROKEN_REPLIES])
+async def test_a_reply_broken_on_the_wire_is_a_transport_error_that_says_what_broke(what, reply, says):
+    heads: list[bytes] = []
+    server = await _raw_server(reply, heads)
+    port = server.sockets[0].getsockname()[1]
+    async with server, HTTPTransport(f"http://127.0.0.1:{port}/mcp") as transport:
+        with pytest.raises(TransportError, match=says):
+            await transport.send(jsonrpc.Request(1, "ping"))
+    assert len(heads) == 1 and heads[0].startswith(b"POST /mcp HTTP/1.1\r\n")
+
+
+@pytest.mark.anyio
+@pytest.mark.http
+async def test_a_server_elsewhere_is_reached_through_the_proxy_the_environment_names(monkeypatch):
+    heads: list[bytes] = []
+    reply = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+             % (len(PING_ANSWER), PING_ANSWER))
+    proxy = await _raw_server(reply, heads)
+    address = f"http://127.0.0.1:{proxy.sockets[0].getsockname()[1]}"
+    for name in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, address)
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    async with proxy, HTTPTransport("http://mcp.example.org/mcp") as transport:
+        await transport.send(jsonrpc.Request(1, "ping"))
+        assert await transport.receive() == jsonrpc.Response(1, {})
+    # a proxy is asked for the whole URL; the server's name was never looked up here
+    assert len(heads) == 1 and heads[0].startswith(b"POST http://mcp.example.org/mcp HTTP/1.1\r\n")
 
 
 # --- the lab 05 checks (mcplab/exercises/lab05.py) ----------------------------------------------------

@@ -24,9 +24,9 @@ as they come, so a server→client request on it (legacy sampling, elicitation) 
 whose answer goes out as another POST while the stream is still open. The reader tasks belong to the
 transport: :meth:`~HTTPTransport.close` stops them. Why tasks, when the stdio transport needs none:
 several streams may be open at once (the GET stream, two calls, a ``subscriptions/listen``), and a
-read that is cancelled halfway closes an HTTP stream for good, so each stream is read by one task
-that nobody cancels. Those tasks are children of one task group the transport owns
-(:class:`~mcplab.transports.background.Background`), open from the first stream until close. In
+read that is cancelled halfway closes an HTTP stream for good, so each stream is read by a task of
+its own, which no caller's timeout cancels. Those tasks are children of one task group the transport
+owns (:class:`~mcplab.transports.background.Background`), open from the first stream until close. In
 2026-07-28 closing a request's stream *is* its cancellation: a ``notifications/cancelled`` sent with
 modern headers is not POSTed; the stream it names is closed.
 
@@ -51,6 +51,10 @@ hands :class:`~mcplab.transports.base.StreamEnded` to the client, which sends th
 The event-stream parser is ``mcplab/wire/sse.py``; ``render_http`` (``mcplab/trace/http_text.py``) prints
 the frames as HTTP text.
 
+The HTTP itself is httpx's, with nothing of ours in between: one ``httpx.AsyncClient`` per transport,
+whose pool keeps a connection alive from one POST to the next (an open event stream holds one of its
+own). A proxy the environment names counts only for a server on another machine.
+
 With ``auth=OAuth(...)`` every request carries the bearer token, and a 401 (or a 403
 ``insufficient_scope``) hands over to the OAuth flow (mcplab/auth/client.py), which records its own
 exchanges here and sends the request again; an ``Authorization`` header is masked in every frame.
@@ -73,7 +77,6 @@ from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
 from mcplab.transports.background import Background, Job
 from mcplab.transports.base import StreamEnded
-from mcplab.transports.one_write import OneWriteTransport
 from mcplab.trace.http_text import render_http
 from mcplab.wire.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
 
@@ -170,15 +173,11 @@ class HTTPTransport:
     async def open(self) -> None:
         if self._client is not None:
             raise TransportError("this HTTP transport is already open; make a new one per connection")
-        # keep-alive: one TCP connection, reused for every POST while nothing else is in flight
         # A proxy from the environment is never right for a server on this machine (and httpx would
         # send even 127.0.0.1 through HTTP_PROXY): trust the environment only for remote servers.
         self._endpoint = httpx.URL(self.url)
-        local = _on_this_machine(self.url)
-        # Plain HTTP on this machine: each request in one write, head and body (one_write.py says why).
-        transport = OneWriteTransport() if local and self._endpoint.scheme == "http" else None
-        self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT}, trust_env=not local,
-                                         verify=verify_with(self.verify), transport=transport)
+        self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT},
+                                         trust_env=not _on_this_machine(self.url), verify=verify_with(self.verify))
 
     async def __aenter__(self) -> HTTPTransport:
         await self.open()
@@ -200,9 +199,6 @@ class HTTPTransport:
         if self.auth is not None:
             headers.update(self.auth.headers())  # Authorization: Bearer, on every request once there is a token
         return headers
-
-    def send_nowait(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> bool:
-        return False  # a POST always waits (for the reply, or at least for the status line)
 
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
         """POST one message; ``headers`` (a modern request's routing headers) go with it, over ours."""
@@ -365,17 +361,12 @@ class HTTPTransport:
 
     # --- receiving -----------------------------------------------------------------------------------
     async def receive(self) -> jsonrpc.Message | JSONRPCError | StreamEnded:
-        while (message := self.receive_nowait()) is None:
+        while not self._inbox:
             if self._failure is not None:
                 raise TransportError(str(self._failure))
             self._open_client()
             self._arrived = anyio.Event()
             await self._arrived.wait()  # a JSON reply from a POST, or an event a stream's reader took
-        return message
-
-    def receive_nowait(self) -> jsonrpc.Message | JSONRPCError | StreamEnded | None:
-        if not self._inbox:
-            return None
         self._room.set()
         return self._inbox.popleft()
 
