@@ -114,6 +114,19 @@ def has_exited(pid: int) -> bool | None:
         return True
 
 
+def wait_exited(pid: int, within: float) -> bool:
+    """Wait up to ``within`` seconds, without an event loop, for the child ``pid`` to end (see :func:`has_exited`);
+    whether it did. Where the system cannot say, the whole wait, and False."""
+    import time
+
+    deadline = time.monotonic() + within
+    while (ended := has_exited(pid)) is False and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if ended is None:
+        time.sleep(within)
+    return bool(ended)
+
+
 def grow_pipe(fd: int, size: int = PIPE_BUFFER) -> None:
     """Give a pipe a bigger buffer where the system allows it (Linux); elsewhere leave it as it is."""
     try:
@@ -160,19 +173,23 @@ def read_in_thread(fd: int, name: str) -> Any:
 
 
 class ThreadWrites:
-    """Blocking writes to ``fd``, each in a worker thread, one after another. A write the caller stopped
-    waiting for goes on in its thread; the next waits for it, and :meth:`close` leaves the descriptor
-    to it (a write stuck on a full pipe ends when the child does)."""
+    """``pipes.Writer`` where no event loop can watch the pipe: each write is a blocking one in a worker
+    thread. A write the caller stopped waiting for goes on in its thread, and the next waits for it
+    (whole messages, one after another); :meth:`close` leaves the descriptor to a write still stuck on
+    a full pipe, which ends when the child does."""
 
     def __init__(self, fd: int) -> None:
         import threading
 
-        self.fd, self.closed, self._lock = fd, False, threading.Lock()
+        self.fd, self.written, self.closed, self._lock = fd, 0, False, threading.Lock()
 
-    async def write(self, view: memoryview) -> None:
+    async def write(self, data: bytes, stall: float) -> None:
+        """Write every byte; TimeoutError after ``stall`` seconds (a reader that stopped reading)."""
         import anyio.to_thread
 
-        await anyio.to_thread.run_sync(self._write, view, abandon_on_cancel=True)
+        with anyio.fail_after(stall):
+            await anyio.to_thread.run_sync(self._write, memoryview(data), abandon_on_cancel=True)
+        self.written += len(data)
 
     def _write(self, view: memoryview) -> None:
         with self._lock:

@@ -21,7 +21,9 @@ from mcplab.wire import jsonrpc
 from mcplab.client import Client
 from mcplab.course import server_command
 from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError, RequestTimeout, ServerExited, TransportError
-from mcplab.transports.stdio import SHUTDOWN_BUDGET, StdioTransport, stdio
+from mcplab.transports.stdio import SHUTDOWN, StdioTransport, stdio
+
+SHUTDOWN_BUDGET = sum(SHUTDOWN)  # seconds from closing stdin to a reaped process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
 

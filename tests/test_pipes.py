@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mcplab import portable
-from mcplab.transports.pipes import CHUNK, Reader, Writer, WriteStalled
+from mcplab.transports.pipes import CHUNK, Reader, Writer
 
 pytestmark = pytest.mark.anyio
 
@@ -128,7 +128,7 @@ async def test_closing_wakes_a_waiting_read_with_closed_resource_error(pipe):
 
 
 async def test_a_big_message_goes_out_whole_while_the_reader_takes_its_time(column, pipe):
-    writer = Writer(pipe["write"])
+    writer = Writer(pipe["write"]) if column == "watched" else portable.ThreadWrites(pipe["write"])
     message = b"x" * (CHUNK * 8) + b"\n"  # many times what the pipe holds
     got = []
 
@@ -146,6 +146,30 @@ async def test_half_a_message_is_finished_though_the_caller_gave_up_and_stalls_a
     writer = Writer(pipe["write"])
     message = b"y" * (CHUNK * 4) + b"\n"
     with anyio.move_on_after(0.1):  # the caller gives up while half of it is out
-        with pytest.raises(WriteStalled):  # nobody reads: after the stall bound, it says so
+        with pytest.raises(TimeoutError):  # nobody reads: after the stall bound, it says so
             await writer.write(message, stall=0.5)
     assert 0 < writer.written < len(message)
+
+
+async def test_a_thread_write_the_caller_gave_up_on_goes_out_whole_before_the_next(pipe):
+    writer = portable.ThreadWrites(pipe["write"])
+    first, second = b"a" * (CHUNK * 4) + b"\n", b"b" * 10 + b"\n"
+    with anyio.move_on_after(0.1) as gave_up:  # nobody reads yet: the caller gives up, its thread goes on
+        await writer.write(first, stall=10)
+    assert gave_up.cancelled_caught
+    got = []
+
+    def read_both() -> None:
+        while sum(map(len, got)) < len(first) + len(second):
+            got.append(os.read(pipe["read"], CHUNK))
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            group.start_soon(anyio.to_thread.run_sync, read_both)
+            await writer.write(second, stall=10)
+    assert b"".join(got) == first + second
+
+
+async def test_a_thread_write_nobody_reads_is_a_timeout_after_the_stall_bound(pipe):
+    writer = portable.ThreadWrites(pipe["write"])
+    with anyio.fail_after(10), pytest.raises(TimeoutError):
+        await writer.write(b"z" * (CHUNK * 4) + b"\n", stall=0.3)

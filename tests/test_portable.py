@@ -28,7 +28,6 @@ from mcplab import portable
 from mcplab.client import Client
 from mcplab.course import server_command
 from mcplab.wire.errors import RemoteError
-from mcplab.transports.pipes import Writer
 from mcplab.transports.stdio import stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.subprocess]
@@ -216,18 +215,20 @@ async def test_through_threaded_pipes_the_probe_timeout_still_counts_from_the_wr
     assert "got no answer in time: not a modern answer" in probe and "of the server reading it" not in probe
 
 
-def test_a_watched_pipe_counts_what_its_reader_has_not_taken_and_a_threaded_one_cannot_say(monkeypatch):
+def test_a_pipe_counts_what_its_reader_has_not_taken():
     read, write = os.pipe()
     try:
-        monkeypatch.setattr(portable, "WATCHES_PIPES", True)
-        ours = Writer(write)
         os.write(write, b'{"id":1}\n')
-        assert ours.unread() == 9  # asked on the write end
-        assert os.read(read, 4) == b'{"id' and ours.unread() == 5
+        assert portable.unread(write) == 9  # asked on the write end
+        assert os.read(read, 4) == b'{"id' and portable.unread(write) == 5
         os.read(read, 5)
-        assert ours.unread() == 0
-        monkeypatch.setattr(portable, "WATCHES_PIPES", False)
-        assert Writer(write).unread() is None  # Windows pipes keep that to themselves
-    finally:  # no event loop here to tell of the close: the descriptors themselves
+        assert portable.unread(write) == 0
+    finally:
         os.close(write)
         os.close(read)
+
+
+async def test_through_threaded_pipes_the_transport_cannot_tell_what_the_server_has_read():
+    async with stdio(server_command("weather")) as transport:  # the Windows column: threads write
+        await transport.send_raw('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        assert await transport.wait_read() is False  # Windows pipes keep that to themselves

@@ -71,22 +71,22 @@ class StdioSession(RunnerPeer):
         null_id = jsonrpc.keeps_null_id(self.connection.version)  # -32700: no "id" from 2025-11-25 on
         if isinstance(item, list):  # batches exist in 2025-03-26 only: known once earlier lines are handled
             if not allows_batches(self.connection.version or "2024-11-05"):
-                self._write(jsonrpc.error_response(InvalidRequest(NO_BATCHES), null_id=null_id))
-            elif rest := self.take_responses(item):  # answered as one line, so one task (not cancellable)
-                await self._start(("batch", id(rest)), rest)
+                return self._write(jsonrpc.error_response(InvalidRequest(NO_BATCHES), null_id=null_id))
+            if not (item := self.take_responses(item)):  # it held responses only
+                return
+            key: Any = ("batch", id(item))  # answered as one line, so one task (not cancellable)
         elif isinstance(item, JSONRPCError):
-            self._write(jsonrpc.error_response(item, null_id=null_id))
+            return self._write(jsonrpc.error_response(item, null_id=null_id))
         elif isinstance(item, (Response, ErrorResponse)):
-            self.settle(item)  # wakes the tool that asked the client
+            return self.settle(item)  # wakes the tool that asked the client
         elif isinstance(item, Notification) or item.method == "initialize":
             if (reply := await self.server.handle(item, self.connection)) is not None:
                 self._write(reply)
+            return
         elif item.id in self.tasks:
-            self._write(self.id_in_use(item.id))
+            return self._write(self.id_in_use(item.id))
         else:
-            await self._start(item.id, item)
-
-    async def _start(self, key: Any, item: Request | list) -> None:
+            key = item.id
         scope = self.tasks[key] = anyio.CancelScope()  # now: a cancel or a reused id on the next line finds it
         if self.connection.era is None:  # undecided: start() returns once the task took its first step
             await self.group.start(self._answer, key, item, scope)
@@ -147,12 +147,22 @@ async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: S
 
     ``era``: ``"legacy"`` (initialize only), ``"modern"`` (2026-07-28 only) or ``"dual"``."""
     framer, reader, stopping = jsonrpc.LineFramer(allow_batch=True), Reader(stdin, name="stdin"), []
+
+    async def stop_on_sigterm() -> None:
+        # SIGTERM is the lifecycle's second step ("basic/lifecycle"): end as at end of file, so that open
+        # subscriptions get their closing result. Only the main thread may watch signals (not everywhere).
+        try:
+            with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+                async for _ in signals:
+                    return stopping.append(True), reading.cancel()
+        except (ValueError, RuntimeError, NotImplementedError):
+            pass
     async with anyio.create_task_group() as group:
         session = StdioSession(server, stdout, era, group)
         # SIGTERM cancels the reading, never a message half handled: what is handled in line here
         # (initialize, a notification) never waits, and each request's task is outside this scope.
         with anyio.CancelScope() as reading:
-            group.start_soon(_on_sigterm, lambda: (stopping.append(True), reading.cancel()))
+            group.start_soon(stop_on_sigterm)
             while data := await reader.read():
                 for message in framer.feed(data):
                     await session.receive(message)
@@ -160,14 +170,3 @@ async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: S
             log.warning("stdin ended inside a message (%d bytes without a newline); ignored", framer.pending)
         await session.close("it received SIGTERM" if stopping else "the client closed stdin")
         group.cancel_scope.cancel()  # the signal watcher
-
-
-async def _on_sigterm(stop: Any) -> None:
-    # SIGTERM is the lifecycle's second step ("basic/lifecycle"): end as at end of file, so that open
-    # subscriptions get their closing result. Only the main thread may watch signals (not everywhere).
-    try:
-        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-            async for _ in signals:
-                return stop()
-    except (ValueError, RuntimeError, NotImplementedError):
-        pass

@@ -45,6 +45,17 @@ class StreamEnded:
     reason: str
 
 
+class Opens:
+    """What makes ``async with transport:`` open a transport and close it again, for each transport here."""
+
+    async def __aenter__(self):  # type: ignore[no-untyped-def]
+        await self.open()  # type: ignore[attr-defined]
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()  # type: ignore[attr-defined]
+
+
 @runtime_checkable
 class Transport(Protocol):
     """A connection to one server that moves whole messages and records every frame."""

@@ -76,7 +76,7 @@ from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId,
 from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
 from mcplab.transports.background import Background, Job
-from mcplab.transports.base import StreamEnded
+from mcplab.transports.base import Opens, StreamEnded
 from mcplab.trace.http_text import render_http
 from mcplab.wire.versions import HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, LEGACY_VERSIONS, MODERN_VERSIONS, at_least
 
@@ -138,7 +138,7 @@ class _Stream:
         self.reader: Job | None = None
 
 
-class HTTPTransport:
+class HTTPTransport(Opens):
     """A connection to one Streamable HTTP endpoint; implements :class:`mcplab.transports.base.Transport`."""
 
     channel = "http"
@@ -178,13 +178,6 @@ class HTTPTransport:
         self._endpoint = httpx.URL(self.url)
         self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT},
                                          trust_env=not _on_this_machine(self.url), verify=verify_with(self.verify))
-
-    async def __aenter__(self) -> HTTPTransport:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     # --- sending -------------------------------------------------------------------------------------
     def headers(self, accept: str = ACCEPT) -> dict[str, str]:

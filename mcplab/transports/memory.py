@@ -27,13 +27,14 @@ import anyio
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError, ServerExited, TransportError
 from mcplab.trace import Trace
+from mcplab.transports.base import Opens
 
 __all__ = ["MemoryTransport"]
 
 Serve = Callable[[jsonrpc.Message], Any]
 
 
-class MemoryTransport:
+class MemoryTransport(Opens):
     """The client end of an in-process connection to ``serve``."""
 
     def __init__(self, serve: Serve, *, channel: str = "stdio") -> None:
@@ -49,13 +50,6 @@ class MemoryTransport:
 
     async def open(self) -> None:
         self._open = True
-
-    async def __aenter__(self) -> MemoryTransport:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     async def send(self, message: jsonrpc.Message, *, headers: Mapping[str, str] | None = None) -> None:
         await self.send_raw(jsonrpc.encode(message), headers=headers)

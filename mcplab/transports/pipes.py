@@ -2,8 +2,7 @@
 
 The event loop watches the descriptor, and the read or write that follows does not block. Where
 no loop can watch it (a pipe on Windows, ``portable.WATCHES_PIPES``, which a test forces on Linux;
-a regular file anywhere) threads do the blocking reads and writes (``portable.read_in_thread``,
-``portable.ThreadWrites``). A read may be cancelled at any moment and loses no byte: it is
+a regular file anywhere) threads do the blocking reads and writes, behind ``portable.py``. A read may be cancelled at any moment and loses no byte: it is
 cancelled only while it waits, and a thread hands its chunks over a memory stream that keeps them.
 """
 
@@ -15,13 +14,9 @@ import anyio
 
 from mcplab import portable
 
-__all__ = ["Reader", "Writer", "WriteStalled", "CHUNK"]
+__all__ = ["Reader", "Writer", "CHUNK"]
 
 CHUNK = 1 << 16
-
-
-class WriteStalled(Exception):
-    """The reader stopped reading in the middle of a message for longer than we wait."""
 
 
 class Reader:
@@ -29,7 +24,7 @@ class Reader:
     share its O_NONBLOCK), and it is read only once the loop has found it readable."""
 
     def __init__(self, fd: int, name: str = "a pipe") -> None:
-        self.fd, self.name = fd, name
+        self.fd, self.name, self.closed = fd, name, False
         self._chunks = None if portable.WATCHES_PIPES else portable.read_in_thread(fd, name)
 
     async def read(self) -> bytes:
@@ -37,7 +32,9 @@ class Reader:
         while self._chunks is None:
             try:
                 await anyio.wait_readable(self.fd)
-            except OSError:  # the loop cannot watch it (a regular file)
+            except OSError:  # the loop cannot watch it (a regular file), or we closed it
+                if self.closed:
+                    raise anyio.ClosedResourceError from None
                 self._chunks = portable.read_in_thread(self.fd, self.name)
                 break
             if (data := self.read_now()) is not None:
@@ -58,30 +55,24 @@ class Reader:
 
     def close(self) -> None:
         """Give the descriptor up (a task waiting on it gets ``ClosedResourceError``); safe from sync code."""
-        if self._chunks is None:  # else its thread closes it at end of file, never under its own read
+        if self._chunks is None and not self.closed:  # else its thread closes it at end of file
             portable.close_fd(self.fd)
+        self.closed = True
 
 
 class Writer:
-    """A pipe's write end: :meth:`write` sends all of a message, one message after another."""
+    """A pipe's write end: :meth:`write` sends all of a message, one message after another (where no
+    loop can watch the pipe, ``portable.ThreadWrites`` does the same with threads)."""
 
     def __init__(self, fd: int) -> None:
         self.fd, self.written, self.closed = fd, 0, False  # written: bytes so far
         self._lock = anyio.Lock(fast_acquire=True)  # a free lock is taken without a trip through the loop
-        self._threads = None if portable.WATCHES_PIPES else portable.ThreadWrites(fd)
-        if self._threads is None:
-            os.set_blocking(fd, False)  # our end only: a full pipe must make us wait, not block the loop
+        os.set_blocking(fd, False)  # our end only: a full pipe must make us wait, not block the loop
 
     async def write(self, data: bytes, stall: float) -> None:
-        """Write every byte; :class:`WriteStalled` once half of it waited ``stall`` seconds for room."""
+        """Write every byte; TimeoutError once half of it waited ``stall`` seconds for room."""
         async with self._lock:
             view = memoryview(data)
-            if self._threads is not None:
-                with anyio.move_on_after(stall):
-                    await self._threads.write(view)
-                    self.written += len(data)
-                    return
-                raise WriteStalled
             while view:
                 try:
                     sent = os.write(self.fd, view)
@@ -92,19 +83,11 @@ class Writer:
                         continue
                     # Half a message is out: finish it even if our caller is cancelled, or the next
                     # message would be glued to the fragment and the framing lost for good.
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(stall) as late:
+                    with anyio.CancelScope(shield=True), anyio.fail_after(stall):
                         await anyio.wait_writable(self.fd)
-                    if late.cancelled_caught:
-                        raise WriteStalled from None
-
-    def unread(self) -> int | None:
-        """Of the bytes written, how many the reader has not taken yet; None where the system cannot say."""
-        return portable.unread(self.fd) if self._threads is None else None
 
     def close(self) -> None:
         """Give the descriptor up (the reader sees end of file); safe from sync code, and twice."""
-        if self._threads is not None:
-            self._threads.close()
-        elif not self.closed:
+        if not self.closed:
             portable.close_fd(self.fd)
         self.closed = True

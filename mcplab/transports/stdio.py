@@ -5,9 +5,9 @@ Theory of operation
 Spec "basic/transports": the client launches the server, writes messages to its stdin and reads
 them from its stdout, one per line; the server MAY log on stderr, and writes nothing else to stdout.
 
-    client ──stdin──▶ {"jsonrpc":"2.0","id":1,"method":"ping"}\n  ──▶ server
-    client ◀─stdout── {"jsonrpc":"2.0","id":1,"result":{}}\n      ◀── server
-    client ◀─stderr── weather server ready\n                      ◀── (a log line)
+    client ──stdin──▶ {"jsonrpc":"2.0","id":1,"method":"ping"}\\n  ──▶ server
+    client ◀─stdout── {"jsonrpc":"2.0","id":1,"result":{}}\\n      ◀── server
+    client ◀─stderr── weather server ready\\n                      ◀── (a log line)
 
 One writer behind a lock (``send``); one reader (``receive``) feeding stdout to ``LineFramer`` (Lab
 01's framing), handing on each message, and reading stderr before it (a log line written before a
@@ -21,7 +21,6 @@ import os
 import shlex
 import signal
 import sys
-import time
 from collections import deque
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -29,14 +28,14 @@ import anyio
 
 from mcplab import portable
 from mcplab.trace import Trace
-from mcplab.transports.pipes import Reader, Writer, WriteStalled
+from mcplab.transports.base import Opens
+from mcplab.transports.pipes import Reader, Writer
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError, ServerExited, TransportError
 
 __all__ = ["StdioTransport", "stdio"]
 
-SHUTDOWN = (1.0, 0.5, 0.5)  # seconds to wait after closing stdin, after SIGTERM, after SIGKILL
-SHUTDOWN_BUDGET = sum(SHUTDOWN)  # seconds from closing stdin to a reaped process
+SHUTDOWN = (1.0, 0.5, 0.5)  # seconds to wait after closing stdin, after SIGTERM, after SIGKILL: 2 s in all
 STDERR_POLL = 0.05   # seconds between looks at stderr while the reader waits for stdout
 READ_POLL = 0.01     # seconds between looks at whether the server has read its stdin (no event says so)
 EXIT_GRACE = 10.0    # seconds for the exit code, then the end of stderr, once stdout ended (a busy machine lags)
@@ -44,7 +43,7 @@ WRITE_STALL = 5.0    # seconds a half-written line may wait for the server to re
 STDERR_TAIL = 12     # stderr lines an error carries
 
 
-class StdioTransport:
+class StdioTransport(Opens):
     """One server child process, in a process group of its own (a Ctrl-C aimed at the notebook misses
     it); a :class:`~mcplab.transports.base.Transport`. ``argv`` is a list or one string split as a
     shell would; a leading ``python`` means this interpreter."""
@@ -64,7 +63,8 @@ class StdioTransport:
         self._framer, self._stderr_framer = jsonrpc.LineFramer(max_line), jsonrpc.LineFramer()
         self._inbox: deque[jsonrpc.Message | JSONRPCError] = deque()
         self._process: Any = None
-        self._pipes: tuple[Writer, Reader, Reader] | None = None  # our ends: stdin, stdout, stderr
+        self.pid: int | None = None  # the server's, once started
+        self._pipes: tuple[Writer | portable.ThreadWrites, Reader, Reader] | None = None  # stdin, stdout, stderr
         self._stdout_eof = self._stderr_eof = self._closed = False
 
     async def open(self) -> None:
@@ -85,18 +85,8 @@ class StdioTransport:
         portable.grow_pipe(err_r)  # room for logs while nobody reads
         for fd in (out_r, err_r):
             os.set_blocking(fd, not portable.WATCHES_PIPES)  # read what has come before waiting
-        self._pipes = (Writer(in_w), Reader(out_r), Reader(err_r))
-
-    async def __aenter__(self) -> StdioTransport:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
+        writer = Writer(in_w) if portable.WATCHES_PIPES else portable.ThreadWrites(in_w)
+        self._pipes, self.pid = (writer, Reader(out_r), Reader(err_r)), self._process.pid
 
     @property
     def returncode(self) -> int | None:
@@ -107,7 +97,6 @@ class StdioTransport:
         """A server was started, is not closed by this transport, and has not exited (as far as we know)."""
         return self._process is not None and not self._closed and self._process.returncode is None
 
-    # --- sending -----------------------------------------------------------------------------
     async def send(self, message: jsonrpc.Message) -> None:
         """Write one message as one line."""
         await self._write(jsonrpc.encode(message), message)
@@ -126,7 +115,7 @@ class StdioTransport:
         self.trace.record("c2s", "stdio", line, parsed)
         try:
             await self._pipes[0].write(line.encode("utf-8") + b"\n", WRITE_STALL)
-        except WriteStalled:
+        except TimeoutError:
             raise TransportError(f"the server stopped reading its stdin for {WRITE_STALL:g} s "
                                  f"in the middle of a message") from None
         except anyio.ClosedResourceError:
@@ -142,15 +131,14 @@ class StdioTransport:
     async def wait_read(self, beyond: int = 0) -> bool:
         """True once the server has read all of more than ``beyond`` bytes written (or exited); False
         where the system cannot tell. A dual-era probe counts its silence from then (``client/opening.py``)."""
-        if not portable.SEES_STDIN_READ or self._pipes is None:
+        if not (portable.SEES_STDIN_READ and portable.WATCHES_PIPES) or self._pipes is None:
             return False
         while self.running:
-            if self.written > beyond and (unread := self._pipes[0].unread()) in (0, None):
+            if self.written > beyond and (unread := portable.unread(self._pipes[0].fd)) in (0, None):
                 return unread == 0
             await anyio.sleep(READ_POLL)
         return True  # it exited: whoever waits for its answer hears how (ServerExited)
 
-    # --- receiving ---------------------------------------------------------------------------
     async def receive(self) -> jsonrpc.Message | JSONRPCError:
         while not self._inbox:
             if self._pipes is None or self._closed:
@@ -163,14 +151,17 @@ class StdioTransport:
                         data = await self._pipes[1].read()
                     except anyio.ClosedResourceError:
                         raise TransportError("the stdio transport was closed while reading") from None
-            while not self._stderr_eof and (logged := self._pipes[2].read_now()) is not None:
-                self._take_stderr(logged)
+            self._drain_stderr()
             if data is not None:
                 self._stdout_eof = not data
                 for line, message in self._framer.frames(data):
                     self.trace.record("s2c", "stdio", line, message)  # a line over the limit is not kept: b""
                     self._inbox.append(message)
         return self._inbox.popleft()
+
+    def _drain_stderr(self) -> None:
+        while not self._stderr_eof and (data := self._pipes[2].read_now()) is not None:
+            self._take_stderr(data)
 
     def _take_stderr(self, data: bytes) -> None:
         self._stderr_eof = not data
@@ -179,28 +170,23 @@ class StdioTransport:
             self.trace.record("s2c", "stderr", text)
             self.stderr_lines.append(text if len(text) <= 1000 else text[:1000] + " …")
 
-    async def _read_stderr(self, within: float) -> None:
-        """Record stderr up to its end, for at most ``within`` seconds."""
-        with anyio.move_on_after(within):
-            try:
-                while not self._stderr_eof:
-                    self._take_stderr(await self._pipes[2].read())
-            except anyio.ClosedResourceError:
-                pass
-
     async def _gone(self, what: str) -> TransportError:
         """The error for a server that stopped talking: exit code and stderr tail if it exited."""
         with anyio.move_on_after(EXIT_GRACE):
             await self._process.wait()
         if (code := self._process.returncode) is None:
             return TransportError(f"{what}, but the server is still running", stderr_tail=list(self.stderr_lines))
-        await self._read_stderr(EXIT_GRACE)
+        with anyio.move_on_after(EXIT_GRACE):  # the rest of its stderr, up to its end
+            try:
+                while not self._stderr_eof:
+                    self._take_stderr(await self._pipes[2].read())
+            except anyio.ClosedResourceError:  # closed meanwhile: what came is recorded
+                pass
         # How we noticed (a broken pipe, the end of stdout) is a race; say only what happened.
         name = next((s.name for s in signal.Signals if s == -code), "unknown signal")
         how = f"was killed by signal {-code} ({name})" if code < 0 else f"exited with code {code}"
         return ServerExited(f"the server {how}", returncode=code, stderr_tail=list(self.stderr_lines))
 
-    # --- closing -----------------------------------------------------------------------------
     def _begin_close(self) -> bool:
         opened, self._closed = self._process is not None and not self._closed, True
         return opened  # there is a server to end
@@ -224,7 +210,7 @@ class StdioTransport:
                     await self._process.wait()
                 if self._process.returncode is not None:
                     break
-            await self._read_stderr(1.0)  # its last log lines, for the trace
+            self._drain_stderr()  # its last log lines, for the trace
             self._end()
 
     def end_now(self) -> bool:
@@ -234,10 +220,7 @@ class StdioTransport:
         if not self._begin_close():
             return False
         for wait in self._shutdown():
-            deadline = time.monotonic() + wait
-            while not (ended := portable.has_exited(self._process.pid)) and time.monotonic() < deadline:
-                time.sleep(0.01)  # None (Windows cannot tell): the whole wait
-            if ended:
+            if portable.wait_exited(self._process.pid, wait):
                 break
         self._end()
         return running
