@@ -138,7 +138,7 @@ async def _loop_stages(repeat: int) -> dict[str, float]:
     """The machinery each call goes through inside the event loop (anyio on asyncio, as the client runs)."""
     import anyio
 
-    from mcplab.transports.pipes import Reader
+    from mcplab.pipes import Reader
 
     r, w = os.pipe()
     os.set_blocking(r, False)  # as the stdio transport makes its own ends

@@ -86,6 +86,9 @@ def test_every_goal_is_reported_met_unmet_or_with_the_reason_it_could_not_be(qui
     for goal in results["goals"]:
         assert goal["met"] in (True, False, None)
         assert goal["met"] is not None or goal["why"]
+    information = {g["goal"] for g in results["goals"] if g["target"] == "information"}
+    assert information == {g for g in GOALS if "raw echo" in g or "raw JSON-lines echo" in g}  # not goals
+    assert all(g["met"] is None for g in results["goals"] if g["target"] == "information")
     assert "Goals (ratios are this project / official SDK" in done.stdout
     assert "load average" in done.stdout
 

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 A lab says which file to open beside it ("`mcplab/client/connection.py` (`Connection.exchange`: ...)"),
-and a student goes looking. :data:`POINTERS` is the inventory: one row per notebook, cell and file,
+and a student goes looking. :data:`POINTERS` is the inventory (``lab_pointers.json``): one row per notebook, cell and file,
 with the names the cell gives for that file. For each row, in the English cell and in the Chinese
 edition's cell of the same id, the file is named, and so is every name; the file exists, and it
 *defines* each name where it says (read with :mod:`ast`, never imported: a def, a class or an
@@ -14,7 +14,7 @@ A pointer is a path under ``mcplab/``, ``servers/``, ``deploy/`` or ``labs/build
 or in a code cell's comment. One that has no row fails: a new pointer gets a row, and so a check.
 
 :data:`DROPPED` are the names the stdio engine had for speed and lost when it was rewritten to a plain
-design (issue 29): no lab, in either language, may send a student looking for one of them.
+design: no lab, in either language, may send a student looking for one of them.
 """
 
 from __future__ import annotations
@@ -43,118 +43,11 @@ class Pointer:
     names: tuple[str, ...] = ()  # what the cell says the file holds: "name" or "Class.attribute"
 
 
-#: every pointer of every lab, in the order a student meets them
-POINTERS: tuple[Pointer, ...] = (
-    Pointer("00_start_here.ipynb", "2699755b", "mcplab/wire/jsonrpc.py"),
-    Pointer("00_start_here.ipynb", "2699755b", "servers/"),
-    Pointer("01_jsonrpc.ipynb", "cell-00", "mcplab/wire/jsonrpc.py"),
-    Pointer("01_jsonrpc.ipynb", "cell-00", "mcplab/wire/errors.py"),
-    Pointer("01_jsonrpc.ipynb", "cell-00", "mcplab/trace/recorder.py"),
-    Pointer("01_jsonrpc.ipynb", "cell-26", "mcplab/wire/errors.py"),
-    Pointer("01_jsonrpc.ipynb", "cell-32", "mcplab/exercises/lab01.py"),
-    Pointer("02_handshake.ipynb", "cell-00", "mcplab/transports/stdio.py", ("StdioTransport",)),
-    Pointer("02_handshake.ipynb", "cell-00", "mcplab/lifecycle/tables.py"),
-    Pointer("02_handshake.ipynb", "cell-00", "mcplab/client/client.py", ("Client",)),
-    Pointer("02_handshake.ipynb", "cell-00", "mcplab/client/connection.py", ("Connection.exchange",)),
-    Pointer("02_handshake.ipynb", "cell-00", "mcplab/endpoint.py", ("Outgoing", "Waiter")),
-    Pointer("02_handshake.ipynb", "cell-00", "mcplab/wire/jsonrpc.py", ("IdAllocator",)),
-    Pointer("02_handshake.ipynb", "cell-00", "servers/weather.py"),
-    Pointer("02_handshake.ipynb", "cell-21", "mcplab/lifecycle/", ("REQUIRED_CAPABILITY",)),
-    Pointer("02_handshake.ipynb", "cell-35", "mcplab/exercises/lab02.py"),
-    Pointer("03_primitives.ipynb", "cell-00", "servers/weather.py"),
-    Pointer("03_primitives.ipynb", "cell-00", "servers/files.py"),
-    Pointer("03_primitives.ipynb", "cell-00", "mcplab/client/results.py"),
-    Pointer("03_primitives.ipynb", "cell-01", "servers/samples/"),
-    Pointer("03_primitives.ipynb", "cc443308", "mcplab/notebook/inspector.py"),
-    Pointer("03_primitives.ipynb", "cell-22", "mcplab/exercises/lab03.py"),
-    Pointer("04_host.ipynb", "cell-00", "mcplab/client/host.py", ("Host",)),
-    Pointer("04_host.ipynb", "cell-23", "mcplab/exercises/lab04.py"),
-    Pointer("05_streamable_http.ipynb", "cell-00", "mcplab/server/streamable_http/app.py"),
-    Pointer("05_streamable_http.ipynb", "cell-00", "mcplab/transports/http.py"),
-    Pointer("05_streamable_http.ipynb", "cell-10", "servers/conformance.py",
-            ("test_simple_text", "test_tool_with_progress")),
-    Pointer("05_streamable_http.ipynb", "cell-12", "mcplab/wire/sse.py", ("SSEParser",)),
-    Pointer("05_streamable_http.ipynb", "cell-12", "mcplab/transports/http.py"),
-    Pointer("06_stateless.ipynb", "01f956e7", "mcplab/lifecycle/modern.py"),
-    Pointer("06_stateless.ipynb", "01f956e7", "mcplab/client/eras.py"),
-    Pointer("06_stateless.ipynb", "01f956e7", "mcplab/server/modern.py"),
-    Pointer("06_stateless.ipynb", "01f956e7", "mcplab/wire/headers.py"),
-    Pointer("06_stateless.ipynb", "01f956e7", "mcplab/notebook/matrix.py"),
-    Pointer("06_stateless.ipynb", "1d08771f", "servers/weather.py"),
-    Pointer("07_scaling.ipynb", "7c0a0001", "mcplab/ecosystem/proxy.py"),
-    Pointer("07_scaling.ipynb", "7c0a0001", "mcplab/client/mrtr.py"),
-    Pointer("07_scaling.ipynb", "7c0a0001", "mcplab/server/mrtr.py"),
-    Pointer("07_scaling.ipynb", "7c0a0001", "mcplab/client/results.py"),
-    Pointer("07_scaling.ipynb", "7c0a0001", "mcplab/wire/versions.py"),
-    Pointer("07_scaling.ipynb", "5c01b703", "servers/files.py"),
-    Pointer("07_scaling.ipynb", "78592dd5", "mcplab/notebook/confirm.py", ("ConfirmForm", "always_confirm")),
-    Pointer("07_scaling.ipynb", "7a6ccb11", "mcplab/notebook/confirm.py", ("ConfirmForm",)),
-    Pointer("07_scaling.ipynb", "6dc22423", "mcplab/client/mrtr.py"),
-    Pointer("08_economics.ipynb", "05b46650", "mcplab/economics/model.py"),
-    Pointer("08_economics.ipynb", "05b46650", "mcplab/economics/plots.py"),
-    Pointer("09_build_server.ipynb", "0fb3310a", "mcplab/server/toolkit.py", ("Server",)),
-    Pointer("09_build_server.ipynb", "0fb3310a", "mcplab/server/schema.py"),
-    Pointer("09_build_server.ipynb", "0fb3310a", "mcplab/server/content.py"),
-    Pointer("09_build_server.ipynb", "0fb3310a", "mcplab/server/runner.py", ("run",)),
-    Pointer("09_build_server.ipynb", "0fb3310a", "mcplab/server/modern.py"),
-    Pointer("09_build_server.ipynb", "0fb3310a", "labs/build/bookshelf.py"),
-    Pointer("09_build_server.ipynb", "0fb3310a", "labs/build/my_server.py"),
-    Pointer("09_build_server.ipynb", "a4cbc76c", "labs/build/"),
-    Pointer("09_build_server.ipynb", "44d0dfc6", "mcplab/server/runner.py", ("run", "arguments")),
-    Pointer("09_build_server.ipynb", "44d0dfc6", "mcplab/server/stdio.py", ("serve_stdio",)),
-    Pointer("09_build_server.ipynb", "e77845e4", "labs/build/my_server.py"),
-    Pointer("09_build_server.ipynb", "c166378c", "labs/build/my_server.py"),
-    Pointer("09_build_server.ipynb", "c166378c", "labs/solutions/build/my_server.py"),
-    Pointer("10_build_client.ipynb", "1c380290", "labs/build/my_client.py"),
-    Pointer("10_build_client.ipynb", "1c380290", "servers/weather.py"),
-    Pointer("10_build_client.ipynb", "1c380290", "servers/files.py"),
-    Pointer("10_build_client.ipynb", "ecc50b6a", "labs/build/my_client.py", (
-        "StdioClient.start", "StdioClient.send", "StdioClient._read_stdout", "StdioClient._drain_stderr",
-        "StdioClient.receive", "StdioClient.request", "StdioClient.initialize", "StdioClient.close", "main")),
-    Pointer("10_build_client.ipynb", "51d1555f", "labs/solutions/build/my_client.py"),
-    Pointer("11_security.ipynb", "11_security-01", "servers/auth.py"),
-    Pointer("11_security.ipynb", "11_security-01", "mcplab/exercises/careless.py"),
-    Pointer("11_security.ipynb", "11_security-01", "mcplab/auth/"),
-    Pointer("11_security.ipynb", "11_security-01", "mcplab/client/trust.py"),
-    Pointer("11_security.ipynb", "11_security-01", "mcplab/client/host.py"),
-    Pointer("11_security.ipynb", "11_security-01", "servers/hostile.py"),
-    Pointer("11_security.ipynb", "11_security-03", "servers/auth.py"),
-    Pointer("11_security.ipynb", "11_security-12", "mcplab/auth/wire.py"),
-    Pointer("11_security.ipynb", "11_security-17", "servers/auth.py"),
-    Pointer("11_security.ipynb", "11_security-17", "servers/hostile.py"),
-    Pointer("11_security.ipynb", "11_security-29", "mcplab/client/trust.py"),
-    Pointer("11_security.ipynb", "11_security-33", "mcplab/client/trust.py", ("Permission", "consent_reason")),
-    Pointer("11_security.ipynb", "11_security-48", "servers/auth.py"),
-    Pointer("11_security.ipynb", "11_security-51", "mcplab/exercises/lab11.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-00", "mcplab/ecosystem/hostconfig.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-00", "mcplab/ecosystem/wiretap.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-00", "servers/weather.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-00", "servers/weather_sdk.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-00", "deploy/nginx/mcp-balancer.conf.template"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-00", "mcplab/ecosystem/balancer.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-00", "servers/weather.server.json"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-00", "mcplab/client/host.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-15", "servers/files.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-16", "servers/weather_sdk.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-16", "servers/weather.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-20", "deploy/nginx/"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-34", "mcplab/exercises/lab12.py"),
-    Pointer("12_ecosystem.ipynb", "12_ecosystem-34", "servers/weather.py"),
-    Pointer("solutions/01_jsonrpc_solutions.ipynb", "cell-01", "mcplab/exercises/lab01.py"),
-    Pointer("solutions/02_handshake_solutions.ipynb", "cell-02", "mcplab/exercises/lab02.py"),
-    Pointer("solutions/02_handshake_solutions.ipynb", "cell-18", "mcplab/lifecycle/"),
-    Pointer("solutions/03_primitives_solutions.ipynb", "cell-02", "mcplab/exercises/lab03.py"),
-    Pointer("solutions/04_host_solutions.ipynb", "cell-02", "mcplab/exercises/lab04.py"),
-    Pointer("solutions/05_streamable_http_solutions.ipynb", "cell-02", "mcplab/exercises/lab05.py"),
-    Pointer("solutions/06_stateless_solutions.ipynb", "08a3194a", "mcplab/exercises/lab06.py"),
-    Pointer("solutions/07_scaling_solutions.ipynb", "7c0a5002", "mcplab/exercises/lab07.py"),
-    Pointer("solutions/09_build_server_solutions.ipynb", "b32fd326", "labs/solutions/build/my_server.py"),
-    Pointer("solutions/10_build_client_solutions.ipynb", "37a9809f", "labs/solutions/build/my_client.py"),
-    Pointer("solutions/11_security_solutions.ipynb", "11_security_solutions-03", "mcplab/exercises/lab11.py"),
-    Pointer("solutions/12_ecosystem_solutions.ipynb", "12_ecosystem_s-01", "servers/"),
-    Pointer("solutions/12_ecosystem_solutions.ipynb", "12_ecosystem_s-02", "mcplab/exercises/lab12.py"),
-    Pointer("solutions/12_ecosystem_solutions.ipynb", "12_ecosystem_s-03", "servers/weather.py"),
-)
+#: every pointer of every lab, in the order a student meets them: a table in lab_pointers.json beside this
+#: file, one row [notebook, cell id, path, [names]]
+POINTERS: tuple[Pointer, ...] = tuple(
+    Pointer(notebook, cell, path, tuple(names))
+    for notebook, cell, path, names in json.loads((Path(__file__).with_name("lab_pointers.json")).read_text("utf-8")))
 
 #: what the stdio engine lost in its plain rewrite: a lab naming one sends a student looking for nothing
 DROPPED = ("REPLY_SPIN", "WatchedPipe", "ThreadedPipe", "send_nowait", "receive_nowait", "answers_at_once",

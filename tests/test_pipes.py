@@ -1,4 +1,4 @@
-"""Reader and Writer (mcplab/transports/pipes.py): bytes in order, nothing lost to a cancel, a blocking
+"""Reader and Writer (mcplab/pipes.py): bytes in order, nothing lost to a cancel, a blocking
 descriptor left blocking, a thread where the loop cannot watch, half a message never abandoned.
 
 Each runs on asyncio and trio, and the reading ones through the threads of the Windows column too.
@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mcplab import portable
-from mcplab.transports.pipes import CHUNK, Reader, Writer
+from mcplab.pipes import CHUNK, Reader, Writer
 
 pytestmark = pytest.mark.anyio
 

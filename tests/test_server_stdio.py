@@ -515,7 +515,7 @@ def test_a_flood_cut_anywhere_by_the_pipe_reaches_the_framer_whole_and_in_order(
 
     import anyio
 
-    from mcplab.transports.pipes import CHUNK, Reader
+    from mcplab.pipes import CHUNK, Reader
     from mcplab.wire.jsonrpc import LineFramer
 
     sent, size = [], 0

@@ -28,7 +28,7 @@ import anyio.abc
 from mcplab.lifecycle import ERROR
 from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import Server
-from mcplab.transports.pipes import Reader
+from mcplab.pipes import Reader
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import InvalidRequest, JSONRPCError, TransportError
 from mcplab.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response

@@ -29,7 +29,7 @@ import anyio
 from mcplab import portable
 from mcplab.trace import Trace
 from mcplab.transports.base import Opens
-from mcplab.transports.pipes import Reader, Writer
+from mcplab.pipes import Reader, Writer
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError, ServerExited, TransportError
 

@@ -1,9 +1,9 @@
-"""Reading and writing a pipe from anyio without blocking the event loop.
+"""Reading and writing a pipe from anyio without blocking the event loop, for both sides' stdio.
 
-The event loop watches the descriptor, and the read or write that follows does not block. Where
-no loop can watch it (a pipe on Windows, ``portable.WATCHES_PIPES``, which a test forces on Linux;
-a regular file anywhere) threads do the blocking reads and writes, behind ``portable.py``. A read may be cancelled at any moment and loses no byte: it is
-cancelled only while it waits, and a thread hands its chunks over a memory stream that keeps them.
+The event loop watches the descriptor, and the read or write that follows does not block. Where no
+loop can watch it (a pipe on Windows, ``portable.WATCHES_PIPES``, which a test forces on Linux; a
+regular file anywhere) threads do it, behind ``portable.py``. A read may be cancelled at any moment
+and loses no byte: it is cancelled only while it waits, and a thread's chunks wait in a memory stream.
 """
 
 from __future__ import annotations
