@@ -193,6 +193,8 @@ class ThreadWrites:
 
     def _write(self, view: memoryview) -> None:
         with self._lock:
+            if self.closed:
+                return  # closed before this write began: the descriptor is no longer ours
             try:
                 while view and not self.closed:
                     view = view[os.write(self.fd, view):]
@@ -201,11 +203,14 @@ class ThreadWrites:
                     close_fd(self.fd, notify=False)
 
     def close(self) -> None:
-        if not self.closed:
+        if self.closed:
+            return
+        if self._lock.acquire(blocking=False):  # no write under way: the descriptor is ours to close
             self.closed = True
-            if self._lock.acquire(blocking=False):  # else a thread still writes: it closes the descriptor
-                close_fd(self.fd)
-                self._lock.release()
+            close_fd(self.fd)
+            self._lock.release()
+        else:
+            self.closed = True  # a thread still writes: it closes the descriptor once its write ends
 
 
 def close_fd(fd: int, notify: bool = True) -> None:
