@@ -126,9 +126,10 @@ def test_a_pipe_buffer_request_the_system_refuses_is_not_an_error():
 async def test_the_watched_column_is_what_the_transport_picks_on_posix(monkeypatch):
     monkeypatch.setattr(portable, "WATCHES_PIPES", True)
     monkeypatch.setattr(portable, "SIGNALS_GROUPS", True)
+    earlier = set(_pipe_threads())  # an earlier test's readers end once their loop runs again: not ours
     async with Client(stdio(server_command("weather")), era="legacy", timeout=10) as client:
         result = await client.call_tool("get_weather", {"city": "Beijing"})
-        assert _pipe_threads() == []  # the event loop watches the pipes: no thread reads them
+        assert set(_pipe_threads()) <= earlier  # the event loop watches the pipes: no thread of ours reads them
     assert result.text.startswith("Beijing: sunny")
 
 
