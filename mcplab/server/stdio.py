@@ -143,19 +143,19 @@ class StdioSession(RunnerPeer):
 
 
 async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: ServerEra = "dual") -> None:
-    """Serve one client on ``stdin``/``stdout`` until stdin ends or SIGTERM comes, on any anyio backend.
-
+    """Serve one client on ``stdin``/``stdout`` until stdin ends or SIGTERM comes, on any anyio backend;
     ``era``: ``"legacy"`` (initialize only), ``"modern"`` (2026-07-28 only) or ``"dual"``."""
     framer, reader, stopping = jsonrpc.LineFramer(allow_batch=True), Reader(stdin, name="stdin"), []
 
     async def stop_on_sigterm() -> None:
-        # SIGTERM is the lifecycle's second step ("basic/lifecycle"): end as at end of file, so that open
-        # subscriptions get their closing result. Only the main thread may watch signals (not everywhere).
+        # SIGTERM, the lifecycle's second step, ends the session as end of file does (subscriptions close).
         try:
             with anyio.open_signal_receiver(signal.SIGTERM) as signals:
                 async for _ in signals:
-                    return stopping.append(True), reading.cancel()
-        except (ValueError, RuntimeError, NotImplementedError):
+                    stopping.append(True)
+                    reading.cancel()
+                    return
+        except (ValueError, RuntimeError, NotImplementedError):  # only the main thread may watch signals
             pass
     async with anyio.create_task_group() as group:
         session = StdioSession(server, stdout, era, group)
