@@ -3,14 +3,17 @@
     python bench/floor.py                        # JSON-lines echo on stdin/stdout
     python bench/floor.py --loop asyncio         # the same echo inside an asyncio event loop
     python bench/floor.py --loop anyio           # ... inside anyio's (on asyncio), as mcplab's server runs
+    python bench/floor.py --loop anyio-tasks     # ... each message answered in a task of a task group
     python bench/floor.py --http [--port 0]      # one raw Starlette endpoint, POST /mcp, under uvicorn
 
 Both parse each message and answer it with the same result the weather server gives for
 ``get_weather(city="Beijing")``, so the bytes on the wire match a real round trip. They also answer
 ``initialize`` and ``tools/list``, just enough that an MCP client can connect: then a client's own
 cost shows on its own. Nothing else of MCP is here (no capabilities checked, no sessions, no errors).
-The two ``--loop`` echoes are there for the cold start: what an event loop, and anyio over it, cost
-a server before it has done anything of its own.
+The ``--loop`` echoes are there for the cold start, what an event loop and anyio over it cost a server
+before it has done anything of its own, and for the round trips: the most a server reading stdin in
+anyio's loop can answer (``anyio``), and the same when every request is a task of its own, so that a
+slow tool does not hold up the next request, as in mcplab's runner (``anyio-tasks``).
 Like mcplab's servers, the HTTP one prints ``mcplab: serving NAME at URL`` on stderr and exits when
 a piped stdin reaches end of file.
 """
@@ -53,7 +56,12 @@ def serve_in_loop(loop: str) -> None:
     """The echo, reading stdin when the event loop says it is readable."""
     import os
 
-    async def serve(wait_readable) -> None:
+    def reply_to(message: dict) -> None:
+        reply = answer(message)
+        if reply is not None:
+            os.write(1, (json.dumps(reply, ensure_ascii=False) + "\n").encode())
+
+    async def serve(wait_readable, start=None) -> None:
         pending = b""
         while True:
             await wait_readable(0)
@@ -62,14 +70,25 @@ def serve_in_loop(loop: str) -> None:
                 return
             *lines, pending = (pending + data).split(b"\n")
             for line in lines:
-                reply = answer(json.loads(line))
-                if reply is not None:
-                    os.write(1, (json.dumps(reply, ensure_ascii=False) + "\n").encode())
+                if start is None:
+                    reply_to(json.loads(line))
+                else:
+                    start(json.loads(line))
 
-    if loop == "anyio":
+    if loop.startswith("anyio"):
         import anyio
 
-        anyio.run(serve, anyio.wait_readable)
+        async def in_tasks() -> None:
+            async def one(message: dict) -> None:
+                reply_to(message)
+            async with anyio.create_task_group() as group:
+                await serve(anyio.wait_readable, lambda message: group.start_soon(one, message))
+                group.cancel_scope.cancel()
+
+        if loop == "anyio-tasks":
+            anyio.run(in_tasks)
+        else:
+            anyio.run(serve, anyio.wait_readable)
     else:
         import asyncio
 

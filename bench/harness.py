@@ -47,7 +47,8 @@ WEATHER = [PYTHON, str(ROOT / "servers" / "weather.py")]
 SDK_WEATHER = [PYTHON, str(ROOT / "servers" / "weather_sdk.py")]  # the same server on the official SDK
 FLOOR = [PYTHON, str(BENCH / "floor.py")]
 SERVERS = {"mcplab": WEATHER, "sdk": SDK_WEATHER, "floor": FLOOR,
-           "floor-asyncio": [*FLOOR, "--loop", "asyncio"], "floor-anyio": [*FLOOR, "--loop", "anyio"]}
+           "floor-asyncio": [*FLOOR, "--loop", "asyncio"], "floor-anyio": [*FLOOR, "--loop", "anyio"],
+           "floor-anyio-tasks": [*FLOOR, "--loop", "anyio-tasks"]}
 # The TypeScript SDK's reference server, from npm into .node/ by `make test`; run by the Node installed
 # beside it (node@22), else the one on PATH. Its transport is its first argument.
 NODE_DIR = ROOT / ".node"

@@ -65,6 +65,9 @@ FLOOR_PAIRS = [("raw", "floor"), ("mcplab", "floor"), ("sdk", "floor")]
 # The TypeScript reference server (legacy era only: it does not speak the stateless revision), and the
 # raw client against both servers; --quick keeps the first two.
 TS_PAIRS = [("raw", "mcplab"), ("raw", "ts"), ("mcplab", "ts"), ("sdk", "ts")]
+# Over stdio, the raw client against the echo in anyio's loop, inline and a task per message: the most any
+# server on anyio can answer, beside the TypeScript server (information for the weather server's goal).
+LOOP_PAIRS = [("raw", "floor-anyio"), ("raw", "floor-anyio-tasks")]
 # The floor comparison again with the CPUs fixed (client CPU/server CPU): left to itself, the system places
 # the two processes of a pair as it likes, run by run, and on a virtual machine waking an idle CPU costs more
 # than a round trip; so the free rows compare placements as much as programs. Both on CPU 0, then split.
@@ -247,7 +250,8 @@ def round_trip_group(transport: str, era: str, args: argparse.Namespace) -> dict
     """Every pair of one transport and era: drivers start together, then take turns round by round."""
     extra = (FLOOR_PAIRS[:1] + TS_PAIRS[:2] if args.quick else FLOOR_PAIRS + TS_PAIRS) if era == "legacy" else []
     placed = PLACED_PAIRS if (transport, era) == ("stdio", "legacy") else []
-    pairs = [(client, server, "") for client, server in PAIRS + extra] + placed
+    loops = LOOP_PAIRS if (transport, era) == ("stdio", "legacy") and not args.quick else []
+    pairs = [(client, server, "") for client, server in PAIRS + extra + loops] + placed
     calls = args.http_calls if transport == "http" else args.calls
     drivers = [Driver(client, transport, era, server, args.warmup, cpus) for client, server, cpus in pairs]
     try:

@@ -25,7 +25,9 @@ GOALS = {"stdio round trips/s, legacy: mcplab pair / SDK pair", "http round trip
          "cold start: weather server / TypeScript server, npx",
          "cold start: weather server / TypeScript server, node",
          "stdio legacy, mcplab pair / raw echo, each pair on one CPU",
-         "stdio legacy, mcplab pair / raw echo, each pair on two CPUs"}
+         "stdio legacy, mcplab pair / raw echo, each pair on two CPUs",
+         "stdio calls/s, raw client: echo in anyio / TypeScript server",
+         "stdio calls/s, raw client: anyio, a task each / TypeScript server"}
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +89,11 @@ def test_every_goal_is_reported_met_unmet_or_with_the_reason_it_could_not_be(qui
         assert goal["met"] in (True, False, None)
         assert goal["met"] is not None or goal["why"]
     information = {g["goal"] for g in results["goals"] if g["target"] == "information"}
-    assert information == {g for g in GOALS if "raw echo" in g or "raw JSON-lines echo" in g}  # not goals
+    assert information == {g for g in GOALS if "echo" in g or "anyio" in g}
     assert all(g["met"] is None for g in results["goals"] if g["target"] == "information")
+    loops = {g["goal"]: g for g in results["goals"] if "raw client: " in g["goal"] and "anyio" in g["goal"]}
+    assert {g["why"] for g in loops.values()} == {"raw → floor-anyio over stdio/legacy: not measured in this run",
+                                                  "raw → floor-anyio-tasks over stdio/legacy: not measured in this run"}
     assert "Goals (ratios are this project / official SDK" in done.stdout
     assert "load average" in done.stdout
 
@@ -137,3 +142,16 @@ def test_the_stage_breakdown_runs_and_names_each_stage() -> None:
     for words in ("raw → floor", "mcplab client → floor", "raw → mcplab weather server", "client stages",
                   "decode (parse + classify)", "trace.record s2c", "server stages", "Server.handle tools/call"):
         assert words in done.stdout
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "anyio", "anyio-tasks"])
+def test_each_floor_loop_answers_every_request_in_order_and_ends_at_end_of_file(loop) -> None:
+    """bench/floor.py --loop: the echoes the weather server is set beside (cold start, round trips)."""
+    lines = "".join(json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {}}) + "\n"
+                    for n in range(1, 4))
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "floor.py"), "--loop", loop], input=lines,
+                          capture_output=True, text=True, timeout=60, cwd=ROOT / "bench")
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [reply["id"] for reply in replies] == [1, 2, 3]
+    assert all(reply["result"]["content"][0]["text"].startswith("Beijing: sunny") for reply in replies)
