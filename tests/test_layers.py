@@ -70,6 +70,8 @@ LAYERS: tuple[Layer, ...] = (
           "the client's OAuth flow; its user agent listens for the redirect with the server's bind()"),
     Layer("bundled servers", ("servers",), ("server", "oauth resource server"),
           "servers/*.py: built on the toolkit alone"),
+    Layer("place", ("mcplab.place",), ("transports", "server"),
+          "where a lab runs: a child process on a machine, the same server file in process in the page"),
     Layer("ecosystem", ("mcplab.ecosystem",), ("server", "trace"), "host configs, wiretap, proxy, balancer"),
     Layer("economics", ("mcplab.economics",), ("languages",), "the N×M model and its plots: knows nothing of the wire"),
     Layer("notebook", ("mcplab.notebook",), ("client", "ecosystem", "files"),

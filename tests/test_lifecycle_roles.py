@@ -6,6 +6,7 @@ themselves, the server's side of the handshake as Server.handle walks it, and ER
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import anyio
 import pytest
@@ -184,7 +185,7 @@ def test_a_failed_write_to_stdout_puts_the_stdio_connection_in_error_and_drops_l
     os.close(read_end)  # the client is gone: nothing reads our stdout
     async def main() -> None:
         async with anyio.create_task_group() as group:  # the runner's group (no request runs here)
-            session = StdioSession(asking_server(), write_end, era="legacy", group=group)
+            session = StdioSession(asking_server(), partial(os.write, write_end), era="legacy", group=group)
             session.post(Notification("notifications/message", {"level": "info", "data": "hello"}))
             assert session.connection.lifecycle.state is ERROR
             assert isinstance(session.connection.lifecycle.failure, BrokenPipeError)
@@ -204,11 +205,11 @@ def test_a_runner_session_that_ends_leaves_its_connection_closed_and_a_failed_on
 
     async def main() -> list:
         async with anyio.create_task_group() as group:
-            stdio = StdioSession(asking_server(), write_end, era="legacy", group=group)
+            stdio = StdioSession(asking_server(), partial(os.write, write_end), era="legacy", group=group)
             await stdio.close("the client closed stdin")
             http = Session(asking_server(), "s1", group)
             http.close()
-            broken = StdioSession(asking_server(), write_end, era="legacy", group=group)
+            broken = StdioSession(asking_server(), partial(os.write, write_end), era="legacy", group=group)
             broken.connection.lifecycle.fail(BrokenPipeError("gone"))
             await broken.close()
             return [stdio.connection.lifecycle.state, http.connection.lifecycle.state, broken.connection.lifecycle.state]

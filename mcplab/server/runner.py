@@ -19,6 +19,9 @@ Before serving stdio, :func:`run` moves file descriptor 1: MCP messages keep a p
 the real stdout, and fd 1 itself is pointed at stderr. A stray ``print()`` in a tool, or a child
 process writing to its stdout, then lands in the log instead of corrupting the message stream.
 
+In the browser edition there are no processes: ``place.py`` runs the server's file in the page with
+:data:`HANDED_OVER` set, and :func:`run` hands it the server and its parsed flags instead of serving.
+
 The stdio runner is written on anyio; it runs on asyncio unless the environment variable
 ``MCPLAB_ASYNC_BACKEND=trio`` picks trio (the tests run a server both ways).
 
@@ -32,6 +35,7 @@ the process, over HTTP each request decides for itself.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import sys
@@ -53,6 +57,11 @@ DEFAULTS = MappingProxyType({
     "http": False, "host": "127.0.0.1", "port": 8000, "era": "dual", "diagnostics": False, "auth": None,
     "tls_cert": None, "tls_key": None, "ca": None, "ask_timeout": None, "log_level": "warning",
 })
+
+
+# Set by place.py while it runs a server's file in this process: run() appends (server, flags) to the
+# list and returns, and the page serves them over memory streams (transports/in_process.py).
+HANDED_OVER: contextvars.ContextVar[list] = contextvars.ContextVar("mcplab_handed_over")
 
 
 def arguments(description: str | None = None) -> argparse.ArgumentParser:
@@ -102,6 +111,9 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, 
         from mcplab.server import diagnostics
 
         diagnostics.add_to(server)
+    if (taker := HANDED_OVER.get(None)) is not None:
+        taker.append((server, args))
+        return
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format=f"{server.info['name']}: %(levelname)s %(name)s: %(message)s")
     if args.http:

@@ -13,6 +13,9 @@ state); every other request is a task of one task group, so a slow tool does not
 and ``notifications/cancelled`` cancels its scope. At the end of stdin or on SIGTERM, running
 requests get :data:`EOF_GRACE` s to answer (``printf ... | python servers/weather.py`` prints its
 replies), open subscriptions end gracefully, and the rest is cancelled. asyncio or trio (runner.py).
+
+:func:`serve_lines` is all of that over any two byte streams, :func:`serve_stdio` gives it stdin,
+stdout and SIGTERM; the browser edition, with no process, gives it memory streams (transports/in_process.py).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from __future__ import annotations
 import logging
 import os
 import signal
-from typing import Any
+from functools import partial
+from typing import Any, Awaitable, Callable
 
 import anyio
 import anyio.abc
@@ -41,14 +45,16 @@ NO_BATCHES = "expected one JSON object, got an array: JSON-RPC batches were allo
 
 
 class StdioSession(RunnerPeer):
-    """One client on a pair of file descriptors; the toolkit's ``Peer``. ``tasks`` maps each running
+    """One client on a pair of byte streams; the toolkit's ``Peer``. ``tasks`` maps each running
     request's id to its cancel scope in ``group``."""
 
-    def __init__(self, server: Server, out_fd: int, era: ServerEra, group: anyio.abc.TaskGroup) -> None:
+    def __init__(self, server: Server, write: Callable[[bytes], int], era: ServerEra,
+                 group: anyio.abc.TaskGroup) -> None:
         super().__init__(server)
-        self.out_fd, self.group, self.closing = out_fd, group, False
+        self.write, self.group, self.closing = write, group, False  # write(data) → bytes written, as os.write
         self.holds: dict[RequestId, anyio.Event] = {}
         self._idle: anyio.Event | None = None  # set when the last running request ends (close waits on it)
+        self.exited: SystemExit | None = None
         self.connection = server.connect(self, era)
 
     def post(self, message: Message, *, related_to: RequestId | None = None) -> None:
@@ -102,6 +108,9 @@ class StdioSession(RunnerPeer):
                 if not scope.cancel_called:  # cancelled before it began: the handler never runs
                     reply = await (self.answer_batch(item) if isinstance(item, list)
                                    else self.server.handle(item, self.connection))
+            except SystemExit as exc:  # sys.exit() in a tool ends the server: serve_lines raises it again
+                self.exited = exc
+                self.group.cancel_scope.cancel()
             finally:
                 self.tasks.pop(key, None)
                 if not self.tasks and self._idle is not None:
@@ -115,7 +124,7 @@ class StdioSession(RunnerPeer):
         data = (jsonrpc.encode(message) + "\n").encode("utf-8")
         try:
             while data:  # a full pipe takes a long reply in parts
-                data = data[os.write(self.out_fd, data):]
+                data = data[self.write(data):]
         except OSError as exc:  # BrokenPipeError: the client closed our stdout
             log.warning("stdout closed (%s); dropping further replies", exc)
             self.connection.lifecycle.fail(exc)  # in ERROR for good
@@ -142,31 +151,43 @@ class StdioSession(RunnerPeer):
         self.connection.lifecycle.close()  # CLOSED (a failed stdout stays in ERROR)
 
 
+async def serve_lines(server: Server, read: Callable[[], Awaitable[bytes]], write: Callable[[bytes], int], *,
+                      era: ServerEra = "dual", stop_on: Callable[[], Awaitable[None]] | None = None) -> None:
+    """Serve one client whose lines come from ``read()`` (``b""``: their end) and go to ``write(data)``;
+    once ``stop_on()`` returns (serve_stdio's SIGTERM), the session ends as at the end of its input."""
+    framer = jsonrpc.LineFramer(allow_batch=True)
+
+    async def watch() -> None:
+        await stop_on()
+        reading.cancel()
+    async with anyio.create_task_group() as group:
+        session = StdioSession(server, write, era, group)
+        # A stop cancels the reading, never a message half handled: what is handled in line here
+        # (initialize, a notification) never waits, and each request's task is outside this scope.
+        with anyio.CancelScope() as reading:
+            if stop_on is not None:
+                group.start_soon(watch)
+            while data := await read():
+                for message in framer.feed(data):
+                    await session.receive(message)
+        if framer.pending and not reading.cancel_called:
+            log.warning("stdin ended inside a message (%d bytes without a newline); ignored", framer.pending)
+        await session.close("it received SIGTERM" if reading.cancel_called else "the client closed stdin")
+        group.cancel_scope.cancel()  # the watch
+    if session.exited is not None:
+        raise session.exited
+
+
 async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: ServerEra = "dual") -> None:
     """Serve one client on ``stdin``/``stdout`` until stdin ends or SIGTERM comes, on any anyio backend;
     ``era``: ``"legacy"`` (initialize only), ``"modern"`` (2026-07-28 only) or ``"dual"``."""
-    framer, reader, stopping = jsonrpc.LineFramer(allow_batch=True), Reader(stdin, name="stdin"), []
 
-    async def stop_on_sigterm() -> None:
+    async def sigterm() -> None:
         # SIGTERM, the lifecycle's second step, ends the session as end of file does (subscriptions close).
         try:
             with anyio.open_signal_receiver(signal.SIGTERM) as signals:
                 async for _ in signals:
-                    stopping.append(True)
-                    reading.cancel()
                     return
         except (ValueError, RuntimeError, NotImplementedError):  # only the main thread may watch signals
-            pass
-    async with anyio.create_task_group() as group:
-        session = StdioSession(server, stdout, era, group)
-        # SIGTERM cancels the reading, never a message half handled: what is handled in line here
-        # (initialize, a notification) never waits, and each request's task is outside this scope.
-        with anyio.CancelScope() as reading:
-            group.start_soon(stop_on_sigterm)
-            while data := await reader.read():
-                for message in framer.feed(data):
-                    await session.receive(message)
-        if framer.pending and not stopping:
-            log.warning("stdin ended inside a message (%d bytes without a newline); ignored", framer.pending)
-        await session.close("it received SIGTERM" if stopping else "the client closed stdin")
-        group.cancel_scope.cancel()  # the signal watcher
+            await anyio.sleep_forever()
+    await serve_lines(server, Reader(stdin, name="stdin").read, partial(os.write, stdout), era=era, stop_on=sigterm)

@@ -1,0 +1,91 @@
+"""Where a lab runs: one decision, taken here, so that a lab's cells read the same on a machine and in a page.
+
+Theory of operation
+-------------------
+On a machine a bundled server is a child process, spoken to over its stdin and stdout. In the
+browser edition (JupyterLite, on Pyodide) nothing can start a process, so the same server file runs
+in the page instead, and its lines travel over memory streams::
+
+    local(["python", "servers/weather.py", "--era", "modern"])
+        on a machine   stdio(argv)                      a child process (transports/stdio.py)
+        in the page    the file run here, its run()     a task of the page's loop
+                       handing over server and flags    (transports/in_process.py)
+
+Either way the client sees the same frames in the same trace. To run the file in the page,
+:func:`in_process` executes it as ``__main__`` (its own folder first on ``sys.path``, its flags in
+``sys.argv``, as ``python FILE FLAGS`` would) with ``runner.HANDED_OVER`` set: the ``run(server)``
+every bundled server ends with then hands the server and its parsed flags back instead of serving,
+and :func:`~mcplab.server.stdio.serve_lines` serves them. Each call runs the file afresh, so each
+connection has a server of its own, as each process would.
+
+What only a process has differs, and says so: the server's stderr is its log records (the ones of
+its own tasks); "killed" is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
+in the page goes through the server's ASGI app in process).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import runpy
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from mcplab.transports.in_process import InProcessTransport
+
+__all__ = ["IN_BROWSER", "local", "in_process"]
+
+IN_BROWSER = sys.platform == "emscripten"  # Pyodide, in a page
+PYTHONS = ("python", "python3", sys.executable)
+
+
+def local(argv: str | Sequence[str], **options: Any) -> Any:
+    """The server ``argv`` starts, the way this place allows: a child process over stdio on a machine,
+    the same file in this process in the browser. ``options`` go to the transport."""
+    if IN_BROWSER:
+        return in_process(argv, **options)
+    from mcplab.transports.stdio import stdio
+
+    return stdio(argv, **options)
+
+
+def in_process(argv: str | Sequence[str], **options: Any) -> InProcessTransport:
+    """``python FILE FLAGS`` run in this process: its server, served over memory streams."""
+    import shlex
+
+    words = shlex.split(argv) if isinstance(argv, str) else [os.fspath(word) for word in argv]
+    if len(words) < 2 or words[0] not in PYTHONS or not words[1].endswith(".py"):
+        raise ValueError(f"expected a Python file to run here, as ['python', 'FILE.py', FLAGS...], got {words!r}")
+    server, flags = load(Path(words[1]), words[2:])
+    if getattr(flags, "http", False):
+        raise ValueError(f"{words[1]} --http: a server in this process has no port; "
+                         "over Streamable HTTP its ASGI app is called in process instead")
+    from mcplab.server.stdio import serve_lines
+
+    async def serve(read: Any, write: Any) -> None:
+        await serve_lines(server, read, write, era=flags.era)
+    level = getattr(logging, str(flags.log_level).upper(), logging.WARNING)
+    return InProcessTransport(serve, words, name=server.info["name"], level=level, **options)
+
+
+def load(path: Path, flags: Sequence[str]) -> tuple[Any, Any]:
+    """Run the server file ``path`` with ``flags`` up to its ``run(server)``: the server and its parsed flags."""
+    from mcplab.server import runner
+
+    if not path.is_file():
+        raise FileNotFoundError(f"no server file at {path}")
+    taken: list = []
+    token = runner.HANDED_OVER.set(taken)
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv, sys.path[:0] = [str(path), *flags], [str(path.resolve().parent)]
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exc:  # argparse said no (its message went to stderr), or the file exited itself
+        raise ValueError(f"{path} {' '.join(flags)}: the server refused its flags (exit {exc.code})") from None
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+        runner.HANDED_OVER.reset(token)
+    if not taken:
+        raise ValueError(f"{path} ended without calling mcplab.server.run(server): nothing to serve")
+    return taken[0]

@@ -1,0 +1,236 @@
+"""A bundled server run in this process, as the browser edition runs it: the same frames as over stdio.
+
+The page has no processes; place.in_process runs the server's file here and serves it over memory
+streams (transports/in_process.py). These tests run it on a machine, beside the real child process,
+and compare what the client sees. asyncio only: in the page the loop is asyncio's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcplab import place
+from mcplab.client import Client
+from mcplab.transports.in_process import InProcessTransport
+from mcplab.transports.stdio import SHUTDOWN, StdioTransport, stdio
+from mcplab.wire.errors import ServerExited, TransportError
+
+ROOT = Path(__file__).resolve().parent.parent
+WEATHER = ["python", str(ROOT / "servers" / "weather.py")]
+FILES = ["python", str(ROOT / "servers" / "files.py")]
+
+pytestmark = [pytest.mark.anyio]
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def frames(client: Client) -> list[tuple]:
+    return [(frame.direction, frame.channel, frame.raw) for frame in client.trace.frames]
+
+
+async def weather_session(transport, era: str) -> list[tuple]:
+    async with Client(transport, era=era) as client:
+        assert (await client.call_tool("get_weather", {"city": "Beijing"})).text.startswith("Beijing: sunny")
+        await client.list_tools()
+    return frames(client)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("era, flags", [("legacy", []), ("modern", ["--era", "modern"]), ("auto", [])])
+async def test_the_weather_server_in_process_sends_the_very_frames_of_its_child_process(era, flags):
+    over_stdio = await weather_session(stdio([*WEATHER, *flags]), era)
+    here = await weather_session(place.in_process([*WEATHER, *flags]), era)
+    assert here == over_stdio
+    assert {channel for _, channel, _ in here} <= {"stdio", "note"}  # a note: how the auto era was decided
+
+
+async def test_a_server_opened_in_one_task_answers_in_the_next_and_closes_in_a_third():
+    """A lab opens a client in one cell and uses it in the next: each cell is a task of its own."""
+    client = Client(place.in_process(WEATHER))
+    await asyncio.get_running_loop().create_task(client.connect())
+    result = await asyncio.get_running_loop().create_task(client.call_tool("get_weather", {"city": "Beijing"}))
+    assert result.text.startswith("Beijing: sunny")
+    transport = client.transport
+    await asyncio.get_running_loop().create_task(client.aclose())
+    assert transport.returncode == 0  # it ended at the end of its input, as a polite process does
+
+
+@pytest.mark.subprocess
+async def test_the_files_server_takes_its_own_flags_in_process(tmp_path):
+    (tmp_path / "note.txt").write_text("hello from the page", encoding="utf-8")
+    argv = [*FILES, "--root", str(tmp_path)]
+    async with Client(place.in_process(argv)) as client:
+        text = (await client.call_tool("read_file", {"path": "note.txt"})).text
+    assert "hello from the page" in text
+
+
+def server_file(tmp_path: Path, body: str) -> list[str]:
+    path = tmp_path / "mine.py"
+    path.write_text(textwrap.dedent('''\
+        import logging
+        import anyio
+        from mcplab.server import Server, run
+
+        server = Server("mine")
+        log = logging.getLogger("mine")
+        ''') + textwrap.dedent(body) + "\nif __name__ == '__main__':\n    run(server)\n", encoding="utf-8")
+    return ["python", str(path)]
+
+
+@pytest.mark.subprocess
+async def test_what_the_server_logs_is_its_stderr_in_the_trace_as_over_a_pipe(tmp_path):
+    argv = server_file(tmp_path, '''
+        @server.tool()
+        def shout(word: str) -> str:
+            """Say it louder."""
+            log.warning("asked to shout %s", word)
+            return word.upper()
+        ''')
+    seen = {}
+    for name, transport in (("stdio", stdio(argv)), ("here", place.in_process(argv))):
+        async with Client(transport) as client:
+            assert (await client.call_tool("shout", {"word": "hi"})).text == "HI"
+        seen[name] = [raw for _, channel, raw in frames(client) if channel == "stderr"]
+    assert seen["here"] == seen["stdio"] == ["mine: WARNING mine: asked to shout hi"]
+
+
+async def test_another_tasks_log_records_are_not_the_servers_stderr():
+    async with Client(place.in_process(WEATHER)) as client:
+        import logging
+
+        logging.getLogger("elsewhere").warning("the notebook's own warning")
+        await client.list_tools()
+    assert [frame for frame in client.trace.frames if frame.channel == "stderr"] == []
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("where", ["stdio", "in process"])
+async def test_sys_exit_in_a_tool_ends_the_server_with_its_code_in_both_places(tmp_path, where):
+    argv = server_file(tmp_path, '''
+        @server.tool()
+        def leave() -> str:
+            """Leave the way a process does when it calls sys.exit."""
+            raise SystemExit(3)
+        ''')
+    async with Client(stdio(argv) if where == "stdio" else place.in_process(argv)) as client:
+        with pytest.raises(ServerExited) as caught:
+            await client.call_tool("leave", {})
+    assert caught.value.returncode == 3
+
+
+async def test_a_server_that_crashes_is_server_exited_with_its_traceback_on_stderr(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("from mcplab.server import Server, run\n"
+                    "server = Server('broken')\n"
+                    "server.handle = None  # every message now fails outside any handler\n"
+                    "run(server)\n", encoding="utf-8")
+    client = Client(place.in_process(["python", str(path)]))
+    with pytest.raises(ServerExited) as caught:
+        await client.connect()
+    assert caught.value.returncode == 1
+    assert any("TypeError" in line for line in caught.value.stderr_tail)
+
+
+async def test_a_server_still_busy_after_the_end_of_its_input_is_cancelled_and_ends_as_a_killed_one(tmp_path):
+    argv = server_file(tmp_path, '''
+        @server.tool()
+        async def slow() -> str:
+            """Take longer than the grace a closing server gives its requests."""
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(3)
+            return "late"
+        ''')
+    client = Client(place.in_process(argv))
+    await client.connect()
+
+    async def call() -> None:
+        with pytest.raises(TransportError):  # the transport closes under it
+            await client.call_tool("slow", {}, timeout=60)
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await anyio.sleep(0.1)
+        started = anyio.current_time()
+        await client.transport.close()
+    assert anyio.current_time() - started <= sum(SHUTDOWN) + 1.0
+    with anyio.fail_after(30):  # its shielded sleep ends, and then the cancel it was sent
+        await client.transport._process.wait()
+    assert client.transport.returncode == -signal.SIGKILL
+
+
+async def test_a_server_that_shields_itself_forever_leaves_close_in_time_and_says_it_runs_on(tmp_path):
+    """Unlike a process, a task cannot be killed: close() still returns within the shutdown budget."""
+    argv = server_file(tmp_path, '''
+        @server.tool()
+        async def forever() -> str:
+            """Never answer, and never stop on a cancel either."""
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(3600)
+            return "never"
+        ''')
+    client = Client(place.in_process(argv))
+    await client.connect()
+
+    async def call() -> None:
+        with pytest.raises(TransportError):  # the transport closes under it
+            await client.call_tool("forever", {}, timeout=3600)
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await anyio.sleep(0.1)
+        started = anyio.current_time()
+        await client.transport.close()
+    assert anyio.current_time() - started <= sum(SHUTDOWN) + 1.0
+    assert client.transport.returncode is None  # it runs on; the loop's end cancels it
+
+
+def test_end_now_from_sync_code_cancels_the_server():
+    async def main() -> InProcessTransport:
+        transport = place.in_process(WEATHER)
+        await transport.open()
+        assert transport.end_now() is True
+        await anyio.sleep(0.05)  # the cancel is delivered on the loop's next turn
+        return transport
+    transport = asyncio.run(main())
+    assert transport.returncode == -signal.SIGTERM
+    assert transport.end_now() is False  # twice is nothing
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["node", "server.js"], "expected a Python file to run here"),
+    (["python", "-m", "mcplab"], "expected a Python file to run here"),
+    ([*WEATHER, "--http"], "has no port"),
+    ([*WEATHER, "--era", "yesterday"], "refused its flags"),
+])
+def test_what_cannot_run_in_process_is_refused_with_the_reason(argv, words):
+    with pytest.raises(ValueError, match=words):
+        place.in_process(argv)
+
+
+def test_a_file_that_never_calls_run_is_refused(tmp_path):
+    path = tmp_path / "idle.py"
+    path.write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="without calling mcplab.server.run"):
+        place.in_process(["python", str(path)])
+
+
+def test_on_trio_the_in_process_server_says_it_needs_asyncio():
+    async def main() -> None:
+        with pytest.raises(TransportError, match="runs on asyncio"):
+            await place.in_process(WEATHER).open()
+    anyio.run(main, backend="trio")
+
+
+def test_local_is_a_child_process_on_a_machine_and_in_process_in_the_browser(monkeypatch):
+    assert isinstance(place.local(WEATHER), StdioTransport)
+    assert not isinstance(place.local(WEATHER), InProcessTransport)
+    monkeypatch.setattr(place, "IN_BROWSER", True)
+    assert isinstance(place.local(WEATHER), InProcessTransport)
