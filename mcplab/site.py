@@ -270,6 +270,7 @@ def default_out() -> Path:
 def build(out: Path, cache: Path) -> Path:
     """Build the site into ``out`` from the cache alone; ``out`` is replaced only if it is a site of ours."""
     _replaceable(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     made, entries = read_lock()
     missing = [f"{e.file} ({e.name} {e.version})" for e in entries
                if not cached(e, cache).is_file() or sha256_of(cached(e, cache)) != e.sha256]
@@ -413,6 +414,9 @@ def _mcplab_wheel(folder: Path, epoch: int) -> Path:
     return folder / done.stdout.strip().splitlines()[-1]
 
 
+INSTALLERS_FILES = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json"}  # written by installers
+
+
 def _repack_installed(folder: Path, epoch: int) -> Path:
     """A wheel of the installed mcplab: its recorded files (bytecode left out) and a RECORD made anew."""
     import base64
@@ -426,7 +430,8 @@ def _repack_installed(folder: Path, epoch: int) -> Path:
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in sorted(dist.files, key=str):
             name = file.as_posix()
-            if name.endswith(".pyc") or name == f"{info}/RECORD" or not name.startswith(("mcplab/", info + "/")):
+            if (name.endswith(".pyc") or not name.startswith(("mcplab/", info + "/"))
+                    or name.removeprefix(info + "/") in INSTALLERS_FILES):
                 continue
             data = Path(file.locate()).read_bytes()
             archive.writestr(zipfile.ZipInfo(name, stamp), data)

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -247,6 +248,26 @@ def test_deleting_the_site_and_building_again_gives_the_same_bytes(built):
     assert done.returncode == 0, done.stderr
     second = digests(out)
     assert len(first) > 100 and first == second
+
+
+@pytest.mark.subprocess
+def test_from_a_wheel_install_the_build_repacks_the_installed_mcplab_into_the_same_files(built, tmp_path):
+    uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
+    need(uv is not None, "uv is not installed (the test extra has it)")
+    wheel = next((built[0] / "static" / "pyodide").glob("mcplab-*.whl"))
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
+    subprocess.run([uv, "pip", "install", "--quiet", "--offline", "--no-deps", "--python", str(venv / "bin" / "python"),
+                    str(wheel)], check=True)
+    program = ("import sys; from pathlib import Path; from mcplab import course, site; assert not course.is_checkout(); "
+               "print(site._repack_installed(Path(sys.argv[1]), 1796083200))")
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", program, str(tmp_path)], capture_output=True, text=True,
+                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(done.stdout.strip()) as repacked, zipfile.ZipFile(wheel) as built_wheel:
+        names = set(repacked.namelist())
+        assert names == set(built_wheel.namelist())
+        assert [n for n in names if not n.endswith("/RECORD") and repacked.read(n) != built_wheel.read(n)] == []
 
 
 @pytest.mark.browser
