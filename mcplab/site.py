@@ -75,7 +75,6 @@ LEFT_OUT = {  # mcplab's dependencies (core and the lab extra) that its page ent
 }
 NPM_URL = "https://registry.npmjs.org/{name}/{version}"
 PYPI_URL = "https://pypi.org/pypi/{name}/json"
-REGISTRY_HOSTS = ("registry.npmjs.org", "files.pythonhosted.org")
 LOCK = Path(__file__).with_name("site-lock.json")
 MIRROR_ENV = "MCPLAB_SITE_MIRROR"  # a folder served over HTTP holding the locked files by name (a classroom's own)
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
@@ -513,7 +512,11 @@ def command(step: str, *, out: Path | None = None, cache: Path | None = None, mi
     cache = cache or cache_dir()
     try:
         if step == "lock":
-            entries = lock()
+            import httpx
+            try:
+                entries = lock()
+            except httpx.HTTPError as exc:
+                raise SiteError(f"mcplab site lock: {type(exc).__name__}: {exc}") from None
             print(f"mcplab site: {LOCK.name} now holds {len(entries)} files")
             return 0
         if step == "fetch":
