@@ -14,7 +14,7 @@ LAB_ARGS ?=
 # when it holds one of ours (`make lab LANG=zh`), and then the locale is put back to C.UTF-8 for JupyterLab.
 LAB_LANG ?= $(filter zh zh-CN zh_CN en,$(LANG))
 
-.PHONY: lab test notebooks translations bench bench-load clean constraints chromium
+.PHONY: lab test notebooks translations bench bench-load clean constraints chromium site
 
 # setup keeps one stamp per extra in .venv, holding a fingerprint of pyproject.toml and constraints.txt:
 # a change reinstalls, otherwise it only fetches what the schema cache lacks and goes on.
@@ -65,9 +65,19 @@ nginx:
 	  apt-get update -qq && RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; \
 	else echo "make: not installing nginx (not root, or no apt-get): the load-balancer test needs $(NGINX)"; fi
 
+# The test extra holds the site extra; the site test builds from the locked files in the user's cache
+# (mcplab/site.py). Offline, fetch says how many it lacks and pytest runs: the site tests skip (fail under CI=true).
 test: $(NODE_DIR)/.installed chromium nginx
 	$(PYTHON) -m mcplab setup --extra test --no-lab
+	@$(BIN)/python -m mcplab site fetch 2>/dev/null || true
 	$(BIN)/python -m pytest
+
+# The course as a static JupyterLite site in site/ (git-ignored): the site extra, every locked file in the
+# cache (online, once), then the build (offline). Serve it with: python -m http.server -d site
+site: $(VENV)/.lab-installed
+	$(BIN)/python -m pip install --quiet -e ".[site]" --constraint constraints.txt
+	$(BIN)/python -m mcplab site fetch
+	$(BIN)/python -m mcplab site build
 
 # For authors: re-execute every notebook in place so its stored outputs are current.
 notebooks: $(VENV)/.lab-installed $(VENV)/.test-installed
@@ -89,4 +99,4 @@ bench-load: $(VENV)/.test-installed
 	$(BIN)/python bench/under_load.py --runs 20 --out bench/results/under_load.json
 
 clean:
-	rm -rf $(VENV) $(NODE_DIR) .pytest_cache .hypothesis test-output
+	rm -rf $(VENV) $(NODE_DIR) .pytest_cache .hypothesis test-output site

@@ -10,6 +10,7 @@
     mcplab i18n [update|build|status|check]   keep the translations in step with the English (authors)
     mcplab config HOST [SERVER ...] [--write FILE [--replace]]   a real host's configuration for these servers
     mcplab schemas [--base-url URL] [--cache-dir DIR]   fetch the official schemas into the cache
+    mcplab site lock|fetch|build [--out DIR] [--cache-dir DIR] [--mirror URL]   the course as a JupyterLite site
 
 Each subcommand imports what it needs only when it runs, so ``mcplab --help`` is instant.
 
@@ -286,6 +287,12 @@ def _schemas(args: argparse.Namespace) -> int:
     return status
 
 
+def _site(args: argparse.Namespace) -> int:
+    from mcplab import site
+    return site.command(args.step, out=Path(args.out) if args.out else None,
+                        cache=Path(args.cache_dir) if args.cache_dir else None, mirror=args.mirror)
+
+
 def _client_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--stdio", metavar="CMD", help='start the server with this command, e.g. "python servers/weather.py"')
@@ -380,6 +387,16 @@ def build_parser() -> argparse.ArgumentParser:
                                           "else the official repository at the pinned commit)")
     fetch.add_argument("--cache-dir", metavar="DIR", help="fill DIR instead of the user's cache folder")
     fetch.set_defaults(run=_schemas)
+
+    site = sub.add_parser("site", help="the course as a static JupyterLite site (Pyodide): lock (authors), fetch "
+                                       "(online), build (offline, into site/); serve it with python -m http.server")
+    site.add_argument("step", choices=("lock", "fetch", "build"))
+    site.add_argument("--out", metavar="DIR", help="build: the site's folder (default: site/ in the checkout)")
+    site.add_argument("--cache-dir", metavar="DIR", help="the cache of locked files (default: "
+                                                         "$XDG_CACHE_HOME/mcplab/site, else ~/.cache/mcplab/site)")
+    site.add_argument("--mirror", metavar="URL", help="fetch: take every file from URL/<file name> "
+                                                      "(default: $MCPLAB_SITE_MIRROR, else its registry)")
+    site.set_defaults(run=_site)
     return parser
 
 

@@ -1,0 +1,127 @@
+"""The site test's two servers and the JavaScript that drives JupyterLite.
+
+:class:`StaticServer` is what a teacher runs, ``python -m http.server --bind 127.0.0.1``, on a port
+the kernel picks (``0``); its first line says which, so the test waits for that line, not a clock.
+
+:class:`Outside` stands for every host that is not 127.0.0.1. Chromium is started with it as its
+proxy, so whatever the page, its workers or its service worker ask of another host arrives here
+(Chromium never sends loopback through a proxy): each request line is counted and refused. Playwright's
+own routing sees the page's requests too and aborts any to another host; the proxy also sees what
+routing may not (a service worker's fetches), so a count of zero from both means nothing left.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import socketserver
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+SERVING = re.compile(rb"port (\d+)")
+
+
+class StaticServer:
+    """``python -m http.server`` on 127.0.0.1 serving ``folder``; ``url`` once it says its port."""
+
+    def __init__(self, folder: Path, log: Path) -> None:
+        self._log = log.open("wb")
+        self.process = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1",
+                                         "--directory", str(folder), "0"],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log)
+        line = self.process.stdout.readline()  # "Serving HTTP on 127.0.0.1 port 41234 ...", or EOF if it died
+        found = SERVING.search(line)
+        if not found:
+            self.stop()
+            raise RuntimeError(f"http.server did not start: {line!r} (exit {self.process.returncode})")
+        self.url = f"http://127.0.0.1:{int(found.group(1))}"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+        self._log.close()
+
+
+class _Refuse(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        line = self.rfile.readline(4096).decode("latin-1").strip()
+        if line:
+            self.server.seen.append(line)  # type: ignore[attr-defined]
+        self.wfile.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+class Outside(socketserver.ThreadingTCPServer):
+    """A proxy on 127.0.0.1 that answers 403 to everything and keeps each request line in ``seen``.
+
+    It runs in a thread of its own because the test drives the browser synchronously from its thread.
+    """
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Refuse)
+        self.seen: list[str] = []
+        self.address = f"127.0.0.1:{self.server_address[1]}"
+        self._thread = threading.Thread(target=self.serve_forever, name="outside-proxy", daemon=True)
+        self._thread.start()
+
+    def hosts(self) -> set[str]:
+        """The hosts asked for: ``CONNECT host:443`` (HTTPS) or ``GET http://host/...`` (plain HTTP)."""
+        found = set()
+        for line in self.seen:
+            target = line.split(" ")[1] if " " in line else line
+            found.add(re.sub(r"^[a-z]+://", "", target).split("/")[0].rsplit(":", 1)[0])
+        return found
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+        self._thread.join()
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then closed): a connection to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- JavaScript run in the page (the site exposes window.jupyterapp) -------------------------------------
+
+APP_READY = "() => !!(window.jupyterapp && window.jupyterapp.shell)"
+
+OPEN = """async path => {
+  const app = window.jupyterapp;
+  await app.restored;
+  const panel = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  return panel.id;
+}"""
+
+# A new first cell with the code, run as Shift+Enter runs it: resolved when the kernel has answered it
+# (the first cell of a new kernel waits for Pyodide to boot), or rejected when the deadline fires.
+RUN_FIRST_CELL = """async ([code, seconds]) => {
+  const app = window.jupyterapp;
+  const panel = app.shell.currentWidget;
+  panel.content.activeCellIndex = 0;
+  await app.commands.execute('notebook:insert-cell-above');
+  const cell = panel.content.activeCell;
+  cell.model.sharedModel.setSource(code);
+  const ran = app.commands.execute('notebook:run-cell');
+  let timer;
+  const deadline = new Promise((_, reject) => { timer = setTimeout(
+    () => reject(new Error(`deadline fired: the kernel had not answered the cell after ${seconds} s`)), seconds * 1000); });
+  await Promise.race([ran, deadline]);
+  clearTimeout(timer);
+  const outputs = cell.model.outputs.toJSON();
+  return outputs.map(o => o.output_type === 'stream' ? [].concat(o.text).join('')
+                        : o.output_type === 'error' ? `${o.ename}: ${o.evalue}` : JSON.stringify(o.data)).join('');
+}"""

@@ -1,0 +1,319 @@
+"""The course as a static JupyterLite site (``mcplab site``): built offline from the locked files, served by
+``python -m http.server`` on 127.0.0.1, and opened in Debian's headless Chromium with every other host
+cut off, where the Pyodide kernel boots and a cell imports mcplab.
+
+The site is built once for the module, by the real command, with no network at all where the machine
+lets a test take it away (``unshare --net``, as root). Its inputs are the locked files in the user's
+cache, which ``make test`` fetches (``mcplab site fetch``); without them, or without the site extra,
+Chromium or Playwright, the tests that need them skip, and fail under CI=true. What the page did is
+kept in ``test-output/site/``: a screenshot of the notebook and the times measured (information, not
+assertions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import mcplab
+from conftest import ROOT, need
+from mcplab import site
+from site_helpers import APP_READY, OPEN, RUN_FIRST_CELL, Outside, StaticServer, closed_port
+
+CHROMIUM = "/usr/bin/chromium"
+OUTPUT = ROOT / "test-output" / "site"
+KERNEL_DEADLINE = 300  # s for the first cell of a new kernel: ~16 s here idle, far more on a loaded 2-core machine
+# Chromium's own calls home (sign-in, autofill, component updates), which are no request of the site's
+QUIET = ["--disable-features=AutofillServerCommunication,OptimizationHints,OptimizationGuideModelDownloading,"
+         "MediaRouter,Translate,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying",
+         "--disable-extensions", "--allow-browser-signin=false",
+         "--disable-client-side-phishing-detection", "--disable-default-apps", "--no-pings", "--disable-domain-reliability",
+         "--disable-breakpad", "--metrics-recording-only", "--no-default-browser-check", "--allow-pre-commit-input"]
+# ... and the two it still calls with every flag above: Chromium's, not the page's (a page's own request
+# to them would be in `aborted`, and the site's configuration names no such host)
+CHROMIUM_OWN = {"accounts.google.com", "update.googleapis.com"}
+CDN_HOSTS = ("cdn.jsdelivr.net", "jsdelivr", "unpkg.com", "pypi.org", "pythonhosted.org", "npmjs.org", "cdnjs",
+             "esm.sh", "githubusercontent.com")
+CONFIG_NAMES = ("jupyter-lite.json", "jupyter-lite.ipynb", "overrides.json", "all.json", "pyodide-lock.json")
+ENTRIES = site.read_lock()[1]
+
+
+def run_site(*args: str, env: dict | None = None, offline: bool = False) -> subprocess.CompletedProcess:
+    prefix = ["unshare", "--net", "--"] if offline and _can_unshare() else []
+    return subprocess.run([*prefix, sys.executable, "-m", "mcplab.cli", "site", *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=600)
+
+
+def _can_unshare() -> bool:
+    return shutil.which("unshare") is not None and subprocess.run(
+        ["unshare", "--net", "--", "true"], capture_output=True).returncode == 0
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def need_cache() -> Path:
+    cache = site.cache_dir()
+    complete = all(site.cached(e, cache).is_file() and site.sha256_of(site.cached(e, cache)) == e.sha256
+                   for e in ENTRIES)
+    need(complete, f"the site's locked files are not all in {cache} (make test fetches them: mcplab site fetch)")
+    return cache
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The site, built once by ``mcplab site build`` from the user's cache: (folder, seconds it took)."""
+    need_cache()
+    for module in ("jupyterlite_core", "jupyterlite_pyodide_kernel", "hatchling", "jupyter_server"):
+        need(importlib.util.find_spec(module) is not None, f"{module} is missing: install the site extra "
+                                                           f"(pip install -e '.[site]')")
+    out = tmp_path_factory.mktemp("site") / "site"
+    started = time.monotonic()
+    done = run_site("build", "--out", str(out), offline=True)
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    return out, seconds
+
+
+# --- the lock --------------------------------------------------------------------------------------------
+
+def test_the_lock_holds_one_registry_file_for_pyodide_and_each_wheel_the_module_names():
+    expected = {site.PYODIDE, *site.BOOT.items(), *site.PAGE.items()}
+    assert {(e.name, e.version) for e in ENTRIES} == expected and len(ENTRIES) == len(expected)
+    for entry in ENTRIES:
+        assert re.fullmatch(r"https://(registry\.npmjs\.org|files\.pythonhosted\.org)/\S+/" + re.escape(entry.file),
+                            entry.url), entry
+        assert re.fullmatch(r"[0-9a-f]{64}", entry.sha256) and entry.size > 0
+
+
+def test_the_page_wheels_are_the_versions_constraints_txt_pins_for_python_3_11_and_later():
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        found = re.match(r"([A-Za-z0-9_.-]+)==(\S+)(?:\s*;\s*([^#]+))?", line)
+        if found and (not found.group(3) or ">= '3.11'" in found.group(3) or "sys_platform" not in found.group(3)
+                      and "<" not in found.group(3)):
+            pins[site.canonical(found.group(1))] = found.group(2)
+    assert {name: pins.get(name) for name in site.PAGE} == site.PAGE
+
+
+# --- fetch -------------------------------------------------------------------------------------------
+
+def _mirror(folder: Path, cache: Path, tampered: str | None = None) -> None:
+    """``folder`` holding every locked file by name: links to the cache, one a real file with a byte changed."""
+    folder.mkdir()
+    for entry in ENTRIES:
+        if entry.file == tampered:
+            data = bytearray(site.cached(entry, cache).read_bytes())
+            data[len(data) // 2] ^= 0xFF
+            (folder / entry.file).write_bytes(bytes(data))
+        else:
+            (folder / entry.file).symlink_to(site.cached(entry, cache))
+
+
+SMALL = min(ENTRIES, key=lambda e: e.size)  # the file a row tampers with
+
+
+@pytest.mark.http
+@pytest.mark.parametrize("where", ["in the cache", "at the source"])
+def test_fetch_refuses_a_file_whose_sha256_differs_and_names_both_digests(tmp_path, where):
+    cache = need_cache()
+    mine = tmp_path / "cache"
+    if where == "in the cache":
+        shutil.copytree(cache, mine)  # a tampered cached copy; the mirror serves the genuine file
+        target = site.cached(SMALL, mine)
+        target.write_bytes(target.read_bytes() + b"\0")
+    _mirror(tmp_path / "mirror", cache, tampered=SMALL.file if where == "at the source" else None)
+    server = StaticServer(tmp_path / "mirror", tmp_path / "http.log")
+    try:
+        done = run_site("fetch", "--cache-dir", str(mine), "--mirror", server.url)
+    finally:
+        server.stop()
+    named = [line for line in done.stderr.splitlines() if SMALL.file in line]
+    assert len(named) == 1 and SMALL.sha256 in named[0] and re.search(r"SHA-256 [0-9a-f]{64}, not the locked", named[0])
+    if where == "in the cache":  # refused, removed, and the genuine file fetched in its place
+        assert done.returncode == 0, done.stderr
+        assert site.sha256_of(site.cached(SMALL, mine)) == SMALL.sha256
+    else:  # refused: nothing of it cached, not even a temporary file; every other file is
+        assert done.returncode == 1 and "refused, nothing cached" in named[0]
+        assert not (mine / SMALL.sha256).exists() or not any((mine / SMALL.sha256).iterdir())
+        assert all(site.sha256_of(site.cached(e, mine)) == e.sha256 for e in ENTRIES if e is not SMALL)
+    assert "1 missing" in done.stdout if where == "at the source" else f"{len(ENTRIES)} of {len(ENTRIES)}" in done.stdout
+
+
+def test_fetch_with_no_registry_in_reach_says_one_sentence_per_missing_file_and_exits_1(tmp_path):
+    mine = tmp_path / "cache"
+    done = run_site("fetch", "--cache-dir", str(mine), "--mirror", f"http://127.0.0.1:{closed_port()}")
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert len(lines) == len(ENTRIES)
+    for entry, line in zip(ENTRIES, lines):
+        assert line.startswith(f"mcplab site: {entry.file} is not in the cache: 127.0.0.1 could not be reached")
+    assert done.stdout.strip() == (f"mcplab site: 0 of {len(ENTRIES)} locked files are in {mine}, each checked "
+                                   f"against its SHA-256; {len(ENTRIES)} missing: run `mcplab site fetch` online")
+    assert not any(p.is_file() for p in mine.rglob("*"))
+
+
+# --- build: refusals -----------------------------------------------------------------------------------
+
+def test_build_with_an_empty_cache_exits_1_naming_every_file_and_the_fetch(tmp_path):
+    out = tmp_path / "site"
+    done = run_site("build", "--out", str(out), "--cache-dir", str(tmp_path / "empty"))
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"mcplab site build: {len(ENTRIES)} of the {len(ENTRIES)} locked files are not in ")
+    assert all(entry.file in done.stderr for entry in ENTRIES)
+    assert done.stderr.strip().endswith("run `mcplab site fetch` (online) first")
+    assert not out.exists() and not list(tmp_path.glob(".site.building-*"))
+
+
+def _link(out: Path) -> None:
+    (out.parent / "elsewhere").mkdir()
+    (out.parent / "elsewhere" / "notes.txt").write_text("mine")
+    out.symlink_to(out.parent / "elsewhere")
+
+
+def _folder(out: Path) -> None:
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+
+
+def _file(out: Path) -> None:
+    out.write_text("mine")
+
+
+@pytest.mark.parametrize("make, said", [(_link, "is a symbolic link"), (_folder, "is not a site mcplab built"),
+                                        (_file, "is a file, not a folder")], ids=["link", "someone's folder", "file"])
+def test_build_leaves_an_output_it_did_not_make_alone(tmp_path, make, said):
+    out = tmp_path / "site"
+    make(out)
+    before = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    done = run_site("build", "--out", str(out), "--cache-dir", str(tmp_path / "empty"))
+    assert done.returncode == 1 and said in done.stderr and "left alone" in done.stderr
+    assert {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+# --- build: the site -------------------------------------------------------------------------------------
+
+@pytest.mark.subprocess
+def test_no_configuration_file_of_the_site_names_a_cdn_and_pyodide_is_local(built):
+    out, _ = built
+    configs = [p for p in out.rglob("*") if p.name in CONFIG_NAMES]
+    assert len(configs) > 5
+    for path in configs:
+        text = path.read_text(encoding="utf-8")
+        assert not [host for host in CDN_HOSTS if host in text], path
+    settings = json.loads((out / "jupyter-lite.json").read_text())["jupyter-config-data"]["litePluginSettings"]
+    kernel = settings[site.KERNEL_PLUGIN]
+    assert kernel["pyodideUrl"] == "./static/pyodide/pyodide.mjs" and kernel["disablePyPIFallback"] is True
+    assert all(url.startswith("./") for url in kernel["pipliteUrls"])
+
+
+@pytest.mark.subprocess
+def test_the_sites_pyodide_lock_names_exactly_the_wheels_beside_it_with_their_digests(built):
+    out, _ = built
+    folder = out / "static" / "pyodide"
+    lock = json.loads((folder / "pyodide-lock.json").read_text())
+    packages = lock["packages"]
+    assert lock["info"]["python"].startswith("3.14")
+    assert {p["file_name"] for p in packages.values()} == {p.name for p in folder.glob("*.whl")}
+    for package in packages.values():
+        assert hashlib.sha256((folder / package["file_name"]).read_bytes()).hexdigest() == package["sha256"]
+        assert set(package["depends"]) <= set(packages), package["name"]
+    mcplab_entry = packages["mcplab"]
+    assert mcplab_entry["version"] == mcplab.__version__ and mcplab_entry["imports"] == ["mcplab"]
+    assert {"anyio", "httpx", "starlette", "ipywidgets"} <= set(mcplab_entry["depends"])
+    assert not {"jsonschema", "cryptography", "matplotlib", "numpy"} & set(packages)
+    assert (out / "files" / "labs" / "00_start_here.ipynb").is_file() and (out / "files" / "servers" / "weather.py").is_file()
+    assert (out / "files" / "labs" / "build" / "my_server.py").is_file()  # not left out as a "build" folder
+
+
+@pytest.mark.subprocess
+def test_deleting_the_site_and_building_again_gives_the_same_bytes(built):
+    out, _ = built
+    first = digests(out)
+    shutil.rmtree(out)
+    done = run_site("build", "--out", str(out), offline=True)
+    assert done.returncode == 0, done.stderr
+    second = digests(out)
+    assert len(first) > 100 and first == second
+
+
+@pytest.mark.subprocess
+def test_from_a_wheel_install_the_build_repacks_the_installed_mcplab_into_the_same_files(built, tmp_path):
+    uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
+    need(uv is not None, "uv is not installed (the test extra has it)")
+    wheel = next((built[0] / "static" / "pyodide").glob("mcplab-*.whl"))
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
+    subprocess.run([uv, "pip", "install", "--quiet", "--offline", "--no-deps", "--python", str(venv / "bin" / "python"),
+                    str(wheel)], check=True)
+    program = ("import sys; from pathlib import Path; from mcplab import course, site; assert not course.is_checkout(); "
+               "print(site._repack_installed(Path(sys.argv[1]), 1796083200))")
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", program, str(tmp_path)], capture_output=True, text=True,
+                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(done.stdout.strip()) as repacked, zipfile.ZipFile(wheel) as built_wheel:
+        names = set(repacked.namelist())
+        assert names == set(built_wheel.namelist())
+        assert [n for n in names if not n.endswith("/RECORD") and repacked.read(n) != built_wheel.read(n)] == []
+
+
+@pytest.mark.browser
+@pytest.mark.http
+def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(built, tmp_path):
+    need(Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing (make test installs Debian's chromium when run as root)")
+    need(importlib.util.find_spec("playwright") is not None, "Playwright for Python is not installed")
+    from playwright.sync_api import sync_playwright
+
+    out, build_seconds = built
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    server, outside = StaticServer(out, tmp_path / "http.log"), Outside()
+    aborted: list[str] = []
+
+    def only_loopback(route):
+        if route.request.url.startswith(server.url + "/"):
+            route.continue_()
+        else:
+            aborted.append(route.request.url)
+            route.abort()
+
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", *QUIET,
+                f"--proxy-server=http://{outside.address}"])
+            context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+            context.route("**/*", only_loopback)
+            page = context.new_page()
+            started = time.monotonic()
+            page.goto(f"{server.url}/lab/index.html")
+            page.wait_for_function(APP_READY, timeout=120_000)
+            page.evaluate(OPEN, "labs/00_start_here.ipynb")
+            printed = page.evaluate(RUN_FIRST_CELL, ["import sys, mcplab; print(sys.platform, mcplab.__version__)",
+                                                     KERNEL_DEADLINE])
+            answered = time.monotonic() - started
+            page.screenshot(path=OUTPUT / "lab-first-cell.png")
+            chromium.close()
+    finally:
+        server.stop()
+        outside.stop()
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    (OUTPUT / "measured.json").write_text(json.dumps({
+        "build seconds": round(build_seconds, 1), "site bytes": size,
+        "open to first cell answered seconds": round(answered, 1),
+        "Chromium's own calls refused": len(outside.seen)}, indent=1) + "\n")
+    assert printed == f"emscripten {mcplab.__version__}\n"
+    assert aborted == [] and outside.hosts() - CHROMIUM_OWN == set(), outside.seen
