@@ -74,8 +74,8 @@ test: $(NODE_DIR)/.installed chromium nginx
 
 # The course as a static JupyterLite site in site/ (git-ignored): the site extra, every locked file in the
 # cache (online, once), then the build (offline). Serve it with: python -m http.server -d site
-site: $(VENV)/.lab-installed
-	$(BIN)/python -m pip install --quiet -e ".[site]" --constraint constraints.txt
+site:
+	$(PYTHON) -m mcplab setup --extra site --no-lab
 	$(BIN)/python -m mcplab site fetch
 	$(BIN)/python -m mcplab site build
 

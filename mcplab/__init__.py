@@ -14,6 +14,7 @@ tree in ``wire/errors.py``).
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
 
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here
@@ -38,6 +39,13 @@ _LAZY = {
 }
 
 __all__ = ["__version__", *_LAZY]
+
+if sys.platform == "emscripten":  # the browser edition: see portable.allow_past_deadlines
+    from pyodide.webloop import WebLoop
+
+    from mcplab.portable import allow_past_deadlines
+
+    allow_past_deadlines(WebLoop)
 
 
 def __getattr__(name: str) -> object:

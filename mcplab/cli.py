@@ -313,8 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     setup = sub.add_parser("setup", help="what `make lab` does: .venv, the pinned packages (uv), the official "
                                          "schemas, then JupyterLab (other flags go to jupyter lab)")
-    setup.add_argument("--extra", choices=("lab", "test", "dev"), default="lab",
-                       help="what to install besides the package: lab (default), test or dev (both)")
+    setup.add_argument("--extra", choices=("lab", "test", "dev", "site"), default="lab",
+                       help="what to install besides the package: lab (default), test, dev (both) or site "
+                            "(what builds the browser edition: mcplab site)")
     setup.add_argument("--no-lab", action="store_true", help="stop after installing; do not open JupyterLab")
     setup.set_defaults(run=_setup, passthrough="jupyter_args")
 

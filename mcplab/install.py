@@ -36,8 +36,9 @@ from typing import Callable, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 CONSTRAINTS = "constraints.txt"
-EXTRAS = ("lab", "test", "dev")
-PYTHONS = ((3, 10), (3, 13))  # the oldest and newest Python the suite ran on (README, "Tested on")
+EXTRAS = ("lab", "test", "dev", "site")
+PYTHONS = ((3, 10), (3, 13))  # the oldest and newest Python the whole suite ran on (README, "Tested on")
+PAGE_PYTHON = (3, 14)  # the browser edition's (Pyodide): the package allows it, the desktop set-up does not yet
 Say = Callable[[str], None]
 
 

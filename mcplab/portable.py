@@ -226,3 +226,21 @@ def close_fd(fd: int, notify: bool = True) -> None:
         os.close(fd)
     except OSError:
         pass
+
+
+def allow_past_deadlines(loop_class: Any) -> None:
+    """Make ``loop_class`` run a timer whose moment has just passed at once, as asyncio's loop does.
+
+    Pyodide's event loop (the browser edition's) refuses one with "Can't schedule in the past",
+    and anyio's cancel scopes can ask for one: they compare the deadline with the clock, then
+    schedule it, and the clock may move in between. Without this, a timeout in the page would
+    now and then raise ValueError instead of expiring.
+    """
+    refusing = loop_class.call_later
+    if getattr(refusing, "allows_past", False):
+        return
+
+    def call_later(self: Any, delay: float, callback: Any, *args: Any, **options: Any) -> Any:
+        return refusing(self, max(delay, 0.0), callback, *args, **options)
+    call_later.allows_past = True  # type: ignore[attr-defined]
+    loop_class.call_later = call_later

@@ -63,9 +63,17 @@ PAGE = {  # what mcplab needs in the page, at constraints.txt's versions
     "anyio": "4.16.0", "idna": "3.20", "httpx": "0.28.1", "httpcore": "1.0.9", "h11": "0.16.0",
     "certifi": "2026.10.19.post1", "typing-extensions": "4.16.0", "starlette": "1.10.0", "platformdirs": "4.14.9",
     "ipywidgets": "8.1.9", "comm": "0.2.3",
+    # The trace viewer's schema badges and the tools' argument checks in the page: jsonschema 4.17.3 is
+    # the last release before `referencing`, whose rpds-py has no WebAssembly wheel; it needs attrs and
+    # pyrsistent, whose 0.20.0 is a pure-Python wheel. The only pins here that constraints.txt does not
+    # hold (a machine keeps the newer jsonschema).
+    "jsonschema": "4.17.3", "attrs": "26.1.0", "pyrsistent": "0.20.0",
+}
+PAGE_ONLY = {"jsonschema", "pyrsistent"}  # pinned for the page alone (see above)
+TESTS = {  # not in the site: what the suite needs to run in Pyodide too (tests/test_pyodide.py)
+    "pytest": "9.2.0", "pluggy": "1.7.0", "iniconfig": "2.3.1",
 }
 LEFT_OUT = {  # mcplab's dependencies (core and the lab extra) that its page entry does not name
-    "jsonschema": "needs rpds-py, which has no WebAssembly wheel on PyPI",
     "authlib": "needs cryptography (no WebAssembly wheel on PyPI)",
     "joserfc": "needs cryptography", "mcp": "needs cryptography", "trustme": "needs cryptography",
     "matplotlib": "needs numpy and other compiled wheels PyPI has none of for WebAssembly",
@@ -100,7 +108,7 @@ class Locked:
     """One file of the lock: where it comes from and what its bytes must hash to."""
     name: str
     version: str
-    kind: str  # "pyodide", "boot" or "page"
+    kind: str  # "pyodide", "boot", "page" or "tests" (fetched, never built into the site)
     file: str
     url: str
     size: int
@@ -133,7 +141,7 @@ def sha256_of(path: Path) -> str:
 # --- lock (authors, online) ----------------------------------------------------------------------------
 
 def lock(path: Path = LOCK, *, today: str | None = None) -> list[Locked]:
-    """Look every file of :data:`PYODIDE`, :data:`BOOT` and :data:`PAGE` up and write the lock."""
+    """Look every file of :data:`PYODIDE`, :data:`BOOT`, :data:`PAGE` and :data:`TESTS` up and write the lock."""
     import httpx
 
     entries = []
@@ -143,7 +151,7 @@ def lock(path: Path = LOCK, *, today: str | None = None) -> list[Locked]:
         tarball = client.get(dist["tarball"]).raise_for_status().content  # npm gives sha512 only: hash it here
         entries.append(Locked(name, version, "pyodide", dist["tarball"].rsplit("/", 1)[1], dist["tarball"],
                               len(tarball), hashlib.sha256(tarball).hexdigest()))
-        for kind, table in (("boot", BOOT), ("page", PAGE)):
+        for kind, table in (("boot", BOOT), ("page", PAGE), ("tests", TESTS)):
             for name, version in table.items():
                 entries.append(_pure_wheel(_get(client, PYPI_URL.format(name=name)), name, version, kind))
     made = today or datetime.now(timezone.utc).date().isoformat()
@@ -284,7 +292,7 @@ def build(out: Path, cache: Path) -> Path:
         tarball = next(e for e in entries if e.kind == "pyodide")
         npm_lock = _unpack_pyodide(cached(tarball, cache), pyodide)
         wheels = [(e.kind, Path(shutil.copyfile(cached(e, cache), pyodide / e.file)))
-                  for e in entries if e.kind != "pyodide"]
+                  for e in entries if e.kind in ("boot", "page")]
         mcplab = _mcplab_wheel(Path(scratch) / "wheel", epoch)
         wheels.append(("mcplab", Path(shutil.copyfile(mcplab, pyodide / mcplab.name))))
         lock_json = _pyodide_lock(npm_lock, wheels)

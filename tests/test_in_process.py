@@ -230,7 +230,50 @@ def test_on_trio_the_in_process_server_says_it_needs_asyncio():
 
 
 def test_local_is_a_child_process_on_a_machine_and_in_process_in_the_browser(monkeypatch):
-    assert isinstance(place.local(WEATHER), StdioTransport)
-    assert not isinstance(place.local(WEATHER), InProcessTransport)
+    assert place.IN_BROWSER is (sys.platform == "emscripten")
+    monkeypatch.setattr(place, "IN_BROWSER", False)
+    assert type(place.local(WEATHER)) is StdioTransport
     monkeypatch.setattr(place, "IN_BROWSER", True)
-    assert isinstance(place.local(WEATHER), InProcessTransport)
+    assert type(place.local(WEATHER)) is InProcessTransport
+
+
+class RefusingLoop(asyncio.SelectorEventLoop):
+    """asyncio's loop with the Pyodide loop's rules: call_at goes through call_later, which refuses a
+    timer whose moment has passed."""
+
+    def call_at(self, when, callback, *args, **options):
+        return self.call_later(when - self.time(), callback, *args, **options)
+
+    def call_later(self, delay, callback, *args, **options):
+        if delay < 0:
+            raise ValueError("Can't schedule in the past")
+        return super().call_at(self.time() + delay, callback, *args, **options)
+
+
+@pytest.mark.skipif(sys.platform == "emscripten", reason="asyncio's selector loop needs a socket pair; the page's "
+                    "own loop is the next test's")
+def test_a_deadline_that_has_just_passed_expires_on_a_loop_that_refused_it_before():
+    from mcplab.portable import allow_past_deadlines
+
+    loop = RefusingLoop()
+    try:
+        with pytest.raises(ValueError, match="in the past"):
+            loop.call_at(loop.time() - 1, lambda: None)
+        allow_past_deadlines(RefusingLoop)
+        allow_past_deadlines(RefusingLoop)  # twice is once
+        fired = []
+        loop.call_at(loop.time() - 1, fired.append, True)
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert fired == [True]
+    finally:
+        loop.close()
+
+
+@pytest.mark.skipif(sys.platform != "emscripten", reason="the page's own loop: tests/test_pyodide.py runs this there")
+async def test_in_the_page_a_deadline_that_has_just_passed_expires_at_once():
+    fired = []
+    asyncio.get_running_loop().call_later(-1.0, fired.append, True)  # Pyodide's loop refused this before mcplab
+    with anyio.move_on_after(-1.0):  # an anyio deadline already passed: cancelled, never a ValueError
+        await anyio.sleep(3600)
+    await anyio.sleep(0.01)
+    assert fired == [True]

@@ -91,7 +91,7 @@ def built(tmp_path_factory):
 # --- the lock --------------------------------------------------------------------------------------------
 
 def test_the_lock_holds_one_registry_file_for_pyodide_and_each_wheel_the_module_names():
-    expected = {site.PYODIDE, *site.BOOT.items(), *site.PAGE.items()}
+    expected = {site.PYODIDE, *site.BOOT.items(), *site.PAGE.items(), *site.TESTS.items()}
     assert {(e.name, e.version) for e in ENTRIES} == expected and len(ENTRIES) == len(expected)
     for entry in ENTRIES:
         assert re.fullmatch(r"https://(registry\.npmjs\.org|files\.pythonhosted\.org)/\S+/" + re.escape(entry.file),
@@ -106,7 +106,9 @@ def test_the_page_wheels_are_the_versions_constraints_txt_pins_for_python_3_11_a
         if found and (not found.group(3) or ">= '3.11'" in found.group(3) or "sys_platform" not in found.group(3)
                       and "<" not in found.group(3)):
             pins[site.canonical(found.group(1))] = found.group(2)
-    assert {name: pins.get(name) for name in site.PAGE} == site.PAGE
+    shared = {name: version for name, version in {**site.PAGE, **site.TESTS}.items() if name not in site.PAGE_ONLY}
+    assert {name: pins.get(name) for name in shared} == shared
+    assert all(pins.get(name) != site.PAGE[name] for name in site.PAGE_ONLY)  # else it would not be page-only
 
 
 # --- fetch -------------------------------------------------------------------------------------------
