@@ -235,8 +235,9 @@ def test_the_sites_pyodide_lock_names_exactly_the_wheels_beside_it_with_their_di
         assert set(package["depends"]) <= set(packages), package["name"]
     mcplab_entry = packages["mcplab"]
     assert mcplab_entry["version"] == mcplab.__version__ and mcplab_entry["imports"] == ["mcplab"]
-    assert {"anyio", "httpx", "starlette", "ipywidgets"} <= set(mcplab_entry["depends"])
-    assert not {"jsonschema", "cryptography", "matplotlib", "numpy"} & set(packages)
+    assert {"anyio", "httpx", "starlette", "ipywidgets", "jsonschema"} <= set(mcplab_entry["depends"])
+    assert packages["jsonschema"]["version"] == "4.17.3" and packages["pyrsistent"]["depends"] == []
+    assert not {"rpds-py", "referencing", "cryptography", "matplotlib", "numpy"} & set(packages)
     assert (out / "files" / "labs" / "00_start_here.ipynb").is_file() and (out / "files" / "servers" / "weather.py").is_file()
     assert (out / "files" / "labs" / "build" / "my_server.py").is_file()  # not left out as a "build" folder
 
@@ -270,6 +271,14 @@ def test_from_a_wheel_install_the_build_repacks_the_installed_mcplab_into_the_sa
         names = set(repacked.namelist())
         assert names == set(built_wheel.namelist())
         assert [n for n in names if not n.endswith("/RECORD") and repacked.read(n) != built_wheel.read(n)] == []
+
+
+# The bundled weather server started the way the place allows (in the page: its file, from the site's
+# contents beside the labs, run in the kernel), and asked over the client as on a machine.
+IN_PAGE_WEATHER = """from mcplab import Client, place
+async with Client(place.local(["python", "../servers/weather.py"])) as client:
+    result = await client.call_tool("get_weather", {"city": "Beijing"})
+print(type(client.transport).__name__, result.text, client.protocol_version)"""
 
 
 @pytest.mark.browser
@@ -307,6 +316,7 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
             printed = page.evaluate(RUN_FIRST_CELL, ["import sys, mcplab; print(sys.platform, mcplab.__version__)",
                                                      KERNEL_DEADLINE])
             answered = time.monotonic() - started
+            weather = page.evaluate(RUN_FIRST_CELL, [IN_PAGE_WEATHER, KERNEL_DEADLINE])
             page.screenshot(path=OUTPUT / "lab-first-cell.png")
             chromium.close()
     finally:
@@ -318,4 +328,5 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
         "open to first cell answered seconds": round(answered, 1),
         "Chromium's own calls refused": len(outside.seen)}, indent=1) + "\n")
     assert printed == f"emscripten {mcplab.__version__}\n"
+    assert weather == "InProcessTransport Beijing: sunny (晴), 12 °C, humidity 30%, wind 9 km/h 2025-11-25\n", weather
     assert aborted == [] and outside.hosts() - CHROMIUM_OWN == set(), outside.seen
