@@ -71,13 +71,18 @@ class JupyterLab:
         raise TimeoutError(f"JupyterLab did not answer within {timeout:g} s")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
         self._log.close()
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    """SIGTERM, then after 10 s SIGKILL; reaped either way."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 # --- JavaScript run in the page -------------------------------------------------------------------

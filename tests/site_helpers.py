@@ -20,6 +20,8 @@ import sys
 import threading
 from pathlib import Path
 
+from browser_helpers import APP_READY, OPEN, stop_process  # noqa: F401  (APP_READY, OPEN: for the site test)
+
 SERVING = re.compile(rb"port (\d+)")
 
 
@@ -39,12 +41,7 @@ class StaticServer:
         self.url = f"http://127.0.0.1:{int(found.group(1))}"
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
         self.process.stdout.close()
         self._log.close()
 
@@ -95,16 +92,8 @@ def closed_port() -> int:
 
 # --- JavaScript run in the page (the site exposes window.jupyterapp) -------------------------------------
 
-APP_READY = "() => !!(window.jupyterapp && window.jupyterapp.shell)"
-
-OPEN = """async path => {
-  const app = window.jupyterapp;
-  await app.restored;
-  const panel = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
-  await panel.context.ready;
-  await panel.sessionContext.ready;
-  return panel.id;
-}"""
+# The site's JupyterLab (JupyterLite) exposes window.jupyterapp as the desktop one does: the same
+# APP_READY and OPEN (tests/browser_helpers.py) open a notebook there.
 
 # A new first cell with the code, run as Shift+Enter runs it: resolved when the kernel has answered it
 # (the first cell of a new kernel waits for Pyodide to boot), or rejected when the deadline fires.

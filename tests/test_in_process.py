@@ -141,55 +141,36 @@ async def test_a_server_that_crashes_is_server_exited_with_its_traceback_on_stde
     assert any("TypeError" in line for line in caught.value.stderr_tail)
 
 
-async def test_a_server_still_busy_after_the_end_of_its_input_is_cancelled_and_ends_as_a_killed_one(tmp_path):
-    argv = server_file(tmp_path, '''
+@pytest.mark.parametrize("seconds, ends", [(3, True), (3600, False)], ids=["past the grace", "forever"])
+async def test_a_server_busy_past_its_grace_leaves_close_within_the_shutdown_budget(tmp_path, seconds, ends):
+    """A tool shielded from cancels outlives the end of input and both cancels: close() gives up in time.
+    One that then ends reads as killed; one that never ends runs on, since, unlike a process, a task
+    cannot be killed (the loop's end cancels it)."""
+    client = Client(place.in_process(server_file(tmp_path, f'''
         @server.tool()
         async def slow() -> str:
             """Take longer than the grace a closing server gives its requests."""
             with anyio.CancelScope(shield=True):
-                await anyio.sleep(3)
+                await anyio.sleep({seconds})
             return "late"
-        ''')
-    client = Client(place.in_process(argv))
+        ''')))
     await client.connect()
 
     async def call() -> None:
         with pytest.raises(TransportError):  # the transport closes under it
-            await client.call_tool("slow", {}, timeout=60)
+            await client.call_tool("slow", {}, timeout=3600)
     async with anyio.create_task_group() as group:
         group.start_soon(call)
         await anyio.sleep(0.1)
         started = anyio.current_time()
         await client.transport.close()
     assert anyio.current_time() - started <= sum(SHUTDOWN) + 1.0
-    with anyio.fail_after(30):  # its shielded sleep ends, and then the cancel it was sent
-        await client.transport._process.wait()
-    assert client.transport.returncode == -signal.SIGKILL
-
-
-async def test_a_server_that_shields_itself_forever_leaves_close_in_time_and_says_it_runs_on(tmp_path):
-    """Unlike a process, a task cannot be killed: close() still returns within the shutdown budget."""
-    argv = server_file(tmp_path, '''
-        @server.tool()
-        async def forever() -> str:
-            """Never answer, and never stop on a cancel either."""
-            with anyio.CancelScope(shield=True):
-                await anyio.sleep(3600)
-            return "never"
-        ''')
-    client = Client(place.in_process(argv))
-    await client.connect()
-
-    async def call() -> None:
-        with pytest.raises(TransportError):  # the transport closes under it
-            await client.call_tool("forever", {}, timeout=3600)
-    async with anyio.create_task_group() as group:
-        group.start_soon(call)
-        await anyio.sleep(0.1)
-        started = anyio.current_time()
-        await client.transport.close()
-    assert anyio.current_time() - started <= sum(SHUTDOWN) + 1.0
-    assert client.transport.returncode is None  # it runs on; the loop's end cancels it
+    if ends:
+        with anyio.fail_after(30):  # its shielded sleep ends, and then the cancel it was sent
+            await client.transport._process.wait()
+        assert client.transport.returncode == -signal.SIGKILL
+    else:
+        assert client.transport.returncode is None
 
 
 def test_end_now_from_sync_code_cancels_the_server():

@@ -13,6 +13,7 @@ import urllib.request
 
 import pytest
 
+from browser_helpers import stop_process
 
 pytestmark = pytest.mark.subprocess
 
@@ -57,11 +58,6 @@ def test_mcplab_lab_serves_the_labs_folder(tmp_path, copy):
             assert reply.status == 200
             assert b"JupyterLab" in reply.read()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
     told = proc.stderr.read().decode(errors="replace")
     assert ("copied the course into" in told) == copy
