@@ -1,0 +1,215 @@
+"""The browser edition for a class: how big the site is, how soon a page can run a cell, and how long one
+2-core host takes to serve the first load of N students at once.
+
+    python bench/site_load.py [--site site] [--students 200] [--per-student 6] [--servers nginx,python]
+
+1. **Size**: the site on disk, and as one tar.gz (what a static host stores and sends, roughly).
+2. **A first load**, in Debian's Chromium with every request to another host refused: the time from
+   opening ``lab/index.html`` with Lab 00 to the Pyodide kernel answering a first cell, and every
+   file the page fetched on the way (the list step 3 replays).
+3. **A class**: N students fetch that list at once over loopback, each with up to ``--per-student``
+   requests in flight (a browser's connections per host), from nginx (Debian's, unprivileged, in a
+   folder of its own) and from ``python -m http.server``. The time until the last student has every
+   byte. The clients run on the same two cores as the server, so the figure is an upper bound for
+   the server alone.
+
+Needs ``make site`` first (or ``--site`` pointing at a built site), Chromium for step 2 and nginx for
+its row of step 3; a row that cannot run says why. Not a test: it prints a table and writes
+``bench/results/site_load.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+CHROMIUM = "/usr/bin/chromium"
+NGINX = "/usr/sbin/nginx"
+FIRST_CELL = "import sys, mcplab; print(sys.platform, mcplab.__version__)"
+APP_READY = "() => !!(window.jupyterapp && window.jupyterapp.shell)"
+RUN_A_CELL = """async code => {
+  const app = window.jupyterapp;
+  await app.restored;
+  const panel = await app.commands.execute('docmanager:open', {path: 'labs/00_start_here.ipynb', factory: 'Notebook'});
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  panel.content.activeCellIndex = 0;
+  await app.commands.execute('notebook:insert-cell-above');
+  panel.content.activeCell.model.sharedModel.setSource(code);
+  await app.commands.execute('notebook:run-cell');
+  return panel.content.activeCell.model.outputs.toJSON().map(o => [].concat(o.text || '').join('')).join('');
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def size(site: Path) -> dict:
+    files = [path for path in site.rglob("*") if path.is_file()]
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w:gz") as archive:
+        archive.add(site, arcname="site")
+    return {"files": len(files), "bytes": sum(p.stat().st_size for p in files), "tar_gz_bytes": packed.tell()}
+
+
+class Static:
+    """A static server for ``site`` on 127.0.0.1: ``kind`` nginx or python."""
+
+    def __init__(self, kind: str, site: Path) -> None:
+        self.port, self.folder = free_port(), Path(tempfile.mkdtemp(prefix=f"site-{kind}-"))
+        if kind == "nginx":
+            (self.folder / "logs").mkdir()
+            (self.folder / "nginx.conf").write_text(
+                "daemon off; worker_processes auto; pid nginx.pid; error_log logs/error.log;\n"
+                "events { worker_connections 4096; }\n"
+                "http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 10000;\n"
+                "  types { text/html html; application/javascript js mjs; application/wasm wasm;\n"
+                "          application/json json; application/zip zip whl; text/css css; }\n"
+                f"  client_body_temp_path {self.folder}/body; proxy_temp_path {self.folder}/proxy;\n"
+                f"  fastcgi_temp_path {self.folder}/fcgi; uwsgi_temp_path {self.folder}/uwsgi;\n"
+                f"  scgi_temp_path {self.folder}/scgi;\n"
+                f"  server {{ listen 127.0.0.1:{self.port}; root {site}; }} }}\n")
+            argv = [NGINX, "-p", str(self.folder), "-c", str(self.folder / "nginx.conf")]
+        else:
+            argv = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(site),
+                    str(self.port)]
+        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        self.url = f"http://127.0.0.1:{self.port}"
+        for _ in range(300):  # it answers, or it died
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{kind} exited with code {self.process.returncode}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"{kind} did not listen within 30 s")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def first_load(site: Path) -> dict:
+    """Chromium opens Lab 00 and runs a cell: seconds to its answer, and the paths the page fetched."""
+    from playwright.sync_api import sync_playwright
+
+    server = Static("python", site)
+    paths, refused = [], []
+
+    def route(request_route) -> None:
+        url = request_route.request.url
+        if url.startswith(server.url + "/"):
+            request_route.continue_()
+        else:
+            refused.append(url)
+            request_route.abort()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"])
+            context = browser.new_context()
+            context.route("**/*", route)
+            page = context.new_page()
+            page.on("requestfinished", lambda request: paths.append(urlparse(request.url).path))
+            started = time.monotonic()
+            page.goto(f"{server.url}/lab/index.html")
+            page.wait_for_function(APP_READY, timeout=120_000)
+            printed = page.evaluate(RUN_A_CELL, FIRST_CELL)
+            seconds = time.monotonic() - started
+            browser.close()
+    finally:
+        server.stop()
+    files = sorted({path for path in paths if (site / path.lstrip("/")).is_file()})
+    return {"seconds_to_first_cell": round(seconds, 1), "printed": printed.strip(), "refused": refused,
+            "paths": files, "bytes": sum((site / p.lstrip("/")).stat().st_size for p in files)}
+
+
+async def a_class(url: str, paths: list[str], students: int, per_student: int) -> dict:
+    """``students`` fetching ``paths`` at once, each ``per_student`` at a time: seconds and bytes."""
+    import httpx
+
+    async def one_student() -> tuple[int, float]:
+        got, started = 0, time.monotonic()
+        queue = list(paths)
+        async with httpx.AsyncClient(base_url=url, timeout=600,
+                                     limits=httpx.Limits(max_connections=per_student)) as client:
+            async def worker() -> None:
+                nonlocal got
+                while queue:
+                    path = queue.pop()
+                    async with client.stream("GET", path) as reply:
+                        reply.raise_for_status()
+                        async for chunk in reply.aiter_raw(1 << 20):
+                            got += len(chunk)
+            await asyncio.gather(*(worker() for _ in range(per_student)))
+        return got, time.monotonic() - started
+
+    started = time.monotonic()
+    results = await asyncio.gather(*(one_student() for _ in range(students)))
+    took = [seconds for _, seconds in results]
+    return {"students": students, "seconds": round(time.monotonic() - started, 1),
+            "bytes": sum(got for got, _ in results), "slowest_student_seconds": round(max(took), 1),
+            "median_student_seconds": round(sorted(took)[len(took) // 2], 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", type=Path, default=ROOT / "site")
+    parser.add_argument("--students", type=int, default=200)
+    parser.add_argument("--per-student", type=int, default=6)
+    parser.add_argument("--servers", default="nginx,python")
+    args = parser.parse_args()
+    site = args.site.resolve()
+    if not (site / "lab" / "index.html").is_file():
+        raise SystemExit(f"{site} is not a built site: run `make site` first (or give --site)")
+    out: dict = {"load_start": os.getloadavg(), "site": size(site)}
+    print(f"site: {out['site']['files']} files, {out['site']['bytes'] / 1e6:.1f} MB on disk, "
+          f"{out['site']['tar_gz_bytes'] / 1e6:.1f} MB as tar.gz")
+    if not Path(CHROMIUM).is_file():
+        raise SystemExit(f"{CHROMIUM} is missing: the first load is recorded in it (make chromium)")
+    load = out["first_load"] = first_load(site)
+    print(f"first load: a cell answered after {load['seconds_to_first_cell']} s ({load['printed']!r}); "
+          f"{len(load['paths'])} files, {load['bytes'] / 1e6:.1f} MB; requests to other hosts refused: "
+          f"{len(load['refused'])}")
+    out["class"] = {}
+    for kind in args.servers.split(","):
+        if kind == "nginx" and not Path(NGINX).is_file():
+            out["class"][kind] = {"unavailable": f"{NGINX} is missing (make nginx)"}
+            print(f"{kind}: not available: {NGINX} is missing")
+            continue
+        server = Static(kind, site)
+        try:
+            row = asyncio.run(a_class(server.url, load["paths"], args.students, args.per_student))
+        finally:
+            server.stop()
+        out["class"][kind] = row
+        print(f"{kind}: {row['students']} students' first loads ({row['bytes'] / 1e9:.2f} GB) in {row['seconds']} s; "
+              f"median student {row['median_student_seconds']} s, slowest {row['slowest_student_seconds']} s")
+    out["load_end"] = os.getloadavg()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "site_load.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
