@@ -74,7 +74,7 @@ LAYERS: tuple[Layer, ...] = (
           "where a lab runs: a child process on a machine, the same server file in process in the page"),
     Layer("ecosystem", ("mcplab.ecosystem",), ("server", "trace"), "host configs, wiretap, proxy, balancer"),
     Layer("economics", ("mcplab.economics",), ("languages",), "the N×M model and its plots: knows nothing of the wire"),
-    Layer("notebook", ("mcplab.notebook",), ("client", "ecosystem", "files"),
+    Layer("notebook", ("mcplab.notebook",), ("client", "ecosystem", "files", "place"),
           "viewer, schema check, inspector, matrix"),
     Layer("grade", ("mcplab.grade",), ("notebook",), "the build labs' graders (their schema line is the notebook's)"),
     Layer("demo", ("mcplab.demo",), ("client", "server", "economics", "files"), "the terminal tour"),

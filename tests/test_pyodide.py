@@ -75,17 +75,29 @@ def test_the_in_memory_suite_passes_in_pyodide_on_python_3_14(runtime):
     assert " 1 skipped" in summary, summary  # the machine's emulation of the page's loop; the page's own runs
 
 
-def test_pyodide_is_python_3_14_on_emscripten_and_mcplab_places_servers_in_process(runtime, tmp_path):
+def test_pyodide_is_python_3_14_on_emscripten_and_mcplab_and_its_playground_place_servers_in_process(runtime, tmp_path):
     probe = tmp_path / "test_probe.py"
     probe.write_text(
         "import sys\n"
+        "import pytest\n"
         "from mcplab import place\n"
         "from mcplab.transports.in_process import InProcessTransport\n\n"
         "def test_where():\n"
         "    assert sys.platform == 'emscripten' and sys.version_info[:2] == (3, 14)\n"
         "    assert place.IN_BROWSER\n"
-        "    assert type(place.local(['python', 'servers/weather.py'])) is InProcessTransport\n",
+        "    assert type(place.local(['python', 'servers/weather.py'])) is InProcessTransport\n\n"
+        "@pytest.fixture\n"
+        "def anyio_backend():\n"
+        "    return 'asyncio'\n\n"
+        "@pytest.mark.anyio\n"
+        "async def test_the_playground_starts_a_bundled_server_in_the_page():\n"
+        "    from mcplab import notebook\n"
+        "    playground = notebook.playground('weather')\n"
+        "    await playground.connect()\n"
+        "    assert type(playground.client.transport) is InProcessTransport\n"
+        "    assert (await playground.client.call_tool('get_weather', {'city': 'Tokyo'})).text.startswith('Tokyo')\n"
+        "    await playground.close()\n",
         encoding="utf-8")
     done = run_in_pyodide(runtime, "-q", "-p", "no:randomly", str(probe), "--rootdir", str(tmp_path), mount=(tmp_path,))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "1 passed" in done.stdout
+    assert "2 passed" in done.stdout

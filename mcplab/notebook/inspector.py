@@ -267,9 +267,9 @@ class Playground:
             argv: str | list[str] = server_command(target)
         else:
             argv = self._argv if self._argv and " ".join(self._argv) == target else target
-        if self.transport_buttons.value == "stdio":
-            from mcplab.transports.stdio import stdio
-            return stdio(argv)
+        if self.transport_buttons.value == "stdio":  # a child process; in the browser edition, the page's own
+            from mcplab.place import local
+            return local(argv)
         import anyio
 
         from mcplab.server.streamable_http import launch
