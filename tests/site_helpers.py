@@ -114,3 +114,58 @@ RUN_FIRST_CELL = """async ([code, seconds]) => {
   return outputs.map(o => o.output_type === 'stream' ? [].concat(o.text).join('')
                         : o.output_type === 'error' ? `${o.ename}: ${o.evalue}` : JSON.stringify(o.data)).join('');
 }"""
+
+
+# --- a whole lab in the page, and its outputs as nbval compares them -----------------------------------
+
+# Run All as the menu does, resolved once every cell has run (or rejected when the deadline fires);
+# then each code cell's outputs: stream text, the plain text of a result, an error's name and value.
+RUN_ALL = """async ([path, seconds]) => {
+  const app = window.jupyterapp;
+  await app.restored;
+  const panel = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  app.shell.activateById(panel.id);  // Run All acts on the notebook in front
+  let timer;
+  const deadline = new Promise((_, reject) => { timer = setTimeout(
+    () => reject(new Error(`deadline fired: ${path} had not run through after ${seconds} s`)), seconds * 1000); });
+  // A new Pyodide kernel boots first: Run All before its kernel_info reply would run nothing.
+  const booted = async () => {
+    while (!panel.sessionContext.session?.kernel) await new Promise(resolve => setTimeout(resolve, 200));
+    return panel.sessionContext.session.kernel.info;
+  };
+  await Promise.race([booted(), deadline]);
+  await Promise.race([app.commands.execute('notebook:run-all-cells'), deadline]);
+  clearTimeout(timer);
+  const cells = panel.content.model.sharedModel.cells.filter(cell => cell.cell_type === 'code');
+  return cells.map(cell => cell.toJSON().outputs.map(o =>
+    o.output_type === 'stream' ? [].concat(o.text).join('')
+    : o.output_type === 'error' ? `${o.ename}: ${o.evalue}`
+    : [].concat((o.data || {})['text/plain'] || '').join('')));
+}"""
+
+
+def stored_outputs(notebook: Path) -> list[list[str]]:
+    """The same view of a notebook's stored outputs."""
+    import json
+
+    cells = [c for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    return [["".join(o["text"]) if o["output_type"] == "stream"
+             else f"{o['ename']}: {o['evalue']}" if o["output_type"] == "error"
+             else "".join(o.get("data", {}).get("text/plain", "")) for o in c.get("outputs", [])] for c in cells]
+
+
+def sanitized(outputs: list[list[str]], config: Path) -> list[list[str]]:
+    """``outputs`` after nbval's substitutions (labs/nbval-sanitize.cfg)."""
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(config, encoding="utf-8")
+    rules = [(re.compile(parser[s]["regex"]), parser[s]["replace"]) for s in parser.sections()]
+
+    def clean(text: str) -> str:
+        for pattern, replacement in rules:
+            text = pattern.sub(replacement, text)
+        return text
+    return [[clean(text) for text in cell] for cell in outputs]

@@ -29,7 +29,8 @@ import pytest
 import mcplab
 from conftest import ROOT, need
 from mcplab import site
-from site_helpers import APP_READY, OPEN, RUN_FIRST_CELL, Outside, StaticServer, closed_port
+from site_helpers import (APP_READY, OPEN, RUN_ALL, RUN_FIRST_CELL, Outside, StaticServer, closed_port,
+                          sanitized, stored_outputs)
 
 CHROMIUM = "/usr/bin/chromium"
 OUTPUT = ROOT / "test-output" / "site"
@@ -330,3 +331,46 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
     assert printed == f"emscripten {mcplab.__version__}\n"
     assert weather == "InProcessTransport Beijing: sunny (晴), 12 °C, humidity 30%, wind 9 km/h 2025-11-25\n", weather
     assert aborted == [] and outside.hosts() - CHROMIUM_OWN == set(), outside.seen
+
+
+IN_THE_PAGE = ["labs/00_start_here.ipynb", "labs/zh-CN/00_start_here.ipynb"]  # labs that run wholly there
+
+
+@pytest.mark.browser
+@pytest.mark.http
+def test_lab_00_runs_top_to_bottom_in_the_page_with_the_outputs_stored_in_both_languages(built, tmp_path):
+    """Run All in the page's kernel: every code cell's outputs are the stored ones, under nbval's rules."""
+    need(Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing (make test installs Debian's chromium when run as root)")
+    need(importlib.util.find_spec("playwright") is not None, "Playwright for Python is not installed")
+    from playwright.sync_api import sync_playwright
+
+    out, _ = built
+    server, aborted, ran = StaticServer(out, tmp_path / "http.log"), [], {}
+
+    def only_loopback(route):
+        if route.request.url.startswith(server.url + "/"):
+            route.continue_()
+        else:
+            aborted.append(route.request.url)
+            route.abort()
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", *QUIET])
+            for path in IN_THE_PAGE:  # a page of its own each, as each student opens a link
+                context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+                context.route("**/*", only_loopback)
+                page = context.new_page()
+                page.goto(f"{server.url}/lab/index.html")
+                page.wait_for_function(APP_READY, timeout=120_000)
+                ran[path] = page.evaluate(RUN_ALL, [path, KERNEL_DEADLINE])
+                page.screenshot(path=OUTPUT / f"run-all-{Path(path).stem}-{Path(path).parent.name}.png")
+                context.close()
+            chromium.close()
+    finally:
+        server.stop()
+    config = ROOT / "labs" / "nbval-sanitize.cfg"
+    for path in IN_THE_PAGE:
+        assert sanitized(ran[path], config) == sanitized(stored_outputs(ROOT / path), config), path
+    assert aborted == []
