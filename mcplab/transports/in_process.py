@@ -18,7 +18,9 @@ ends when the transport closes. In the browser that loop is the page's; on a mac
 (asyncio only), which is how the tests compare both transports' traces.
 
 ``serve(read, write)`` is the server side, for example ``serve_lines`` of ``server/stdio.py`` bound
-to a toolkit server; ``place.py`` builds it from a bundled server's file and flags.
+to a toolkit server; ``place.in_process`` builds it from a bundled server's file and flags. Unlike a
+pipe, a memory stream is never full: a server that writes without end fills the page's memory, not
+a buffer that would make it wait.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import anyio
 from mcplab.transports.stdio import SHUTDOWN, StdioTransport
 from mcplab.wire.errors import TransportError
 
-__all__ = ["InProcessTransport", "in_process"]
+__all__ = ["InProcessTransport", "Pipe", "ServerTask"]
 
 Serve = Callable[[Callable[[], Awaitable[bytes]], Callable[[bytes], int]], Awaitable[None]]
 
@@ -225,7 +227,3 @@ class InProcessTransport(StdioTransport):
         if self._logs is not None:
             logging.getLogger().removeHandler(self._logs)
 
-
-def in_process(serve: Serve, argv: Sequence[str], **options: Any) -> InProcessTransport:
-    """The short name: ``in_process(serve, ["python", "servers/weather.py"])``."""
-    return InProcessTransport(serve, argv, **options)
