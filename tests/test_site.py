@@ -333,12 +333,13 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
     assert aborted == [] and outside.hosts() - CHROMIUM_OWN == set(), outside.seen
 
 
-IN_THE_PAGE = ["labs/00_start_here.ipynb", "labs/zh-CN/00_start_here.ipynb"]  # labs that run wholly there
+IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("00_start_here", "01_jsonrpc")  # labs that run wholly there
+               for edition in ("", "zh-CN/")]
 
 
 @pytest.mark.browser
 @pytest.mark.http
-def test_lab_00_runs_top_to_bottom_in_the_page_with_the_outputs_stored_in_both_languages(built, tmp_path):
+def test_the_labs_that_run_wholly_in_the_page_run_top_to_bottom_with_their_stored_outputs(built, tmp_path):
     """Run All in the page's kernel: every code cell's outputs are the stored ones, under nbval's rules."""
     need(Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing (make test installs Debian's chromium when run as root)")
     need(importlib.util.find_spec("playwright") is not None, "Playwright for Python is not installed")
