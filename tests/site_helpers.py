@@ -140,24 +140,27 @@ RUN_ALL = """async ([path, seconds]) => {
   clearTimeout(timer);
   const cells = panel.content.model.sharedModel.cells.filter(cell => cell.cell_type === 'code');
   return cells.map(cell => cell.toJSON().outputs.map(o =>
-    o.output_type === 'stream' ? [].concat(o.text).join('')
-    : o.output_type === 'error' ? `${o.ename}: ${o.evalue}`
-    : [].concat((o.data || {})['text/plain'] || '').join('')));
+    o.output_type === 'stream' ? [o.name, [].concat(o.text).join('')]
+    : o.output_type === 'error' ? ['error', `${o.ename}: ${o.evalue}`]
+    : ['result', [].concat((o.data || {})['text/plain'] || '').join('')]));
 }"""
 
 
-def stored_outputs(notebook: Path) -> list[list[str]]:
-    """The same view of a notebook's stored outputs."""
+def stored_outputs(notebook: Path) -> list[list[list[str]]]:
+    """The same view of a notebook's stored outputs: per code cell, [kind, text] per output."""
     import json
 
     cells = [c for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
-    return [["".join(o["text"]) if o["output_type"] == "stream"
-             else f"{o['ename']}: {o['evalue']}" if o["output_type"] == "error"
-             else "".join(o.get("data", {}).get("text/plain", "")) for o in c.get("outputs", [])] for c in cells]
+    return [[[o["name"], "".join(o["text"])] if o["output_type"] == "stream"
+             else ["error", f"{o['ename']}: {o['evalue']}"] if o["output_type"] == "error"
+             else ["result", "".join(o.get("data", {}).get("text/plain", ""))] for o in c.get("outputs", [])]
+            for c in cells]
 
 
-def sanitized(outputs: list[list[str]], config: Path) -> list[list[str]]:
-    """``outputs`` after nbval's substitutions (labs/nbval-sanitize.cfg)."""
+def sanitized(outputs: list[list[list[str]]], config: Path) -> list[list[list[str]]]:
+    """``outputs`` as nbval compares them: one stream output where the same stream wrote twice in a row
+    (a kernel may send a cell's printing in one part or in several), then labs/nbval-sanitize.cfg's
+    substitutions."""
     import configparser
 
     parser = configparser.ConfigParser(interpolation=None)
@@ -168,4 +171,13 @@ def sanitized(outputs: list[list[str]], config: Path) -> list[list[str]]:
         for pattern, replacement in rules:
             text = pattern.sub(replacement, text)
         return text
-    return [[clean(text) for text in cell] for cell in outputs]
+
+    def coalesced(cell: list[list[str]]) -> list[list[str]]:
+        merged: list[list[str]] = []
+        for kind, text in cell:
+            if merged and kind in ("stdout", "stderr") and merged[-1][0] == kind:
+                merged[-1][1] += text
+            else:
+                merged.append([kind, text])
+        return merged
+    return [[[kind, clean(text)] for kind, text in coalesced(cell)] for cell in outputs]

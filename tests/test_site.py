@@ -333,7 +333,7 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
     assert aborted == [] and outside.hosts() - CHROMIUM_OWN == set(), outside.seen
 
 
-IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("00_start_here", "01_jsonrpc")  # labs that run wholly there
+IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("00_start_here", "01_jsonrpc", "03_primitives")  # labs that run wholly there
                for edition in ("", "zh-CN/")]
 
 
