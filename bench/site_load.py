@@ -201,6 +201,10 @@ def main() -> None:
         server = Static(kind, site)
         try:
             row = asyncio.run(a_class(server.url, load["paths"], args.students, args.per_student))
+        except Exception as exc:  # a server that drops connections under the class: its row says so
+            out["class"][kind] = {"failed": f"{type(exc).__name__}: {exc}"}
+            print(f"{kind}: failed with {args.students} students at once: {type(exc).__name__}: {exc}")
+            continue
         finally:
             server.stop()
         out["class"][kind] = row
