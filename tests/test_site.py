@@ -274,6 +274,24 @@ def test_from_a_wheel_install_the_build_repacks_the_installed_mcplab_into_the_sa
         assert [n for n in names if not n.endswith("/RECORD") and repacked.read(n) != built_wheel.read(n)] == []
 
 
+def launch(playwright, *args: str):
+    """Debian's Chromium, headless, with every quieting flag (QUIET) and ``args``."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=[
+        "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", *QUIET, *args])
+
+
+def only_loopback(url: str, aborted: list[str]):
+    """A route that lets through what ``url`` serves and aborts (and records) every other request."""
+    def route(request_route) -> None:
+        if request_route.request.url.startswith(url + "/"):
+            request_route.continue_()
+        else:
+            aborted.append(request_route.request.url)
+            request_route.abort()
+    return route
+
+
 # The bundled weather server started the way the place allows (in the page: its file, from the site's
 # contents beside the labs, run in the kernel), and asked over the client as on a machine.
 IN_PAGE_WEATHER = """from mcplab import Client, place
@@ -293,22 +311,11 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
     OUTPUT.mkdir(parents=True, exist_ok=True)
     server, outside = StaticServer(out, tmp_path / "http.log"), Outside()
     aborted: list[str] = []
-
-    def only_loopback(route):
-        if route.request.url.startswith(server.url + "/"):
-            route.continue_()
-        else:
-            aborted.append(route.request.url)
-            route.abort()
-
     try:
         with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run", *QUIET,
-                f"--proxy-server=http://{outside.address}"])
+            chromium = launch(playwright, f"--proxy-server=http://{outside.address}")
             context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-            context.route("**/*", only_loopback)
+            context.route("**/*", only_loopback(server.url, aborted))
             page = context.new_page()
             started = time.monotonic()
             page.goto(f"{server.url}/lab/index.html")
@@ -347,21 +354,12 @@ def test_the_labs_that_run_wholly_in_the_page_run_top_to_bottom_with_their_store
 
     out, _ = built
     server, aborted, ran = StaticServer(out, tmp_path / "http.log"), [], {}
-
-    def only_loopback(route):
-        if route.request.url.startswith(server.url + "/"):
-            route.continue_()
-        else:
-            aborted.append(route.request.url)
-            route.abort()
     try:
         with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run", *QUIET])
+            chromium = launch(playwright)
             for path in IN_THE_PAGE:  # a page of its own each, as each student opens a link
                 context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-                context.route("**/*", only_loopback)
+                context.route("**/*", only_loopback(server.url, aborted))
                 page = context.new_page()
                 page.goto(f"{server.url}/lab/index.html")
                 page.wait_for_function(APP_READY, timeout=120_000)
