@@ -258,3 +258,13 @@ async def test_in_the_page_a_deadline_that_has_just_passed_expires_at_once():
         await anyio.sleep(3600)
     await anyio.sleep(0.01)
     assert fired == [True]
+
+
+async def test_a_servers_log_level_is_the_notebooks_again_once_it_closes(tmp_path):
+    import logging
+
+    before = logging.getLogger().level
+    async with Client(place.in_process([*WEATHER, "--log-level", "debug"])) as client:
+        assert logging.getLogger().level == logging.DEBUG  # as basicConfig in the server's process
+        await client.list_tools()
+    assert logging.getLogger().level == before

@@ -188,6 +188,7 @@ class InProcessTransport(StdioTransport):
         stdin, stdout, stderr = Pipe(), Pipe(), Pipe()
         self._logs = LogLines(stderr, self.name, self.level)
         logging.getLogger().addHandler(self._logs)
+        self._root_level = logging.getLogger().level  # the notebook's own, put back at the end
         if self.level < logging.getLogger().getEffectiveLevel():  # as basicConfig(level=...) in a process
             logging.getLogger().setLevel(self.level)
 
@@ -226,4 +227,6 @@ class InProcessTransport(StdioTransport):
     def _end(self) -> None:
         if self._logs is not None:
             logging.getLogger().removeHandler(self._logs)
+            if logging.getLogger().level == self.level:  # ours, unless someone set another since
+                logging.getLogger().setLevel(self._root_level)
 
