@@ -66,7 +66,7 @@ nginx:
 	else echo "make: not installing nginx (not root, or no apt-get): the load-balancer test needs $(NGINX)"; fi
 
 # The test extra holds the site extra; the site test builds from the locked files in the user's cache
-# (mcplab/site.py). Offline, fetch says how many it lacks and pytest runs: the site tests skip (fail under CI=true).
+# (mcplab/site/). Offline, fetch says how many it lacks and pytest runs: the site tests skip (fail under CI=true).
 test: $(NODE_DIR)/.installed chromium nginx
 	$(PYTHON) -m mcplab setup --extra test --no-lab
 	@$(BIN)/python -m mcplab site fetch 2>/dev/null || true

@@ -288,9 +288,9 @@ def _schemas(args: argparse.Namespace) -> int:
 
 
 def _site(args: argparse.Namespace) -> int:
-    from mcplab import site
-    return site.command(args.step, out=Path(args.out) if args.out else None,
-                        cache=Path(args.cache_dir) if args.cache_dir else None, mirror=args.mirror)
+    from mcplab.site.steps import command
+    return command(args.step, out=Path(args.out) if args.out else None,
+                   cache=Path(args.cache_dir) if args.cache_dir else None, mirror=args.mirror)
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:

@@ -21,6 +21,7 @@ import pytest
 from conftest import SCHEMAS_MISSING, SPEC_DIR, need, schema_path
 from mcplab.wire.versions import ALL_VERSIONS
 from mcplab import site
+from mcplab.site import build as site_build
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = ROOT / ".node" / "node_modules" / ".bin" / "node"
@@ -50,7 +51,7 @@ def runtime(tmp_path_factory) -> tuple[Path, Path]:
         if site.sha256_of(site.cached(entry, cache)) != entry.sha256:
             pytest.fail(f"{entry.file} in the site cache is not the locked file (SHA-256 differs)")
         if entry.kind == "pyodide":  # the runtime's files, and its own lock (the site writes one anew)
-            lock = site._unpack_pyodide(site.cached(entry, cache), runtime)
+            lock = site_build._unpack_pyodide(site.cached(entry, cache), runtime)
             (runtime / "pyodide-lock.json").write_text(json.dumps(lock), encoding="utf-8")
         else:
             shutil.copyfile(site.cached(entry, cache), wheels / entry.file)

@@ -263,8 +263,9 @@ def test_from_a_wheel_install_the_build_repacks_the_installed_mcplab_into_the_sa
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
     subprocess.run([uv, "pip", "install", "--quiet", "--offline", "--no-deps", "--python", str(venv / "bin" / "python"),
                     str(wheel)], check=True)
-    program = ("import sys; from pathlib import Path; from mcplab import course, site; assert not course.is_checkout(); "
-               "print(site._repack_installed(Path(sys.argv[1]), 1796083200))")
+    program = ("import sys; from pathlib import Path; from mcplab import course; from mcplab.site import build as site_build; "
+               "assert not course.is_checkout(); "
+               "print(site_build._repack_installed(Path(sys.argv[1]), 1796083200))")
     done = subprocess.run([str(venv / "bin" / "python"), "-c", program, str(tmp_path)], capture_output=True, text=True,
                           cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert done.returncode == 0, done.stderr
