@@ -189,3 +189,13 @@ def sanitized(outputs: list[list[list[str]]], config: Path) -> list[list[list[st
                 merged.append([kind, text])
         return merged
     return [[[kind, clean(text)] for kind, text in coalesced(cell)] for cell in outputs]
+
+# The same, started and left running (a page runs its kernel on its own), its outcome put on the window:
+# so the test can have two labs running at once, one per core, and collect each when it is done.
+START_RUN_ALL = f"""([path, seconds]) => {{
+  window.mcplabRan = undefined;
+  ({RUN_ALL})([path, seconds]).then(ran => {{ window.mcplabRan = {{ran}}; }},
+                                    error => {{ window.mcplabRan = {{failed: String(error)}}; }});
+}}"""
+RAN = "() => window.mcplabRan"
+
