@@ -86,7 +86,8 @@ def test_the_vega_lite_cost_curves_keep_the_seeds_labels_on_log_axes():
     figure = economics.plot_costs(10_000)
     spec = figure.to_vega_lite()
     assert figure.labels(1) == ["100 × 10,000 = 1,000,000", "100 + 10,000 = 10,100"]
-    assert {row["text"] for row in rows(spec, "seed-point")} == {"100 × 10,000 = 1,000,000", "100 + 10,000 = 10,100"}
+    assert {row["text"] for row in rows(spec, "seed-point")} == {"100 × 10,000 = 1,000,000",
+                                                                 "100 + 10,000 = 10,100"}
     log_view = spec["hconcat"][1]
     scales = {layer["encoding"]["x"].get("scale", {}).get("type") for layer in log_view["layer"]}
     assert scales == {"log"}

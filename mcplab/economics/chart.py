@@ -71,6 +71,7 @@ class Chart:
         self.to_matplotlib().savefig(path, **options)
 
     def png(self, dpi: float = 100) -> bytes:
+        """The figure as PNG bytes, drawn by matplotlib: what a machine's notebook shows."""
         buffer = io.BytesIO()
         self.to_matplotlib().savefig(buffer, format="png", dpi=dpi)
         return buffer.getvalue()

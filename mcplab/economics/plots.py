@@ -272,11 +272,13 @@ def _explorer_figure(summary: Summary, costs: Costs) -> Chart:
             for regime in REGIMES]
     by_density = [Line(tuple((d, cost(n, m, regime, density=d, **life)) for d in ds), COLORS[regime], _(regime))
                   for regime in REGIMES]
-    current = [Dots(((x, cost(n, m, regime, density=density, **life)),), COLORS[regime], "current", size=60)
-               for regime in REGIMES for x in (n,)]
-    at_density = [Dots(((density, cost(n, m, regime, density=density, **life)),), COLORS[regime], "current",
-                       size=60) for regime in REGIMES]
-    even_n = (Rule(summary.break_even_n, gid="break-even", legend=_("break-even N ≈ {n:.3g}", n=summary.break_even_n)),) \
+
+    def current(x: float) -> tuple[Dots, ...]:  # the scenario itself, on each curve
+        return tuple(Dots(((x, cost(n, m, regime, density=density, **life)),), COLORS[regime], "current", size=60)
+                     for regime in REGIMES)
+
+    even_n = (Rule(summary.break_even_n, gid="break-even",
+                   legend=_("break-even N ≈ {n:.3g}", n=summary.break_even_n)),) \
         if math.isfinite(summary.break_even_n) and summary.break_even_n >= 1 else ()
     even_density = (Rule(summary.break_even_density, gid="break-even",
                          legend=_("break-even density ≈ {density:.3g}", density=summary.break_even_density)),) \
@@ -284,10 +286,10 @@ def _explorer_figure(summary: Summary, costs: Costs) -> Chart:
     return Chart((
         Panel(_("Against N, at M = {m:,} and density {density:.3g}", m=m, density=density),
               x=Axis(_("N, applications"), "log"), y=Axis(_("total cost"), "log"), lines=tuple(by_n),
-              rules=even_n, dots=tuple(current), legend="upper left"),
+              rules=even_n, dots=current(n), legend="upper left"),
         Panel(_("Against density, at N = {n:,}, M = {m:,}", n=n, m=m),
               x=Axis(_("density (share of pairs wanted)"), "log"), y=Axis(_("total cost"), "log"),
-              lines=tuple(by_density), rules=even_density, dots=tuple(at_density), legend="upper left"),
+              lines=tuple(by_density), rules=even_density, dots=current(density), legend="upper left"),
     ), size=(12, 4.5))
 
 
