@@ -199,6 +199,7 @@ from mcplab.economics import plots
 from mcplab.i18n import fonts
 figures = [plots.plot_graphs(3, 4), plots.plot_costs(4), plots.plot_break_even(),
            plots._explorer_figure(economics.summarize(3, 4), economics.SEED_COSTS)]
+figures = [chart.to_matplotlib() for chart in figures]
 for figure in figures:
     FigureCanvasAgg(figure).draw()
 text = "".join(t.get_text() for figure in figures for t in figure.findobj(matplotlib.text.Text))

@@ -224,7 +224,7 @@ def _texts(ax):
 
 
 def test_graph_pictures_draw_every_adapter_and_every_implementation():
-    fig = economics.plot_graphs(3, 4)
+    fig = economics.plot_graphs(3, 4).to_matplotlib()
     mesh, hub = fig.axes
     adapters, = _by_gid(fig, "adapters")
     implementations, = _by_gid(fig, "implementations")
@@ -242,7 +242,7 @@ def test_graph_pictures_refuse_sizes_too_big_to_read():
 
 
 def test_cost_curves_annotate_the_seeds_points_on_linear_and_log_axes():
-    fig = economics.plot_costs(10_000)
+    fig = economics.plot_costs(10_000).to_matplotlib()
     linear, log = fig.axes
     assert (linear.get_xscale(), log.get_xscale(), log.get_yscale()) == ("linear", "log", "log")
     for ax in (linear, log):
@@ -251,20 +251,20 @@ def test_cost_curves_annotate_the_seeds_points_on_linear_and_log_axes():
             "point-to-point: N × M adapters", "protocol: N + M implementations"]
         assert set(_texts(ax)) == {"100 × 10,000 = 1,000,000", "100 + 10,000 = 10,100"}
         assert ax.get_legend() is not None
-    small = economics.plot_costs(4, n_max=10)
+    small = economics.plot_costs(4, n_max=10).to_matplotlib()
     assert {"3 × 4 = 12", "3 + 4 = 7"} <= set(_texts(small.axes[0]))
     assert len(_by_gid(small, "break-even")) == 2  # break-even N = 4/3, on both panels
 
 
 def test_cost_curves_mark_a_chosen_n_with_the_richer_model():
     fig = economics.plot_costs(10_000, n_max=300, density=0.002, costs=ILLUSTRATIVE_COSTS,
-                               years=5, revisions=1, mark=100)
+                               years=5, revisions=1, mark=100).to_matplotlib()
     assert {"N = 100: 5,500", "N = 100: 70,700"} <= set(_texts(fig.axes[0]))
     assert len(_by_gid(fig, "current")) == 4
 
 
 def test_heat_map_shows_the_ratio_with_the_seeds_points_and_the_break_even_line():
-    fig = economics.plot_saving_heatmap(density=0.01)
+    fig = economics.plot_saving_heatmap(density=0.01).to_matplotlib()
     ax, bar = fig.axes
     assert "saving ratio" in ax.get_title().lower() and "density 0.01" in ax.get_title()
     assert "protocol cost" in bar.get_ylabel()
@@ -274,7 +274,7 @@ def test_heat_map_shows_the_ratio_with_the_seeds_points_and_the_break_even_line(
 
 
 def test_break_even_curves_show_each_tool_count_and_density():
-    fig = economics.plot_break_even()
+    fig = economics.plot_break_even().to_matplotlib()
     by_n, by_m = fig.axes
     assert [line.get_label() for line in by_n.lines[:3]] == ["M = 4 tools", "M = 100 tools",
                                                              "M = 10,000 tools"]
@@ -285,7 +285,7 @@ def test_break_even_curves_show_each_tool_count_and_density():
 
 def test_cumulative_picture_marks_each_revision_year():
     fig = economics.plot_cumulative(10, 50, 6, app_growth=0.4, tool_growth=0.8,
-                                    revision_years=(3, 5), costs=ILLUSTRATIVE_COSTS)
+                                    revision_years=(3, 5), costs=ILLUSTRATIVE_COSTS).to_matplotlib()
     ax, = fig.axes
     assert [line.get_label() for line in ax.lines[:2]] == ["point-to-point", "protocol"]
     assert len(ax.lines[0].get_xdata()) == 7
@@ -318,7 +318,7 @@ def test_plots_leave_no_figure_registered_with_pyplot():
 
     before = plt.get_fignums()
     for make in PLOTS.values():
-        make()
+        make().to_matplotlib()
     assert plt.get_fignums() == before
 
 
@@ -340,7 +340,7 @@ def test_moving_a_slider_redraws_the_table_and_the_figure():
     assert panel.redraws == redraws + 1
     assert panel.table_text != table and "N = 10, M = 4" in panel.table_text
     assert panel.figure is not figure
-    assert panel.figure.axes[0].get_title() == "Against N, at M = 4 and density 1"
+    assert panel.figure.to_matplotlib().axes[0].get_title() == "Against N, at M = 4 and density 1"
     assert bytes(panel.image.value) != image
     assert "<pre>" in panel.table.value and "N = 10, M = 4" in panel.table.value
 

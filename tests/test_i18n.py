@@ -384,6 +384,7 @@ def test_every_chinese_plot_resolves_a_cjk_font_and_misses_no_glyph(zh):
         figures = [plots.plot_graphs(3, 4), plots.plot_costs(4), plots.plot_saving_heatmap(steps=8),
                    plots.plot_break_even(), plots.plot_cumulative(10, 50, 5, revision_years=(3,)),
                    plots._explorer_figure(economics.summarize(3, 4), economics.SEED_COSTS)]
+        figures = [chart.to_matplotlib() for chart in figures]
         for figure in figures:
             FigureCanvasAgg(figure).draw()
         text = "".join(t.get_text() for figure in figures for t in figure.findobj(matplotlib.text.Text))

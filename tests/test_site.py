@@ -344,9 +344,10 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
 # The labs that run top to bottom in the page, each in both editions. A code cell tagged `page-differs`
 # shows what only a process has (its stderr, its exit, being killed): the page runs its own equivalent and
 # the cell says so, so there the page's outputs are not the stored ones; they must still hold no error.
-IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("00_start_here", "01_jsonrpc", "03_primitives")
+IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("00_start_here", "01_jsonrpc", "03_primitives", "08_economics")
                for edition in ("", "zh-CN/")]
 PAGE_DIFFERS = "page-differs"
+DRAW_DEADLINE = 60_000  # ms for Vega to draw a view once its output is in the page (a second or two here)
 
 
 AT_ONCE = 2  # labs running at once: a page's kernel keeps one core busy, and this machine has two
@@ -407,4 +408,56 @@ def test_a_lab_that_runs_wholly_in_the_page_runs_top_to_bottom_with_its_stored_o
         assert [kind for kind, _ in page[index]].count("error") == 0, (path, index, page[index])
         page[index] = stored[index] = ["runs its in-page equivalent"]
     assert page == stored, path
+    assert aborted == []
+
+
+
+# The first Vega-Lite view drawn in an open notebook (cells run by RUN_FIRST_CELL go on top, so: the
+# newest one): how many pixels of its canvas are ink, not background, and the canvas as a data URL;
+# [0, ""] while none is drawn.
+VEGA_VIEW = """id => {
+  const canvas = document.querySelector(`#${id} .jp-Cell .vega-embed canvas`);
+  if (!canvas || !canvas.width || !canvas.height) return [0, ''];
+  const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let ink = 0;
+  for (let i = 0; i < pixels.length; i += 4) if (pixels[i + 3] > 0 && pixels[i] + pixels[i + 1] + pixels[i + 2] < 600) ink++;
+  return [ink, canvas.toDataURL()];
+}"""
+VEGA_DRAWN = f"([id, before]) => {{ const [ink, url] = ({VEGA_VIEW})(id); return ink > 1000 && url !== before; }}"
+
+
+@pytest.mark.browser
+@pytest.mark.http
+def test_a_lab_08_figure_and_its_explorer_are_drawn_in_the_page_by_jupyterlabs_own_vega_lite(site_in_chromium):
+    """No matplotlib in the page: a plot cell's chart comes out as Vega-Lite, which the site's JupyterLab
+    draws offline (a canvas with ink on it), and the explorer's figure is drawn anew when a student moves a
+    slider."""
+    server, chromium, aborted = site_in_chromium
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/*", only_loopback(server.url, aborted))
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/lab/index.html")
+        page.wait_for_function(APP_READY, timeout=120_000)
+        panel = page.evaluate(OPEN, "labs/08_economics.ipynb")
+        said = page.evaluate(RUN_FIRST_CELL, ["from mcplab import economics\n"
+                                              "figure = economics.plot_graphs(3, 4)\n"
+                                              "import sys; print(sorted({'matplotlib', 'numpy'} & set(sys.modules)))\n"
+                                              "figure", KERNEL_DEADLINE])
+        page.wait_for_function(VEGA_DRAWN, arg=[panel, ""], timeout=DRAW_DEADLINE)
+        figure_ink, figure = page.evaluate(VEGA_VIEW, panel)
+        page.evaluate(RUN_FIRST_CELL, ["panel = economics.explore(3, 4)\npanel", KERNEL_DEADLINE])
+        page.wait_for_function(VEGA_DRAWN, arg=[panel, figure], timeout=DRAW_DEADLINE)
+        explorer_ink, explorer = page.evaluate(VEGA_VIEW, panel)
+        # A student moves the first slider (N apps) one step with the keyboard: the widget tells the
+        # kernel, which redraws the figure into the explorer's output area.
+        page.locator(f"#{panel} .widget-slider .noUi-handle").first.press("ArrowRight")
+        page.wait_for_function(VEGA_DRAWN, arg=[panel, explorer], timeout=DRAW_DEADLINE)
+        moved = page.evaluate(RUN_FIRST_CELL, ["print(panel.sliders['n'].value, panel.redraws)", KERNEL_DEADLINE])
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=OUTPUT / "08_economics-explorer-in-the-page.png")
+    finally:
+        context.close()
+    assert said.startswith("[]\n"), said  # neither was loaded to draw the figure
+    assert figure_ink > 1_000 and explorer_ink > 1_000 and moved == "4 2\n", moved
     assert aborted == []

@@ -1,5 +1,8 @@
 """The N×M versus N+M economics: ``model.py`` (pure arithmetic) and ``plots.py`` (the pictures, the explorer).
 
+A picture is data (``chart.py``, ``marks.py``), drawn by matplotlib on a machine (``drawing.py``) and as
+Vega-Lite in the browser edition (``vega.py``), where matplotlib and numpy cannot load.
+
 Layer: a leaf. Of mcplab it imports only ``i18n`` (the plots' labels), since a model of costs knows
 nothing of the wire; the demo and the Lab 08 exercises import it.
 

@@ -13,7 +13,8 @@ curves it names. Here the search runs once, when the figure is built:
   become obstacles for the next label (:func:`place_labels`, in both orders, the better kept);
 * the legend then goes where no line or label is, nearest a corner (:func:`place_legend`).
 
-numpy is imported on first use, like matplotlib in ``plots.py``.
+Only the machine's renderer (``drawing.py``) uses it; numpy is imported on first use, so the browser
+edition, which has no numpy, never needs it.
 """
 
 from __future__ import annotations
