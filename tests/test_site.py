@@ -355,41 +355,50 @@ TEST_NAME = "test_a_lab_that_runs_wholly_in_the_page_runs_top_to_bottom_with_its
 
 
 @pytest.fixture(scope="module")
-def ran_in_the_page(built, request, tmp_path_factory):
-    """Run All of every selected lab of IN_THE_PAGE, each in a new browser context (as each student opens a
-    link), AT_ONCE at a time: {path: the code cells' outputs, or the error that stopped the run}."""
+def site_in_chromium(built, tmp_path_factory):
+    """The built site served on 127.0.0.1 and one headless Chromium for the module: (server, chromium, aborted),
+    ``aborted`` every request the pages asked of another host."""
     need(Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing (make test installs Debian's chromium when run as root)")
     need(importlib.util.find_spec("playwright") is not None, "Playwright for Python is not installed")
     from playwright.sync_api import sync_playwright
 
-    selected = [item.callspec.params["path"] for item in request.session.items
-                if getattr(item, "originalname", "") == TEST_NAME]
     out, _ = built
-    server, aborted, ran = StaticServer(out, tmp_path_factory.mktemp("served") / "http.log"), [], {}
+    server, aborted = StaticServer(out, tmp_path_factory.mktemp("served") / "http.log"), []
     OUTPUT.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as playwright:
             chromium = launch(playwright)
-            running: list = []
-            while selected or running:
-                while selected and len(running) < AT_ONCE:
-                    path = selected.pop(0)
-                    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-                    context.route("**/*", only_loopback(server.url, aborted))
-                    page = context.new_page()
-                    page.goto(f"{server.url}/lab/index.html")
-                    page.wait_for_function(APP_READY, timeout=120_000)
-                    page.evaluate(START_RUN_ALL, [path, KERNEL_DEADLINE])
-                    running.append((path, context, page))
-                path, context, page = running.pop(0)
-                # RUN_ALL's own deadline fires first; this one only keeps a page that never settles from hanging
-                page.wait_for_function(RAN, timeout=(KERNEL_DEADLINE + 60) * 1000)
-                ran[path] = page.evaluate(RAN)
-                page.screenshot(path=OUTPUT / f"run-all-{Path(path).stem}-{Path(path).parent.name}.png")
-                context.close()
+            yield server, chromium, aborted
             chromium.close()
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def ran_in_the_page(site_in_chromium, request):
+    """Run All of every selected lab of IN_THE_PAGE, each in a new browser context (as each student opens a
+    link), AT_ONCE at a time: {path: the code cells' outputs, or the error that stopped the run}."""
+    server, chromium, aborted = site_in_chromium
+    selected = [item.callspec.params["path"] for item in request.session.items
+                if getattr(item, "originalname", "") == TEST_NAME]
+    ran: dict = {}
+    running: list = []
+    while selected or running:
+        while selected and len(running) < AT_ONCE:
+            path = selected.pop(0)
+            context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+            context.route("**/*", only_loopback(server.url, aborted))
+            page = context.new_page()
+            page.goto(f"{server.url}/lab/index.html")
+            page.wait_for_function(APP_READY, timeout=120_000)
+            page.evaluate(START_RUN_ALL, [path, KERNEL_DEADLINE])
+            running.append((path, context, page))
+        path, context, page = running.pop(0)
+        # RUN_ALL's own deadline fires first; this one only keeps a page that never settles from hanging
+        page.wait_for_function(RAN, timeout=(KERNEL_DEADLINE + 60) * 1000)
+        ran[path] = page.evaluate(RAN)
+        page.screenshot(path=OUTPUT / f"run-all-{Path(path).stem}-{Path(path).parent.name}.png")
+        context.close()
     return ran, aborted
 
 
