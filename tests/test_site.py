@@ -402,28 +402,23 @@ PART_IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("10_build_client"
 
 
 def machine_sentences(path: str) -> dict[int, str]:
-    """The tagged code cells of ``path`` by position → the line the page prints for each, in its language."""
-    from mcplab import i18n
+    """The tagged code cells of ``path`` by position → the line the page prints for each, in the current language."""
     from mcplab.notebook import machine
 
     cells = [c for c in json.loads((ROOT / path).read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
-    language = "zh" if "/zh-CN/" in path else "en"
-    saved = os.environ.get(i18n.ENV)
-    os.environ[i18n.ENV] = language
-    try:
-        return {i: machine.sentence("".join(c["source"]).splitlines()[0].split(maxsplit=1)[1]) + "\n"
-                for i, c in enumerate(cells) if machine.TAG in c.get("metadata", {}).get("tags", [])}
-    finally:
-        os.environ.pop(i18n.ENV) if saved is None else os.environ.__setitem__(i18n.ENV, saved)
+    return {i: machine.sentence("".join(c["source"]).splitlines()[0].split(maxsplit=1)[1]) + "\n"
+            for i, c in enumerate(cells) if machine.TAG in c.get("metadata", {}).get("tags", [])}
 
 
 @pytest.mark.browser
 @pytest.mark.http
 @pytest.mark.parametrize("path", PART_IN_THE_PAGE)
 def test_a_lab_that_needs_the_local_install_in_part_runs_the_rest_in_the_page_and_says_so_for_each_cell_it_cannot(
-        site_in_chromium, path):
+        site_in_chromium, path, monkeypatch):
     """Run All in a new page's kernel: each `needs-machine` cell prints its one sentence (no error, its body
     not run), and every other code cell's outputs are the stored ones under nbval's rules."""
+    from mcplab import i18n
+
     server, chromium, aborted = site_in_chromium
     context = chromium.new_context(viewport={"width": 1400, "height": 1000})
     context.route("**/*", only_loopback(server.url, aborted))
@@ -439,6 +434,7 @@ def test_a_lab_that_needs_the_local_install_in_part_runs_the_rest_in_the_page_an
     config = ROOT / "labs" / "nbval-sanitize.cfg"
     page, stored = sanitized(ran, config), sanitized(stored_outputs(ROOT / path), config)
     assert len(page) == len(stored), path
+    monkeypatch.setenv(i18n.ENV, "zh" if "/zh-CN/" in path else "en")  # as the notebook's first cell sets it
     said = machine_sentences(path)
     assert said, f"{path} has no cell tagged needs-machine"
     for index, sentence in said.items():
