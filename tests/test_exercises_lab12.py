@@ -132,3 +132,30 @@ def test_a_desktop_entry_check_that_gives_up_says_the_machine_was_slow_not_the_e
     assert feedback.message == ("the weather server did not answer within 1 s on this machine; this says nothing "
                                 "about your entry; run the cell again (or close other work)")
     assert feedback.hint == ""
+
+
+@pytest.mark.subprocess
+def test_the_desktop_entry_of_the_bundled_server_where_servers_dir_finds_it_passes(tmp_path, monkeypatch):
+    # a wheel install: the course's files under mcplab/_course, not beside the package
+    from mcplab import course
+    import shutil
+
+    shutil.copytree(ROOT / "servers", tmp_path / "servers")
+    monkeypatch.setattr(course, "root", lambda: tmp_path)
+    feedback = lab12.check_desktop_entry({**ENTRY, "args": [str(tmp_path / "servers" / "weather.py"), "--era", "legacy"]})
+    assert feedback, feedback
+
+
+def test_in_the_page_a_right_entry_is_checked_up_to_its_start_which_needs_the_local_install(monkeypatch):
+    from mcplab import place
+
+    def no_process(*args, **kwargs):
+        raise AssertionError("the page can start no process: the check must not try")
+    monkeypatch.setattr(place, "IN_BROWSER", True)
+    monkeypatch.setattr(lab12.subprocess, "run", no_process)
+    feedback = lab12.check_desktop_entry(ENTRY)
+    assert not feedback and feedback.hint == ""
+    assert feedback.message == ("every field is as a host needs it; the last check, starting it as a host does and "
+                                "asking initialize, needs the local install: a browser page can start no process")
+    wrong = lab12.check_desktop_entry({**ENTRY, "command": "python"})  # the checks before the start still run
+    assert not wrong and "not an absolute path" in wrong.message

@@ -328,6 +328,18 @@ def test_a_backup_is_never_written_over_nor_through_a_link(tmp_path: Path) -> No
     assert outcome.note.endswith(f"# the file as it was is kept in {tmp_path / 'mcp.json.bak.2'}")
 
 
+def test_in_the_page_whose_fcntl_has_no_flock_a_write_goes_through_unlocked(tmp_path: Path, monkeypatch) -> None:
+    # Pyodide's fcntl (the browser edition's) has no flock; the page is one process, with no other writer
+    from types import SimpleNamespace
+    from mcplab.ecosystem import configfile
+
+    monkeypatch.setattr(configfile, "fcntl", SimpleNamespace())
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_text(json.dumps({"mcpServers": {"filesystem": {"command": "npx", "args": ["-y", "x"]}}}), encoding="utf-8")
+    merged = hostconfig.write(path, "claude-desktop", [hostconfig.bundled("files")])
+    assert json.loads(path.read_text(encoding="utf-8")) == merged and list(merged["mcpServers"]) == ["filesystem", "files"]
+
+
 def test_write_keeps_vscode_inputs_and_follows_a_symlinked_file(tmp_path: Path) -> None:
     real = tmp_path / "dotfiles" / "mcp.json"
     real.parent.mkdir()

@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcplab.notebook import machine
 from slow_start import slow_start
 
 pytestmark = pytest.mark.subprocess
@@ -62,10 +63,12 @@ def lab_cell(notebook: str, cell_id: str) -> dict:
 
 
 async def run_cells(cells: list[dict], namespace: dict) -> list[tuple[str, str, str]]:
-    """Each cell run as a notebook runs it (top-level ``await`` allowed): (id, printed, stored)."""
+    """Each cell run as a notebook on a machine runs it (top-level ``await`` allowed, a ``%%machine`` line
+    blanked): (id, printed, stored)."""
     shown = []
     for cell in cells:
-        code = compile("".join(cell["source"]), f"cell {cell['id']}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        source = "".join(machine.rewrite("".join(cell["source"]).splitlines(keepends=True), in_browser=False))
+        code = compile(source, f"cell {cell['id']}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             awaited = eval(code, namespace)

@@ -78,8 +78,9 @@ LAYERS: tuple[Layer, ...] = (
           "viewer, schema check, inspector, matrix"),
     Layer("grade", ("mcplab.grade",), ("notebook",), "the build labs' graders (their schema line is the notebook's)"),
     Layer("demo", ("mcplab.demo",), ("client", "server", "economics", "files"), "the terminal tour"),
-    Layer("exercises", ("mcplab.exercises",), ("client", "ecosystem", "economics", "files"),
-          "each lab's checks, and the careless variants Lab 11's attacks succeed against"),
+    Layer("exercises", ("mcplab.exercises",), ("client", "ecosystem", "economics", "files", "place"),
+          "each lab's checks (a check that starts a process asks the place first), and the careless variants "
+          "Lab 11's attacks succeed against"),
     Layer("translation tool", ("mcplab.i18n.catalogs", "mcplab.i18n.documents", "mcplab.i18n.messages",
                                "mcplab.i18n.notebooks", "mcplab.i18n.tool"), ("languages", "files"),
           "mcplab i18n: catalogs kept in step with the English, the Chinese edition built"),

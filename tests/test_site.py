@@ -470,3 +470,53 @@ def test_a_lab_08_figure_and_its_explorer_are_drawn_in_the_page_by_jupyterlabs_o
     assert said.startswith("[]\n"), said  # neither was loaded to draw the figure
     assert figure_ink > 1_000 and explorer_ink > 1_000 and moved == "4 2\n", moved
     assert aborted == []
+
+
+# The labs that run what they can in the page, each in both editions: a cell that needs the local install
+# opens with `%%machine WHAT` (mcplab/notebook/machine.py) and carries the `needs-machine` tag; in the page it
+# prints the sentence for WHAT, in the notebook's language, and nothing else.
+PART_IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("10_build_client", "11_security", "12_ecosystem")
+                    for edition in ("", "zh-CN/")]
+
+
+def machine_sentences(path: str) -> dict[int, str]:
+    """The tagged code cells of ``path`` by position → the line the page prints for each, in the current language."""
+    from mcplab.notebook import machine
+
+    cells = [c for c in json.loads((ROOT / path).read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    return {i: machine.sentence("".join(c["source"]).splitlines()[0].split(maxsplit=1)[1]) + "\n"
+            for i, c in enumerate(cells) if machine.TAG in c.get("metadata", {}).get("tags", [])}
+
+
+@pytest.mark.browser
+@pytest.mark.http
+@pytest.mark.parametrize("path", PART_IN_THE_PAGE)
+def test_a_lab_that_needs_the_local_install_in_part_runs_the_rest_in_the_page_and_says_so_for_each_cell_it_cannot(
+        site_in_chromium, path, monkeypatch):
+    """Run All in a new page's kernel: each `needs-machine` cell prints its one sentence (no error, its body
+    not run), and every other code cell's outputs are the stored ones under nbval's rules."""
+    from mcplab import i18n
+
+    server, chromium, aborted = site_in_chromium
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/*", only_loopback(server.url, aborted))
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/lab/index.html")
+        page.wait_for_function(APP_READY, timeout=120_000)
+        ran = page.evaluate(RUN_ALL, [path, KERNEL_DEADLINE])
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=OUTPUT / f"run-all-{Path(path).stem}-{Path(path).parent.name}.png")
+    finally:
+        context.close()
+    config = ROOT / "labs" / "nbval-sanitize.cfg"
+    page, stored = sanitized(ran, config), sanitized(stored_outputs(ROOT / path), config)
+    assert len(page) == len(stored), path
+    monkeypatch.setenv(i18n.ENV, "zh" if "/zh-CN/" in path else "en")  # as the notebook's first cell sets it
+    said = machine_sentences(path)
+    assert said, f"{path} has no cell tagged needs-machine"
+    for index, sentence in said.items():
+        assert page[index] == [["stdout", sentence]], (path, index, page[index])
+        page[index] = stored[index] = ["needs the local install"]
+    assert page == stored, path
+    assert aborted == []

@@ -11,7 +11,8 @@ reads, and another program (a second ``mcplab config``, the user's editor) may b
   word), nesting deeper than the parser follows: each is refused in one sentence naming the file
   and what came, and the file is left as it is.
 * ``.FILE.mcplab`` beside FILE is mcplab's own. A writer holds an exclusive lock on it
-  (:func:`locked`: ``fcntl.flock``, or ``msvcrt.locking`` where there is no fcntl) from reading FILE
+  (:func:`locked`: ``fcntl.flock``, or ``msvcrt.locking`` where there is no fcntl; none in the browser
+  edition, one process with no other writer, whose fcntl has no flock) from reading FILE
   to renaming the new FILE into place, so two writers take turns and neither loses the other's
   entry. The lock is waited for, as long as the other writer takes: no clock decides. The same file
   holds the SHA-256 of every entry mcplab wrote (:class:`Written`): an entry whose digest is there
@@ -152,6 +153,8 @@ def locked(path: Path) -> Iterator[Written]:
 
 def _lock(fd: int, *, exclusive: bool) -> None:
     """Take (waiting until the other writer lets go) or let go of the lock on ``fd``."""
+    if fcntl is not None and not hasattr(fcntl, "flock"):
+        return  # Pyodide, in a page: its fcntl has no flock, and no other program is there to take turns with
     if fcntl is not None:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_UN)
         return

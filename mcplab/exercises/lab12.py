@@ -5,6 +5,8 @@ The host entry is started the way a host starts it (:func:`mcplab.ecosystem.host
 no shell, a minimal environment) and must answer ``initialize``; the backend order comes from
 round-robin over three backends; the server.json rules are the registry's documented ones. A server
 that gives no answer within ``START_TIMEOUT`` gets no verdict: the feedback says the machine was slow.
+In the browser edition, where no process starts, the entry gets every check but the start, and the
+feedback says that one needs the local install.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ __all__ = ["check_desktop_entry", "check_side_effects", "check_backends", "check
 
 # --- 1. a Claude Desktop entry, by hand -------------------------------------------------------------
 
-WEATHER = (Path(__file__).resolve().parents[2] / "servers" / "weather.py").resolve()
 DESKTOP_FIELDS = {"command", "args", "env"}
 START_TIMEOUT = 60  # seconds for the server to start and answer: on a busy classroom machine a start takes 5-10 s
 
@@ -62,7 +63,9 @@ def check_desktop_entry(answer: Any) -> Feedback:
     if not os.path.isabs(command):
         return failed(_("{command!r} is not an absolute path: the host looks it up on its own PATH, which does not "
                         "hold this lab's interpreter", command=command), hint)
-    if not args or not os.path.isabs(args[0]) or Path(args[0]).resolve() != WEATHER:
+    from mcplab.course import servers_dir  # the checkout's servers, or a wheel's copy under mcplab/_course
+
+    if not args or not os.path.isabs(args[0]) or Path(args[0]).resolve() != (servers_dir() / "weather.py").resolve():
         return failed(_("the first argument must be the absolute path of servers/weather.py: the host starts the "
                         "server from a folder of its own, so a relative path points nowhere"), hint)
     if args[1:] != ["--era", "legacy"]:
@@ -74,7 +77,11 @@ def check_desktop_entry(answer: Any) -> Feedback:
     if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str)
                                                                for k, v in env.items())):
         return failed(_("env must be an object of variable name → text, got {env!r}", env=env), hint)
+    from mcplab import place
 
+    if place.IN_BROWSER:  # no verdict, and no hint: nothing was wrong with the entry so far
+        return Feedback(False, _("every field is as a host needs it; the last check, starting it as a host does and "
+                                 "asking initialize, needs the local install: a browser page can start no process"))
     try:
         reply = _handshake([command, *args], host_environment(answer.get("env")))
     except subprocess.TimeoutExpired:  # the clock, not the entry: no verdict, and no hint either

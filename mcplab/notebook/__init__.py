@@ -16,7 +16,8 @@ only ``grade`` (whose schema line is this schema check), the exercises and the c
 ``from mcplab import notebook`` then ``notebook.show(client.trace)``: the names below load on first
 use, so jsonschema and ipywidgets are imported only when a view needs them. Imported in an IPython
 kernel, the package gives the kernel ``rerun``'s register: running a cell again ends the servers its
-last run started (every lab imports ``notebook`` or ``grade``, so no lab has to ask for it).
+last run started (every lab imports ``notebook`` or ``grade``, so no lab has to ask for it), and
+``machine``'s ``%%machine WHAT`` line: a cell that needs the local install says so in the browser edition.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from mcplab.notebook import rerun
+from mcplab.notebook import machine, rerun
 
 rerun.install()  # in an IPython kernel only; elsewhere nothing happens
+machine.install()  # the same: from now on a cell's `%%machine WHAT` line is understood
 
 # name → the module that holds it (PEP 562: resolved on first use)
 _LAZY = {
