@@ -351,7 +351,8 @@ DRAW_DEADLINE = 60_000  # ms for Vega to draw a view once its output is in the p
 
 
 AT_ONCE = 2  # labs running at once: a page's kernel keeps one core busy, and this machine has two
-TEST_NAME = "test_a_lab_that_runs_wholly_in_the_page_runs_top_to_bottom_with_its_stored_outputs"
+RUN_ALL_TESTS = {"test_a_lab_that_runs_wholly_in_the_page_runs_top_to_bottom_with_its_stored_outputs",
+                 "test_a_lab_that_needs_the_local_install_in_part_runs_the_rest_in_the_page_and_says_so_for_each_cell_it_cannot"}
 
 
 @pytest.fixture(scope="module")
@@ -380,7 +381,7 @@ def ran_in_the_page(site_in_chromium, request):
     link), AT_ONCE at a time: {path: the code cells' outputs, or the error that stopped the run}."""
     server, chromium, aborted = site_in_chromium
     selected = [item.callspec.params["path"] for item in request.session.items
-                if getattr(item, "originalname", "") == TEST_NAME]
+                if getattr(item, "originalname", "") in RUN_ALL_TESTS]
     ran: dict = {}
     running: list = []
     while selected or running:
@@ -492,25 +493,15 @@ def machine_sentences(path: str) -> dict[int, str]:
 @pytest.mark.http
 @pytest.mark.parametrize("path", PART_IN_THE_PAGE)
 def test_a_lab_that_needs_the_local_install_in_part_runs_the_rest_in_the_page_and_says_so_for_each_cell_it_cannot(
-        site_in_chromium, path, monkeypatch):
+        ran_in_the_page, path, monkeypatch):
     """Run All in a new page's kernel: each `needs-machine` cell prints its one sentence (no error, its body
     not run), and every other code cell's outputs are the stored ones under nbval's rules."""
     from mcplab import i18n
 
-    server, chromium, aborted = site_in_chromium
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    context.route("**/*", only_loopback(server.url, aborted))
-    try:
-        page = context.new_page()
-        page.goto(f"{server.url}/lab/index.html")
-        page.wait_for_function(APP_READY, timeout=120_000)
-        ran = page.evaluate(RUN_ALL, [path, KERNEL_DEADLINE])
-        OUTPUT.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=OUTPUT / f"run-all-{Path(path).stem}-{Path(path).parent.name}.png")
-    finally:
-        context.close()
+    ran, aborted = ran_in_the_page
+    assert "failed" not in ran[path], ran[path]
     config = ROOT / "labs" / "nbval-sanitize.cfg"
-    page, stored = sanitized(ran, config), sanitized(stored_outputs(ROOT / path), config)
+    page, stored = sanitized(ran[path]["ran"], config), sanitized(stored_outputs(ROOT / path), config)
     assert len(page) == len(stored), path
     monkeypatch.setenv(i18n.ENV, "zh" if "/zh-CN/" in path else "en")  # as the notebook's first cell sets it
     said = machine_sentences(path)
