@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 from mcplab.transports.in_process import InProcessTransport
 
-__all__ = ["IN_BROWSER", "local", "in_process"]
+__all__ = ["IN_BROWSER", "local", "in_process", "web"]
 
 IN_BROWSER = sys.platform == "emscripten"  # Pyodide, in a page
 PYTHONS = ("python", "python3", sys.executable)
@@ -89,3 +89,18 @@ def load(path: Path, flags: Sequence[str]) -> tuple[Any, Any]:
     if not taken:
         raise ValueError(f"{path} ended without calling mcplab.server.run(server): nothing to serve")
     return taken[0]
+
+
+def web(**options: Any) -> Any:
+    """An ``httpx.AsyncClient`` for raw HTTP requests, the way this place allows: over the network on a
+    machine; in the browser to the servers launched in the page (their ASGI apps, no socket).
+
+    >>> reply = await web().post(url, json=hello, headers=base)       # doctest: +SKIP
+    """
+    import httpx
+
+    if IN_BROWSER:
+        from mcplab.transports.asgi import PageNetwork
+
+        options.setdefault("transport", PageNetwork())
+    return httpx.AsyncClient(**options)

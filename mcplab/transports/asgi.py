@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sys
 from typing import Any, AsyncIterator, Awaitable, Callable, MutableMapping
 
 import anyio
@@ -41,7 +42,9 @@ import httpx
 
 from mcplab.transports.background import Background
 
-__all__ = ["ASGIDriver", "PageNetwork", "LISTENING", "listen", "unlisten", "run_lifespan"]
+__all__ = ["ASGIDriver", "PageNetwork", "LISTENING", "IN_BROWSER", "listen", "unlisten", "run_lifespan"]
+
+IN_BROWSER = sys.platform == "emscripten"  # Pyodide, in a page: no sockets, so HTTP goes through PageNetwork
 
 Message = MutableMapping[str, Any]
 App = Callable[[Message, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
