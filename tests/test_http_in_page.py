@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
-from mcplab import place
+from mcplab import notebook, place
+from mcplab.ecosystem import proxy
 from mcplab.client import Client
 from mcplab.server.streamable_http import in_page, launch
 from mcplab.transports import asgi
@@ -22,6 +24,7 @@ from mcplab.wire.errors import TransportError
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ["python", str(ROOT / "servers" / "weather.py")]
+MODERN = "2026-07-28"
 
 pytestmark = [pytest.mark.anyio]
 
@@ -33,7 +36,7 @@ def anyio_backend():
 
 @pytest.fixture
 def page(monkeypatch):
-    for module in (asgi, place):
+    for module in (asgi, place, proxy):
         monkeypatch.setattr(module, "IN_BROWSER", True)
     monkeypatch.setattr("sys.platform", "emscripten")
 
@@ -113,3 +116,51 @@ def test_a_file_that_is_not_a_python_server_is_refused_with_what_was_expected(pa
         launch(["python", str(ROOT / "servers" / "nowhere.py")])
     with pytest.raises(ValueError, match="--auth: not served in the page"):
         launch([*WEATHER, "--auth", "http://127.0.0.1:9000"])
+
+
+@pytest.mark.http
+@pytest.mark.subprocess
+async def test_send_post_and_send_discover_show_in_the_page_what_post_and_post_discover_show_on_a_machine(
+        page, monkeypatch):
+    def asked(url):
+        return [("forged", {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "get_weather"},
+                 {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_forecast"}}),
+                ("a stray GET body", {"MCP-Protocol-Version": MODERN}, [1, 2])]
+
+    served = launch(WEATHER)
+    try:
+        in_the_page = [str(await notebook.send_post(served.url, headers, body, title=title))
+                       for title, headers, body in asked(served.url)]
+        future = await notebook.send_discover(served.url, "2027-01-01", 1)
+    finally:
+        served.stop()
+    assert future.status == 400 and future.message.code == -32022
+    monkeypatch.undo()
+    with launch(WEATHER) as child:
+        on_a_machine = [str(notebook.post(child.url, headers, body, title=title))
+                        for title, headers, body in asked(child.url)]
+        assert str(notebook.post_discover(child.url, "2027-01-01", 1)) == str(future)
+    assert in_the_page == on_a_machine and "← 400" in on_a_machine[0]
+
+
+async def test_the_proxy_in_the_page_takes_turns_between_backends_in_the_page_and_a_session_finds_404(page):
+    backends = proxy.launch_all([WEATHER] * 3)
+    balancer = proxy.start([b.url for b in backends])
+    try:
+        assert balancer.stderr() == f"mcplab: serving proxy at {balancer.url}\n"
+        async with Client(http(balancer.url), era="modern") as stateless:
+            for city in ("Beijing", "Tokyo", "Paris", "Cairo"):
+                await stateless.call_tool("get_weather", {"city": city})
+        answered = [f.http["headers"].get("x-backend") for f in stateless.trace.frames
+                    if f.direction == "s2c" and getattr(f.message, "id", None) is not None]
+        assert len(answered) >= 4 and answered == [str(turn % 3 + 1) for turn in range(len(answered))], answered
+        with pytest.raises(Exception) as ended:
+            async with Client(http(balancer.url), era="legacy"):
+                pass
+        statuses = [f.http["status"] for f in stateless.trace.frames if f.direction == "s2c"]
+        assert 404 not in statuses and "404" in str(ended.value)
+    finally:
+        assert proxy.stop_all([balancer, *backends]) == [0, 0, 0, 0]
+    with pytest.raises(httpx.ConnectError, match="nothing listens at"):
+        async with place.web() as web:
+            await web.post(balancer.url, json={})
