@@ -346,7 +346,8 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
 IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("00_start_here", "01_jsonrpc", "03_primitives")
                for edition in ("", "zh-CN/")]
 # Streamable HTTP in the page: the servers' own ASGI apps, called in process (transports/asgi.py)
-IN_THE_PAGE += [f"labs/{edition}{name}.ipynb" for name in ("05_streamable_http", "06_stateless") for edition in ("", "zh-CN/")]
+IN_THE_PAGE += [f"labs/{edition}{name}.ipynb" for name in ("05_streamable_http", "06_stateless", "07_scaling")
+               for edition in ("", "zh-CN/")]
 PAGE_DIFFERS = "page-differs"
 
 
