@@ -21,6 +21,9 @@ connection has a server of its own, as each process would.
 What only a process has differs, and says so: the server's stderr is its log records (the ones of
 its own tasks); "killed" is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
 in the page goes through the server's ASGI app in process).
+
+:func:`web` is the one client a lab's raw HTTP requests go through: httpx over the network on a
+machine, and in the page the same httpx calling the apps served there (transports/asgi.py).
 """
 
 from __future__ import annotations

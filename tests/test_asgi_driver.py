@@ -9,6 +9,7 @@ arrives on the stream of a call that cannot finish before the answer is POSTed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -38,9 +39,10 @@ def anyio_backend():
     return "asyncio"
 
 
-@pytest.fixture
-async def weather():
-    """The weather server's Streamable HTTP app, its lifespan running, behind a driver: an httpx client."""
+@contextlib.asynccontextmanager
+async def weather_app():
+    """The weather server's Streamable HTTP app, its lifespan running, behind a driver: an httpx client.
+    (Not an async fixture: the test runner in Pyodide, where these tests run too, cannot run one.)"""
     server, flags = load(WEATHER, [])
     app = create_app(server, era=flags.era)
     started, stopping = anyio.Event(), anyio.Event()
@@ -65,27 +67,30 @@ def events(text: str) -> list[dict]:
     return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
 
 
-async def test_the_reply_carries_the_apps_own_status_and_headers(weather):
-    reply = await weather.post(URL, json=HELLO, headers=ACCEPT)
-    assert reply.status_code == 200
-    assert len(reply.headers["mcp-session-id"]) >= 16
-    assert reply.headers["content-type"].startswith(("application/json", "text/event-stream"))
-    refused = await weather.post(URL, json=HELLO, headers=ACCEPT | {"Origin": "http://evil.example"})
-    assert refused.status_code == 403 and refused.json()["error"]["code"] == -32600
-    assert (await weather.post(URL, content=b"{}", headers=ACCEPT | {"Accept": "application/json"})).status_code == 406
-    assert (await weather.get(URL, headers={"Accept": "text/event-stream"})).status_code == 400
+async def test_the_reply_carries_the_apps_own_status_and_headers():
+    async with weather_app() as weather:
+        reply = await weather.post(URL, json=HELLO, headers=ACCEPT)
+        assert reply.status_code == 200
+        assert len(reply.headers["mcp-session-id"]) >= 16
+        assert reply.headers["content-type"].startswith(("application/json", "text/event-stream"))
+        refused = await weather.post(URL, json=HELLO, headers=ACCEPT | {"Origin": "http://evil.example"})
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == -32600
+        no_sse = await weather.post(URL, content=b"{}", headers=ACCEPT | {"Accept": "application/json"})
+        assert no_sse.status_code == 406
+        assert (await weather.get(URL, headers={"Accept": "text/event-stream"})).status_code == 400
 
 
-async def test_an_sse_event_is_read_before_the_app_has_finished_its_reply(weather):
-    inside = await session(weather)
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "get_forecast", "arguments": {"city": "China", "days": 1}}}
-    # A driver that buffered the body would wait here for ever (the app waits for the answer): sized for a
-    # loaded machine, the deadline turns that wait into a failure.
-    with anyio.fail_after(30):
-        question, rest = await ask_and_answer(weather, call, inside)
-    result = [e for e in events(rest) if e.get("id") == 2]
-    assert result and "result" in result[0], rest
+async def test_an_sse_event_is_read_before_the_app_has_finished_its_reply():
+    async with weather_app() as weather:
+        inside = await session(weather)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "get_forecast", "arguments": {"city": "China", "days": 1}}}
+        # A driver that buffered the body would wait here for ever (the app waits for the answer): sized for a
+        # loaded machine, the deadline turns that wait into a failure.
+        with anyio.fail_after(30):
+            question, rest = await ask_and_answer(weather, call, inside)
+        result = [e for e in events(rest) if e.get("id") == 2]
+        assert result and "result" in result[0], rest
 
 
 async def ask_and_answer(weather: httpx.AsyncClient, call: dict, inside: dict) -> tuple[dict, str]:
@@ -107,18 +112,19 @@ async def ask_and_answer(weather: httpx.AsyncClient, call: dict, inside: dict) -
     return question, rest
 
 
-async def test_closing_a_reply_early_is_a_disconnect_the_app_hears_and_it_goes_on_serving(weather):
-    inside = await session(weather)
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "get_forecast", "arguments": {"city": "China", "days": 1}}}
-    async with weather.stream("POST", URL, json=call, headers=inside) as reply:
-        async for line in reply.aiter_lines():
-            if line.startswith("data:") and line[5:].strip():
-                break  # the question came: leave without answering it
-    # The disconnected request ends on the server; the next request is answered, with nothing left waiting.
-    with anyio.fail_after(30):  # sized for a loaded machine: a hang, not a slow answer, would fire it
-        ping = await weather.post(URL, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=inside)
-    assert ping.status_code == 200 and ping.json() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+async def test_closing_a_reply_early_is_a_disconnect_the_app_hears_and_it_goes_on_serving():
+    async with weather_app() as weather:
+        inside = await session(weather)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "get_forecast", "arguments": {"city": "China", "days": 1}}}
+        async with weather.stream("POST", URL, json=call, headers=inside) as reply:
+            async for line in reply.aiter_lines():
+                if line.startswith("data:") and line[5:].strip():
+                    break  # the question came: leave without answering it
+        # The disconnected request ends on the server; the next request is answered, with nothing left waiting.
+        with anyio.fail_after(30):  # sized for a loaded machine: a hang, not a slow answer, would fire it
+            ping = await weather.post(URL, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=inside)
+        assert ping.status_code == 200 and ping.json() == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
 
 async def test_an_app_that_fails_before_its_reply_gives_500_and_one_that_fails_halfway_breaks_the_body():

@@ -71,8 +71,9 @@ class ASGIDriver(httpx.AsyncBaseTransport):
         exchange = _Exchange(body, taken)
         url = request.url
         scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-                 "method": request.method, "scheme": url.scheme, "path": url.path, "raw_path": url.raw_path.split(b"?")[0],
-                 "query_string": url.query, "root_path": "", "headers": [(k.lower(), v) for k, v in request.headers.raw],
+                 "method": request.method, "scheme": url.scheme, "path": url.path,
+                 "raw_path": url.raw_path.split(b"?")[0], "query_string": url.query, "root_path": "",
+                 "headers": [(name.lower(), value) for name, value in request.headers.raw],
                  "client": CLIENT, "server": (url.host, url.port or (443 if url.scheme == "https" else 80)),
                  "state": {}}
 
