@@ -164,3 +164,19 @@ async def test_the_proxy_in_the_page_takes_turns_between_backends_in_the_page_an
     with pytest.raises(httpx.ConnectError, match="nothing listens at"):
         async with place.web() as web:
             await web.post(balancer.url, json={})
+
+
+async def test_serving_the_proxy_in_the_page_lasts_as_long_as_its_block(page):
+    backends = proxy.launch_all([[*WEATHER, "--era", "modern"]] * 2)
+    try:
+        async with proxy.serving([b.url for b in backends]) as url:
+            async with Client(http(url), era="modern") as client:
+                for city in ("Beijing", "Tokyo"):
+                    await client.call_tool("get_weather", {"city": city})
+            turns = [f.http["headers"].get("x-backend") for f in client.trace.frames if f.direction == "s2c"]
+            assert turns == ["1", "2", "1"], turns  # server/discover, then the two calls
+        with pytest.raises(TransportError, match="nothing listens at"):
+            async with Client(http(url), era="modern"):
+                pass
+    finally:
+        proxy.stop_all(backends)

@@ -28,7 +28,7 @@ event loop, so only async clients may call it from the same loop), or as a child
 the bundled servers (``mcplab.server.streamable_http.launch``). Either way it binds 127.0.0.1 on a free port.
 ``launch_all`` starts the backends themselves side by side, and ``stop_all`` stops a set together.
 
-In the browser edition (no sockets, no processes) ``start`` serves the same app in the page
+In the browser edition (no sockets, no processes) ``start`` and ``serving`` serve the same app in the page
 (server/streamable_http/in_page.py), and it forwards to backends launched in the page, through
 the ASGI driver (transports/asgi.py): the same routing, the same ``X-Backend`` header, each event
 passed on as it comes. ``launch_all`` launches there one after another (each is ready at once).
@@ -132,7 +132,18 @@ async def serving(backends: Sequence[str], *, app: Starlette | None = None) -> A
     """Run the proxy on this (asyncio) event loop; yield its ``http://127.0.0.1:PORT/mcp``; stop on exit.
 
     >>> async with serving([url1, url2, url3]) as url: ...          # doctest: +SKIP
+
+    In the page: the app served there (no socket), at an in-page URL, until the block ends.
     """
+    if IN_BROWSER:
+        from mcplab.server.streamable_http import in_page
+
+        served = in_page.serve(app or create_app(backends), "proxy", banner=BANNER)
+        try:
+            yield served.url
+        finally:
+            served.stop()
+        return
     import uvicorn
 
     from mcplab.server.streamable_http.process import bind, endpoint_url
