@@ -187,3 +187,20 @@ async def test_the_page_network_routes_by_origin_and_refuses_an_origin_nobody_li
     finally:
         asgi.unlisten(url)
         await tasks.aclose()
+
+
+async def test_a_reply_that_does_not_come_within_the_clients_read_timeout_is_a_read_timeout_and_a_disconnect():
+    left = anyio.Event()
+
+    async def mute(scope, receive, send):
+        await receive()  # the request
+        assert (await receive())["type"] == "http.disconnect"  # nothing is answered until the client leaves
+        left.set()
+
+    # The client's own read timeout (what httpx enforces over a socket) is the deadline under test; the
+    # outer one, sized for a loaded machine, only turns a hang into a failure.
+    async with httpx.AsyncClient(transport=asgi.ASGIDriver(mute), timeout=0.2) as client:
+        with anyio.fail_after(30):
+            with pytest.raises(httpx.ReadTimeout, match=r"no reply within 0\.2 s"):
+                await client.get(URL)
+            await left.wait()

@@ -17,6 +17,8 @@ arrive in one piece at its end; here the app's ``send`` hands each chunk over a 
 stream, and waits until the client has taken it, as a socket's window holds a fast server back.
 An app that raises (or returns) before starting its reply gives 500, as uvicorn answers; one that
 fails halfway ends the body with :class:`httpx.RemoteProtocolError`, as a dropped connection does.
+The client's read timeout bounds each wait for the app's next message (:class:`httpx.ReadTimeout`),
+as it bounds each read of a socket; the app then hears the client leave.
 
 The app runs in a task of a :class:`~mcplab.transports.background.Background`, whose host is the
 driver's own unless the caller hands in one it owns (an in-page server: its tasks end when it
@@ -68,7 +70,7 @@ class ASGIDriver(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
         sent, taken = anyio.create_memory_object_stream[Message](0)
-        exchange = _Exchange(body, taken)
+        exchange = _Exchange(body, taken, request)
         url = request.url
         scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
                  "method": request.method, "scheme": url.scheme, "path": url.path,
@@ -84,7 +86,7 @@ class ASGIDriver(httpx.AsyncBaseTransport):
                 except Exception as exc:  # noqa: BLE001  (the client gets a 500, or a broken body, as from uvicorn)
                     exchange.failure = exc
                     log.error("Exception in ASGI application", exc_info=exc)  # what uvicorn logs on stderr
-        exchange.job = self._tasks.start_soon(run)
+        self._tasks.start_soon(run)
         try:
             start = await exchange.next_message()
         except BaseException:
@@ -105,13 +107,15 @@ class ASGIDriver(httpx.AsyncBaseTransport):
 class _Exchange(httpx.AsyncByteStream):
     """One request's run of the app: what it reads (the body, then a disconnect) and what it sends."""
 
-    def __init__(self, body: bytes, taken: anyio.abc.ObjectReceiveStream[Message]) -> None:
+    def __init__(self, body: bytes, taken: anyio.abc.ObjectReceiveStream[Message], request: httpx.Request) -> None:
         self._body: bytes | None = body
         self._taken = taken
+        self._request = request
+        # httpx hands its timeouts to the transport: the read timeout bounds each wait for the app's next message
+        self._read_timeout = request.extensions.get("timeout", {}).get("read")
         self._gone = anyio.Event()  # the client closed the reply, or it was read to its end
         self._ended = False         # the app sent its last chunk
         self.failure: Exception | None = None
-        self.job: Any = None
 
     async def receive(self) -> Message:
         if self._body is not None:
@@ -134,9 +138,13 @@ class _Exchange(httpx.AsyncByteStream):
         """The app's next ``http.response.*`` message; None once it has ended."""
         while True:
             try:
-                message = await self._taken.receive()
+                with anyio.fail_after(self._read_timeout):
+                    message = await self._taken.receive()
             except (anyio.EndOfStream, anyio.ClosedResourceError):
                 return None
+            except TimeoutError:
+                raise httpx.ReadTimeout(f"no reply within {self._read_timeout:g} s (the client's read timeout)",
+                                        request=self._request) from None
             if message["type"] in ("http.response.start", "http.response.body"):
                 return message
 
