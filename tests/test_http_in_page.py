@@ -38,7 +38,6 @@ def anyio_backend():
 def page(monkeypatch):
     for module in (asgi, place, proxy):
         monkeypatch.setattr(module, "IN_BROWSER", True)
-    monkeypatch.setattr("sys.platform", "emscripten")
 
 
 def shape(trace) -> list[tuple]:

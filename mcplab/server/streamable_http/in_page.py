@@ -47,9 +47,8 @@ from mcplab.server.streamable_http.address import MCP_PATH
 from mcplab.transports.asgi import ASGIDriver, listen, run_lifespan, unlisten
 from mcplab.transports.background import Background
 
-__all__ = ["IN_BROWSER", "PageServer", "launch", "serve", "load"]
+__all__ = ["PageServer", "launch", "serve", "load"]
 
-IN_BROWSER = sys.platform == "emscripten"  # Pyodide, in a page
 PYTHONS = ("python", "python3", sys.executable)
 SERVER_HEADER = b"mcplab-in-page"  # as uvicorn names itself in every reply, the page's host names itself
 STARTUP_FAILED = 3  # uvicorn's exit code when the app's startup fails

@@ -234,7 +234,9 @@ def launch(argv: str | Sequence[str], *, host: str = "127.0.0.1", timeout: float
     In the browser edition (no processes, no sockets) the same file's app is served in the page
     instead, with the same face (in_page.py); ``host``, ``timeout`` and ``env`` concern a child only.
     """
-    if sys.platform == "emscripten":
+    from mcplab.transports import asgi
+
+    if asgi.IN_BROWSER:
         from mcplab.server.streamable_http import in_page
 
         return in_page.launch(argv, banner=BANNER, cwd=cwd)
