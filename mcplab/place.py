@@ -21,6 +21,9 @@ connection has a server of its own, as each process would.
 What only a process has differs, and says so: the server's stderr is its log records (the ones of
 its own tasks); "killed" is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
 in the page goes through the server's ASGI app in process).
+
+:func:`web` is the one client a lab's raw HTTP requests go through: httpx over the network on a
+machine, and in the page the same httpx calling the apps served there (transports/asgi.py).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from typing import Any, Sequence
 
 from mcplab.transports.in_process import InProcessTransport
 
-__all__ = ["IN_BROWSER", "local", "in_process"]
+__all__ = ["IN_BROWSER", "local", "in_process", "web"]
 
 IN_BROWSER = sys.platform == "emscripten"  # Pyodide, in a page
 PYTHONS = ("python", "python3", sys.executable)
@@ -89,3 +92,18 @@ def load(path: Path, flags: Sequence[str]) -> tuple[Any, Any]:
     if not taken:
         raise ValueError(f"{path} ended without calling mcplab.server.run(server): nothing to serve")
     return taken[0]
+
+
+def web(**options: Any) -> Any:
+    """An ``httpx.AsyncClient`` for raw HTTP requests, the way this place allows: over the network on a
+    machine; in the browser to the servers launched in the page (their ASGI apps, no socket).
+
+    >>> reply = await web().post(url, json=hello, headers=base)       # doctest: +SKIP
+    """
+    import httpx
+
+    if IN_BROWSER:
+        from mcplab.transports.asgi import PageNetwork
+
+        options.setdefault("transport", PageNetwork())
+    return httpx.AsyncClient(**options)

@@ -27,6 +27,11 @@ event loop, so only async clients may call it from the same loop), or as a child
 ``start(urls)``, which prints its URL on stderr and exits when its stdin reaches end-of-file, like
 the bundled servers (``mcplab.server.streamable_http.launch``). Either way it binds 127.0.0.1 on a free port.
 ``launch_all`` starts the backends themselves side by side, and ``stop_all`` stops a set together.
+
+In the browser edition (no sockets, no processes) ``start`` and ``serving`` serve the same app in the page
+(server/streamable_http/in_page.py), and it forwards to backends launched in the page, through
+the ASGI driver (transports/asgi.py): the same routing, the same ``X-Backend`` header, each event
+passed on as it comes. ``launch_all`` launches there one after another (each is ready at once).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from mcplab.server.streamable_http.process import START_TIMEOUT
+from mcplab.transports.asgi import IN_BROWSER, PageNetwork
 
 __all__ = ["create_app", "serving", "start", "launch_all", "stop_all", "main", "HOP_BY_HOP", "BACKEND_HEADER"]
 
@@ -75,7 +81,9 @@ def create_app(backends: Sequence[str]) -> Starlette:
     origins = [_origin(url) for url in backends]
     turns = itertools.cycle(range(len(origins)))
     # A stream may stay open long; the backends are on this machine, so no proxy from the environment.
-    client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=5.0), trust_env=False)
+    # In the page the backends are apps of this process: the page's network reaches them.
+    network = {"transport": PageNetwork()} if IN_BROWSER else {}
+    client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=5.0), trust_env=False, **network)
 
     async def forward(request: Request) -> Response:
         number = next(turns)  # the whole routing policy: whoever is next
@@ -124,7 +132,18 @@ async def serving(backends: Sequence[str], *, app: Starlette | None = None) -> A
     """Run the proxy on this (asyncio) event loop; yield its ``http://127.0.0.1:PORT/mcp``; stop on exit.
 
     >>> async with serving([url1, url2, url3]) as url: ...          # doctest: +SKIP
+
+    In the page: the app served there (no socket), at an in-page URL, until the block ends.
     """
+    if IN_BROWSER:
+        from mcplab.server.streamable_http import in_page
+
+        served = in_page.serve(app or create_app(backends), "proxy", banner=BANNER)
+        try:
+            yield served.url
+        finally:
+            served.stop()
+        return
     import uvicorn
 
     from mcplab.server.streamable_http.process import bind, endpoint_url
@@ -143,8 +162,14 @@ async def serving(backends: Sequence[str], *, app: Starlette | None = None) -> A
 
 
 def start(backends: Sequence[str], *, timeout: float = START_TIMEOUT) -> Any:
-    """Start the proxy as a child process; return its ``ServerProcess`` (``.url``, ``.stop()``)."""
+    """Start the proxy as a child process; return its ``ServerProcess`` (``.url``, ``.stop()``).
+    In the page: the proxy's app served in the page, with the same face."""
     from mcplab.server.streamable_http import launch
+
+    if IN_BROWSER:
+        from mcplab.server.streamable_http import in_page
+
+        return in_page.serve(create_app(backends), "proxy", banner=BANNER)
 
     return launch(["python", "-m", "mcplab.ecosystem.proxy", *backends], timeout=timeout)
 
@@ -157,6 +182,16 @@ def launch_all(commands: Sequence[Sequence[str]], *, timeout: float = START_TIME
     from concurrent.futures import ThreadPoolExecutor
 
     from mcplab.server.streamable_http import launch
+
+    if IN_BROWSER:  # no threads in the page, and no need: a server there is ready when launch returns
+        started: list[Any] = []
+        try:
+            for command in commands:
+                started.append(launch(list(command)))
+        except BaseException:
+            stop_all(started)
+            raise
+        return started
 
     # Threads, because launch() blocks until its child prints its URL: this way the children start together.
     with ThreadPoolExecutor(max(1, len(commands))) as pool:
@@ -173,8 +208,10 @@ def launch_all(commands: Sequence[Sequence[str]], *, timeout: float = START_TIME
 def stop_all(processes: Sequence[Any]) -> list[int | None]:
     """Stop servers started by ``launch``: close every stdin first, so they all shut down together."""
     for process in processes:
+        child = process.process  # None for a server in the page: its stop() is all there is
         with contextlib.suppress(OSError):
-            process.process.stdin.close()
+            if child is not None and child.stdin is not None:
+                child.stdin.close()
     return [process.stop() for process in processes]
 
 

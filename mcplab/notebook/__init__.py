@@ -39,7 +39,7 @@ _LAZY = {
     **dict.fromkeys(("Prediction", "digest_of"), "mcplab.notebook.prediction"),
     "predict": "mcplab.notebook.predictions",
     **dict.fromkeys(("masked", "pretty", "first_exchange", "request_state_text"), "mcplab.notebook.shown"),
-    **dict.fromkeys(("post", "post_discover", "Posted"), "mcplab.notebook.raw_post"),
+    **dict.fromkeys(("post", "post_discover", "send_post", "send_discover", "Posted"), "mcplab.notebook.raw_post"),
     **dict.fromkeys(("ConfirmForm", "always_confirm"), "mcplab.notebook.confirm"),
 }
 

@@ -216,15 +216,16 @@ def _first_refusal(trace: Trace) -> tuple[int | None, int | None]:
 async def run_row(row: Row, *, transport: str = "stdio", url: str | None = None,
                   server: Sequence[str] | None = None, timeout: float = ROW_TIMEOUT) -> Outcome:
     """Run one row: start (stdio) or reach (``url``) the server, connect, call get_weather."""
+    from mcplab.place import local
     from mcplab.transports.http import http
-    from mcplab.transports.stdio import stdio
 
     if transport == "http":
         if url is None:
             raise ValueError("over HTTP, pass the url of a server started with --era " + SERVER_ERA[row.server])
         link: Any = http(url)
     else:
-        link = stdio([*(server or [sys.executable, str(WEATHER)]), "--era", SERVER_ERA[row.server]])
+        # a child over stdio on a machine; in the browser edition the same file in the page (place.py)
+        link = local([*(server or [sys.executable, str(WEATHER)]), "--era", SERVER_ERA[row.server]])
     client = Client(link, era=CLIENT_ERA[row.client], timeout=timeout)
     client.probe_timeout = PROBE_TIMEOUT
     try:

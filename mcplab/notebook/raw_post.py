@@ -13,7 +13,9 @@ is the lesson.
 :func:`post` returns a :class:`Posted`: the status, the answer decoded, and a text that shows the
 headers, the whole body and what came back (the error, or a tool result's text). A lab prints it.
 :func:`post_discover` is the one request a version probe needs, ``server/discover`` stamped with
-the version asked for, and keeps the reply whole. A server that has not answered within
+the version asked for, and keeps the reply whole. :func:`send_post` and :func:`send_discover` are
+the same, awaited, through ``place.web()``: what a lab uses, because in the browser edition there
+is no socket and no blocking call, and the request goes to the server in the page. A server that has not answered within
 ``TIMEOUT_S`` gets a :class:`TimeoutError` that says so: there is no status to show, and a late
 reply says nothing about the spec.
 """
@@ -28,7 +30,7 @@ from mcplab.i18n import _
 from mcplab.lifecycle import stamp
 from mcplab.wire import jsonrpc
 
-__all__ = ["Posted", "post", "post_discover", "ACCEPT"]
+__all__ = ["Posted", "post", "post_discover", "send_post", "send_discover", "ACCEPT"]
 
 #: what every POST of a message carries (2026-07-28, Streamable HTTP: Sending Messages to the Server)
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -85,15 +87,43 @@ def post(url: str, headers: Mapping[str, str], body: Any, *, title: str = "") ->
     sent = json.dumps(body, ensure_ascii=False).encode("utf-8")
     try:
         reply = httpx.post(url, content=sent, headers={**ACCEPT, **headers}, timeout=TIMEOUT_S)
-    except httpx.TimeoutException:  # the clock ran out, not the server's answer: no status to show
-        raise TimeoutError(_("{url} did not answer the POST within {seconds:g} s on this machine; this says nothing "
-                             "about the spec or the server; run the cell again (or close other work)",
-                             url=url, seconds=TIMEOUT_S)) from None
+    except httpx.TimeoutException:
+        raise _late(url) from None
     return Posted(title, dict(headers), body, reply.status_code, reply.text)
+
+
+async def send_post(url: str, headers: Mapping[str, str], body: Any, *, title: str = "") -> Posted:
+    """:func:`post`, awaited, the way this place reaches ``url`` (``place.web()``: in the page, its own server)."""
+    import httpx
+
+    from mcplab import place
+
+    sent = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    async with place.web(timeout=TIMEOUT_S) as web:
+        try:
+            reply = await web.post(url, content=sent, headers={**ACCEPT, **headers})
+        except httpx.TimeoutException:
+            raise _late(url) from None
+    return Posted(title, dict(headers), body, reply.status_code, reply.text)
+
+
+def _late(url: str) -> TimeoutError:
+    # the clock ran out, not the server's answer: no status to show
+    return TimeoutError(_("{url} did not answer the POST within {seconds:g} s on this machine; this says nothing "
+                          "about the spec or the server; run the cell again (or close other work)",
+                          url=url, seconds=TIMEOUT_S))
 
 
 def post_discover(url: str, version: str, request_id: int | str) -> Posted:
     """``server/discover`` asking for ``version``, in the body's ``_meta`` and in the headers."""
+    return post(url, *_discover(version, request_id), title=f"server/discover asking for {version}")
+
+
+async def send_discover(url: str, version: str, request_id: int | str) -> Posted:
+    """:func:`post_discover`, awaited, the way this place reaches ``url`` (see :func:`send_post`)."""
+    return await send_post(url, *_discover(version, request_id), title=f"server/discover asking for {version}")
+
+
+def _discover(version: str, request_id: int | str) -> tuple[dict[str, str], dict[str, Any]]:
     body = {"jsonrpc": "2.0", "id": request_id, "method": "server/discover", "params": stamp(None, version, {})}
-    headers = {"MCP-Protocol-Version": version, "Mcp-Method": "server/discover"}
-    return post(url, headers, body, title=f"server/discover asking for {version}")
+    return {"MCP-Protocol-Version": version, "Mcp-Method": "server/discover"}, body

@@ -53,7 +53,9 @@ the frames as HTTP text.
 
 The HTTP itself is httpx's, with nothing of ours in between: one ``httpx.AsyncClient`` per transport,
 whose pool keeps a connection alive from one POST to the next (an open event stream holds one of its
-own). A proxy the environment names counts only for a server on another machine.
+own). A proxy the environment names counts only for a server on another machine. In the browser
+edition there are no sockets: the client's requests go to the server's ASGI app in the page
+(``transports/asgi.py``), with the same statuses, headers and events, each event as it is sent.
 
 With ``auth=OAuth(...)`` every request carries the bearer token, and a 401 (or a 403
 ``insufficient_scope``) hands over to the OAuth flow (mcplab/auth/client.py), which records its own
@@ -75,6 +77,7 @@ from mcplab.wire.errors import HTTPStatusError, JSONRPCError, SessionExpired, Tr
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 from mcplab.wire.sse import SSEEvent, SSEParser
 from mcplab.trace import Trace
+from mcplab.transports import asgi
 from mcplab.transports.background import Background, Job
 from mcplab.transports.base import Opens, StreamEnded
 from mcplab.trace.http_text import render_http
@@ -176,8 +179,11 @@ class HTTPTransport(Opens):
         # A proxy from the environment is never right for a server on this machine (and httpx would
         # send even 127.0.0.1 through HTTP_PROXY): trust the environment only for remote servers.
         self._endpoint = httpx.URL(self.url)
+        # In the page there is no socket: the request goes to the app listening at the URL in this process.
+        network = {"transport": asgi.PageNetwork()} if asgi.IN_BROWSER else {}
         self._client = httpx.AsyncClient(timeout=self.timeout, headers={"User-Agent": USER_AGENT},
-                                         trust_env=not _on_this_machine(self.url), verify=verify_with(self.verify))
+                                         trust_env=not _on_this_machine(self.url), verify=verify_with(self.verify),
+                                         **network)
 
     # --- sending -------------------------------------------------------------------------------------
     def headers(self, accept: str = ACCEPT) -> dict[str, str]:

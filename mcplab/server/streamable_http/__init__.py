@@ -5,12 +5,13 @@ sessions), ``session`` (one legacy session), ``exchange`` (one 2026-07-28 reques
 (a modern request's headers against its body), ``replies`` (refusals, JSON replies, event streams),
 ``deadlines`` (slow clients), ``owner`` (only the user who started a server may connect, and no request
 may say its length twice), ``process`` (``serve_http``, and ``launch``: a server script as a child
-whose URL we wait for), ``address`` (the path, the loopback names and a Host header's host, which both
+whose URL we wait for), ``in_page`` (``launch`` in the browser edition: the
+file's app served in the page through the ASGI driver, no socket), ``address`` (the path, the loopback names and a Host header's host, which both
 ``app`` and ``process`` use).
 
-Layer: part of the server side (the rest of ``mcplab.server``, ``wire``, ``portable``, and the
-resource-server checks of ``auth`` that ``--auth`` wraps around the app); it never imports the
-client side.
+Layer: part of the server side (the rest of ``mcplab.server``, ``wire``, ``portable``, the
+resource-server checks of ``auth`` that ``--auth`` wraps around the app, and the page's ASGI driver and
+port table, ``transports.asgi``); it never imports the client side.
 
 ``from mcplab.server.streamable_http import launch`` loads only the process module; Starlette and
 uvicorn are imported when a server actually serves.

@@ -20,10 +20,15 @@ The timer reads these module constants when it fires, so a test can shorten them
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+
+if sys.platform == "emscripten":  # the page: no socket for a head to trickle in on, and no uvicorn; the app
+    H11Protocol = object          # there is called in process (in_page.py), where only BODY_TIMEOUT applies
+else:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = ["HeadDeadline", "HEAD_TIMEOUT", "BODY_TIMEOUT"]
 

@@ -230,7 +230,16 @@ def launch(argv: str | Sequence[str], *, host: str = "127.0.0.1", timeout: float
 
     >>> server = launch(["python", "servers/weather.py"]); server.url   # doctest: +SKIP
     'http://127.0.0.1:40123/mcp'
+
+    In the browser edition (no processes, no sockets) the same file's app is served in the page
+    instead, with the same face (in_page.py); ``host``, ``timeout`` and ``env`` concern a child only.
     """
+    from mcplab.transports import asgi
+
+    if asgi.IN_BROWSER:
+        from mcplab.server.streamable_http import in_page
+
+        return in_page.launch(argv, banner=BANNER, cwd=cwd)
     argv = shlex.split(argv) if isinstance(argv, str) else [os.fspath(a) for a in argv]
     if argv[0] in ("python", "python3"):
         argv[0] = sys.executable
