@@ -18,8 +18,13 @@ every bundled server ends with then hands the server and its parsed flags back i
 and :func:`~mcplab.server.stdio.serve_lines` serves them. Each call runs the file afresh, so each
 connection has a server of its own, as each process would.
 
-What only a process has differs, and says so: the server's stderr is its log records (the ones of
-its own tasks); "killed" is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
+``python -c CODE`` runs CODE here as ``__main__`` in a task of its own, as a one-line server the
+labs use to show a process's ways: what it prints on ``sys.stderr`` is its stderr, what it prints
+on ``sys.stdout`` goes to the client, ``sys.exit(3)`` is its exit code 3, and ``sys.exit("why")``
+prints why on its stderr and exits 1, as CPython does.
+
+What only a process has differs, and says so: the server's stderr is its log records and what its
+own tasks print; "killed" is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
 in the page goes through the server's ASGI app in process).
 """
 
@@ -32,7 +37,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from mcplab.transports.in_process import InProcessTransport
+from mcplab.transports.in_process import InProcessTransport, code_server
 
 __all__ = ["IN_BROWSER", "local", "in_process"]
 
@@ -51,10 +56,16 @@ def local(argv: str | Sequence[str], **options: Any) -> Any:
 
 
 def in_process(argv: str | Sequence[str], **options: Any) -> InProcessTransport:
-    """``python FILE FLAGS`` run in this process: its server, served over memory streams."""
+    """``python FILE FLAGS`` run in this process: its server, served over memory streams; or
+    ``python -c CODE``: CODE run in this process, its stdin and stdout those streams."""
     import shlex
 
     words = shlex.split(argv) if isinstance(argv, str) else [os.fspath(word) for word in argv]
+    if words[:2] in ([python, "-c"] for python in PYTHONS):
+        if len(words) != 3:
+            raise ValueError(f"expected ['python', '-c', CODE] with no arguments after CODE (in this process "
+                             f"sys.argv is the notebook's), got {words!r}")
+        return InProcessTransport(code_server(words[2]), words, name="python -c", prints="wire", **options)
     if len(words) < 2 or words[0] not in PYTHONS or not words[1].endswith(".py"):
         raise ValueError(f"expected a Python file to run here, as ['python', 'FILE.py', FLAGS...], got {words!r}")
     server, flags = load(Path(words[1]), words[2:])

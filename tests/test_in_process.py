@@ -188,6 +188,7 @@ def test_end_now_from_sync_code_cancels_the_server():
 @pytest.mark.parametrize("argv, words", [
     (["node", "server.js"], "expected a Python file to run here"),
     (["python", "-m", "mcplab"], "expected a Python file to run here"),
+    (["python", "-c", "pass", "--flag"], "no arguments after CODE"),
     ([*WEATHER, "--http"], "has no port"),
     ([*WEATHER, "--era", "yesterday"], "refused its flags"),
 ])
@@ -268,3 +269,86 @@ async def test_a_servers_log_level_is_the_notebooks_again_once_it_closes(tmp_pat
         assert logging.getLogger().level == logging.DEBUG  # as basicConfig in the server's process
         await client.list_tools()
     assert logging.getLogger().level == before
+
+
+# --- python -c CODE: a one-line server, as Lab 02 shows a process's ways ------------------------------
+
+ON_A_PIPE = pytest.param("stdio", marks=pytest.mark.subprocess)
+DASH_C_ENDINGS = [  # CODE, its exit code, its stderr lines: what CPython's python -c does
+    ("import sys; print('loading config...', file=sys.stderr); sys.exit(3)", 3, ["loading config..."]),
+    ("import sys; sys.exit('weather: WEATHER_API_KEY is not set')", 1, ["weather: WEATHER_API_KEY is not set"]),
+    ("1/0", 1, ["Traceback (most recent call last):", '  File "<string>", line 1, in <module>',
+                "ZeroDivisionError: division by zero"]),
+    ("1 +", 1, ['  File "<string>", line 1', "    1 +", "       ^", "SyntaxError: invalid syntax"]),
+    ("pass", 0, []),
+]
+
+
+@pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
+@pytest.mark.parametrize("code, returncode, stderr", DASH_C_ENDINGS, ids=["exit 3", "exit message", "raises",
+                                                                         "syntax error", "ends"])
+async def test_python_dash_c_ends_with_the_exit_code_and_stderr_of_its_child_process(where, code, returncode,
+                                                                                     stderr):
+    argv = ["python", "-c", code]
+    client = Client(stdio(argv) if where == "stdio" else place.in_process(argv))
+    with pytest.raises(ServerExited) as caught:
+        await client.connect()
+    assert (caught.value.returncode, caught.value.stderr_tail) == (returncode, stderr)
+    assert frames(client)[1:] == [("s2c", "stderr", line) for line in stderr]
+
+
+async def test_what_the_notebook_prints_while_code_runs_here_stays_the_notebooks(capsys):
+    printing = place.in_process(["python", "-c", "import sys; print('to the client'); print('log', file=sys.stderr)"])
+    await printing.open()
+    print("the notebook's line")
+    assert await printing._process.wait() == 0
+    stdout, stderr = (b"".join(iter(pipe.read_now, b"")) for pipe in printing._pipes[1:])  # up to their end
+    assert (capsys.readouterr().out, stdout, stderr) == ("the notebook's line\n", b"to the client\n", b"log\n")
+    await printing.close()
+    assert not any(type(stream).__name__ == "Routed" for stream in (sys.stdin, sys.stdout, sys.stderr))
+
+
+@pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
+async def test_a_tools_print_is_a_line_of_its_stderr_in_process_as_over_a_pipe(tmp_path, where):
+    argv = server_file(tmp_path, '''
+        @server.tool()
+        def chatty() -> str:
+            """Print, as a careless tool does."""
+            print("printed, not sent")
+            return "sent"
+        ''')
+    async with Client(stdio(argv) if where == "stdio" else place.in_process(argv)) as client:
+        assert (await client.call_tool("chatty", {})).text == "sent"
+    assert [raw for _, channel, raw in frames(client) if channel == "stderr"] == ["printed, not sent"]
+
+
+@pytest.mark.skipif(sys.platform != "emscripten", reason="waiting for stdin in sync code needs the page's JSPI "
+                    "(tests/test_pyodide.py runs this there)")
+async def test_in_the_page_python_dash_c_reading_stdin_waits_for_its_end_as_a_process_does():
+    from mcplab.wire.errors import RequestTimeout
+
+    silent = place.in_process(["python", "-c", "import sys; sys.stdin.read()"])
+    with pytest.raises(RequestTimeout):
+        await Client(silent, timeout=0.5).connect()
+    assert silent.returncode == 0  # the client closed its stdin: read() returned, the code ended
+    answering = place.in_process(["python", "-c", textwrap.dedent("""\
+        import json, sys
+        hello = json.loads(sys.stdin.readline())
+        print(json.dumps({"jsonrpc": "2.0", "id": hello["id"], "result": {"protocolVersion": "2025-11-25",
+              "capabilities": {}, "serverInfo": {"name": "by-hand", "version": "1"}}}))
+        for line in sys.stdin:
+            print("heard", line.strip(), file=sys.stderr)""")])
+    async with Client(answering) as client:
+        assert client.server_info["name"] == "by-hand"
+    assert answering.returncode == 0
+    assert [raw for _, channel, raw in frames(client) if channel == "stderr"] == [
+        'heard {"jsonrpc":"2.0","method":"notifications/initialized"}']
+
+
+@pytest.mark.skipif(sys.platform == "emscripten", reason="in the page it waits: the test above")
+async def test_on_a_machine_python_dash_c_waiting_for_stdin_in_process_says_why_it_cannot():
+    client = Client(place.in_process(["python", "-c", "import sys; sys.stdin.read()"]))
+    with pytest.raises(ServerExited) as caught:
+        await client.connect()
+    assert caught.value.returncode == 1
+    assert "can do only in the page (pyodide.ffi.run_sync)" in caught.value.stderr_tail[-1]

@@ -17,6 +17,13 @@ outlives the cell that opened it (a lab opens a client in one cell and uses it i
 ends when the transport closes. In the browser that loop is the page's; on a machine it works too
 (asyncio only), which is how the tests compare both transports' traces.
 
+What the server's code writes on ``sys.stdout`` and ``sys.stderr`` goes where a process's would:
+while a server runs here both streams are :class:`Routed`, which hands a write made in one of the
+server's tasks to its pipes and any other write to the stream it replaced. A bundled server's
+stdout is its stderr (``runner.py`` points fd 1 there: a stray ``print`` is a log line); the code of
+``python -c CODE`` (:func:`code_server`) prints on the wire, and its ``sys.stdin`` reads the pipe,
+waiting as a process would where the page can (``pyodide.ffi.run_sync``, JSPI).
+
 ``serve(read, write)`` is the server side, for example ``serve_lines`` of ``server/stdio.py`` bound
 to a toolkit server; ``place.in_process`` builds it from a bundled server's file and flags. Unlike a
 pipe, a memory stream is never full: a server that writes without end fills the page's memory, not
@@ -26,10 +33,12 @@ a buffer that would make it wait.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextvars
 import logging
 import math
 import signal
+import sys
 import traceback
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -38,7 +47,7 @@ import anyio
 from mcplab.transports.stdio import SHUTDOWN, StdioTransport
 from mcplab.wire.errors import TransportError
 
-__all__ = ["InProcessTransport", "Pipe", "ServerTask"]
+__all__ = ["InProcessTransport", "Pipe", "Routed", "ServerTask", "code_server"]
 
 Serve = Callable[[Callable[[], Awaitable[bytes]], Callable[[bytes], int]], Awaitable[None]]
 
@@ -114,6 +123,8 @@ class ServerTask:
             raise
         except BaseException as exc:  # noqa: BLE001  (a SystemExit must not reach the page's loop)
             if (code := exit_code(exc)) is not None:
+                if isinstance(message := exit_of(exc).code, str):  # CPython prints it on stderr, exits 1
+                    stderr.put(f"{message}\n".encode("utf-8"))
                 return code
             stderr.put("".join(traceback.format_exception(exc)).encode("utf-8"))
             return 1
@@ -138,11 +149,18 @@ class ServerTask:
 
 def exit_code(exc: BaseException) -> int | None:
     """The code a ``SystemExit`` in ``exc`` (perhaps inside a task group's exception group) exits with."""
+    if (leaving := exit_of(exc)) is None:
+        return None
+    return leaving.code if isinstance(leaving.code, int) else 0 if leaving.code is None else 1
+
+
+def exit_of(exc: BaseException) -> SystemExit | None:
+    """The ``SystemExit`` in ``exc``, itself or inside a task group's exception group."""
     if isinstance(exc, SystemExit):
-        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        return exc
     for inner in getattr(exc, "exceptions", ()):
-        if (code := exit_code(inner)) is not None:
-            return code
+        if (found := exit_of(inner)) is not None:
+            return found
     return None
 
 
@@ -165,17 +183,106 @@ class LogLines(logging.Handler):
 
 SERVING: contextvars.ContextVar[LogLines] = contextvars.ContextVar("mcplab_in_process_server")
 # Set in the server's task; the tasks it starts inherit it (each task copies its parent's context).
+# Its value, the server's LogLines, is also what tells Routed streams whose write this is.
+
+
+class Routed:
+    """``sys.stdin``, ``sys.stdout`` or ``sys.stderr`` while a server runs here: in the server's own
+    tasks the pipe its process would have, elsewhere the stream it replaced (the notebook's)."""
+
+    def __init__(self, replaced: Any, owner: LogLines, pipe: Pipe) -> None:
+        self.replaced, self.owner, self.pipe = replaced, owner, pipe
+        self._unread = b""
+
+    def _ours(self) -> bool:
+        return self.owner is not None and SERVING.get(None) is self.owner
+
+    def write(self, text: str) -> int:
+        if not self._ours():
+            return self.replaced.write(text)
+        try:
+            self.pipe.put(text.encode("utf-8"))
+        except BrokenPipeError:  # nobody reads any more: a process would get SIGPIPE; the text is lost
+            pass
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._ours():
+            self.replaced.flush()
+
+    def isatty(self) -> bool:
+        return False if self._ours() else self.replaced.isatty()
+
+    def read(self, size: int = -1) -> str:
+        if not self._ours():
+            return self.replaced.read(size)
+        while (size < 0 or len(self._unread) < size) and (data := self._more()):
+            self._unread += data
+        return self._take(len(self._unread) if size < 0 else size)
+
+    def readline(self, size: int = -1) -> str:
+        if not self._ours():
+            return self.replaced.readline(size)
+        while b"\n" not in self._unread and (size < 0 or len(self._unread) < size) and (data := self._more()):
+            self._unread += data
+        end = self._unread.find(b"\n") + 1 or len(self._unread)
+        return self._take(end if size < 0 else min(end, size))
+
+    def __iter__(self) -> Any:
+        return iter(self.readline, "") if self._ours() else iter(self.replaced)
+
+    def _take(self, count: int) -> str:
+        taken, self._unread = self._unread[:count], self._unread[count:]
+        return taken.decode("utf-8", errors="replace")
+
+    def _more(self) -> bytes:
+        """The next bytes written to the server's stdin (``b""``: its end), waiting for them as a process
+        would: code that reads stdin is synchronous, and only the page's JSPI lets it wait for a task."""
+        if (data := self.pipe.read_now()) is not None:
+            return data
+        try:
+            from pyodide.ffi import can_run_sync, run_sync
+        except ImportError:
+            can_run_sync = None
+        if can_run_sync is None or not can_run_sync():
+            raise OSError("this server's code waits for its stdin, which a server run in this process can do "
+                          "only in the page (pyodide.ffi.run_sync); nothing has come yet")
+        return run_sync(self.pipe.read())
+
+    def __getattr__(self, name: str) -> Any:  # encoding, fileno, buffer...: the replaced stream's
+        return getattr(self.replaced, name)
+
+
+def code_server(code: str) -> Serve:
+    """What ``python -c CODE`` runs: CODE as ``__main__``, its stdin and stdout the pipes to the client
+    (``prints="wire"``); an exception it does not catch prints its traceback, from CODE on, as Python
+    does, and exits 1."""
+
+    async def serve(read: Callable[[], Awaitable[bytes]], write: Callable[[bytes], int]) -> None:
+        try:
+            exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # noqa: BLE001  (as the interpreter's top level, it reports any)
+            sys.stderr.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)))
+            raise SystemExit(1) from None
+    return serve
 
 
 class InProcessTransport(StdioTransport):
     """A :class:`~mcplab.transports.stdio.StdioTransport` whose server is ``serve``, run in this
-    process; ``argv`` names it (the trace and the errors say which server it is)."""
+    process; ``argv`` names it (the trace and the errors say which server it is). What the server
+    prints goes to its stderr (``prints="stderr"``, as ``runner.py`` does in a process) or, for
+    code that speaks on stdout itself, to the client (``prints="wire"``)."""
 
     def __init__(self, serve: Serve, argv: Sequence[str], *, name: str = "server", level: int = logging.WARNING,
-                 **options: Any) -> None:
+                 prints: str = "stderr", **options: Any) -> None:
         super().__init__(argv, **options)
-        self.serve, self.name, self.level = serve, name, level
+        if prints not in ("stderr", "wire"):
+            raise ValueError(f'prints must be "stderr" or "wire", got {prints!r}')
+        self.serve, self.name, self.level, self.prints = serve, name, level, prints
         self._logs: LogLines | None = None
+        self._routed: dict[str, Routed] = {}
 
     async def open(self) -> None:
         if self._process is not None:
@@ -191,6 +298,10 @@ class InProcessTransport(StdioTransport):
         self._root_level = logging.getLogger().level  # the notebook's own, put back at the end
         if self.level < logging.getLogger().getEffectiveLevel():  # as basicConfig(level=...) in a process
             logging.getLogger().setLevel(self.level)
+        for stream, pipe in (("stdin", stdin), ("stdout", stdout if self.prints == "wire" else stderr),
+                             ("stderr", stderr)):
+            self._routed[stream] = Routed(getattr(sys, stream), self._logs, pipe)
+            setattr(sys, stream, self._routed[stream])
 
         async def serve(read: Callable[[], Awaitable[bytes]], write: Callable[[bytes], int]) -> None:
             SERVING.set(self._logs)
@@ -225,6 +336,11 @@ class InProcessTransport(StdioTransport):
         return running
 
     def _end(self) -> None:
+        for stream, routed in self._routed.items():
+            if getattr(sys, stream) is routed:
+                setattr(sys, stream, routed.replaced)
+            else:  # another stream was put over it since: it stays, passing every write through
+                routed.owner = None
         if self._logs is not None:
             logging.getLogger().removeHandler(self._logs)
             if logging.getLogger().level == self.level:  # ours, unless someone set another since
