@@ -24,7 +24,7 @@ on ``sys.stdout`` goes to the client, ``sys.exit(3)`` is its exit code 3, and ``
 prints why on its stderr and exits 1, as CPython does.
 
 What only a process has differs, and says so: the server's stderr is its log records and what its
-own tasks print; "killed" is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
+own tasks print; "killed" (:func:`kill`) is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
 in the page goes through the server's ASGI app in process).
 """
 
@@ -39,7 +39,7 @@ from typing import Any, Sequence
 
 from mcplab.transports.in_process import InProcessTransport, code_server
 
-__all__ = ["IN_BROWSER", "local", "in_process"]
+__all__ = ["IN_BROWSER", "local", "in_process", "kill"]
 
 IN_BROWSER = sys.platform == "emscripten"  # Pyodide, in a page
 PYTHONS = ("python", "python3", sys.executable)
@@ -53,6 +53,17 @@ def local(argv: str | Sequence[str], **options: Any) -> Any:
     from mcplab.transports.stdio import stdio
 
     return stdio(argv, **options)
+
+
+def kill(transport: Any, number: int) -> None:
+    """Send signal ``number`` to the server ``transport`` started: ``os.kill(pid, number)`` for a child
+    process; for a server in this process, SIGTERM or SIGKILL cancels its task (a task has no pid)."""
+    if isinstance(transport, InProcessTransport):
+        transport.send_signal(number)
+    elif getattr(transport, "pid", None) is None:
+        raise ValueError(f"{type(transport).__name__} has no server process to signal (not open, or not a child)")
+    else:
+        os.kill(transport.pid, number)
 
 
 def in_process(argv: str | Sequence[str], **options: Any) -> InProcessTransport:

@@ -352,3 +352,46 @@ async def test_on_a_machine_python_dash_c_waiting_for_stdin_in_process_says_why_
         await client.connect()
     assert caught.value.returncode == 1
     assert "can do only in the page (pyodide.ffi.run_sync)" in caught.value.stderr_tail[-1]
+
+
+# --- what a host does with a command, and killing a server: Lab 04 -----------------------------------
+
+@pytest.mark.parametrize("in_browser, kind", [(False, StdioTransport), (True, InProcessTransport)])
+def test_a_host_starts_a_server_given_as_a_command_the_way_the_place_allows(monkeypatch, in_browser, kind):
+    from mcplab import Host
+
+    monkeypatch.setattr(place, "IN_BROWSER", in_browser)
+    assert type(Host({"weather": WEATHER}).transports["weather"]) is kind
+
+
+async def test_a_host_in_the_page_lists_calls_and_restarts_a_server_it_runs_in_process(monkeypatch):
+    from mcplab import Host
+
+    monkeypatch.setattr(place, "IN_BROWSER", True)
+    async with Host({"weather": WEATHER}) as host:
+        assert (await host.call("get_weather", {"city": "Beijing"})).text.startswith("Beijing: sunny")
+        first = host.transports["weather"]
+        assert await host.reconnect("weather") == "up"
+        assert type(host.transports["weather"]) is InProcessTransport and host.transports["weather"] is not first
+    assert first.returncode == 0 and host.transports["weather"].returncode == 0
+
+
+@pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
+async def test_a_server_killed_with_sigkill_is_server_exited_with_minus_9_in_both_places(where):
+    # (SIGTERM differs: a bundled process ends its session politely, exit 0; a task here is cancelled)
+    transport = stdio(WEATHER) if where == "stdio" else place.in_process(WEATHER)
+    async with Client(transport) as client:
+        place.kill(transport, signal.SIGKILL)
+        with pytest.raises(ServerExited) as caught:
+            await client.call_tool("get_weather", {"city": "Beijing"})
+    assert caught.value.returncode == transport.returncode == -9
+    assert str(caught.value).startswith("the server was killed by signal 9 (SIGKILL)")
+
+
+async def test_a_server_in_process_takes_no_signal_but_the_two_that_end_it():
+    async with Client(place.in_process(WEATHER)) as client:
+        with pytest.raises(ValueError, match="only be ended, with SIGTERM or SIGKILL; got signal 2"):
+            place.kill(client.transport, signal.SIGINT)
+        assert (await client.call_tool("get_weather", {"city": "Beijing"})).text.startswith("Beijing: sunny")
+    with pytest.raises(ValueError, match="no server process to signal"):
+        place.kill(stdio(WEATHER), signal.SIGKILL)  # never opened

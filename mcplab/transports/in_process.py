@@ -325,6 +325,15 @@ class InProcessTransport(StdioTransport):
                 self._process.end(hard=step == 2)
             yield wait
 
+    def send_signal(self, number: int) -> None:
+        """What this place has for ``os.kill(pid, number)``: SIGTERM and SIGKILL cancel the server's task
+        (its returncode is then minus the signal, as a killed process's); no other signal exists here."""
+        if number not in (signal.SIGTERM, signal.SIGKILL):
+            raise ValueError(f"a server in this process can only be ended, with SIGTERM or SIGKILL; got signal {number}")
+        if self._process is None:
+            raise TransportError("this in-process transport is not open: there is no server to signal")
+        self._process.end(hard=number == signal.SIGKILL)
+
     def end_now(self) -> bool:
         """:meth:`close` for a caller that cannot await: the server's task is cancelled at once."""
         running = self.running
