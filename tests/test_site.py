@@ -343,7 +343,8 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
 # The labs that run top to bottom in the page, each in both editions. A code cell tagged `page-differs`
 # shows what only a process has (its stderr, its exit, being killed): the page runs its own equivalent and
 # the cell says so, so there the page's outputs are not the stored ones; they must still hold no error.
-IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("00_start_here", "01_jsonrpc", "02_handshake", "03_primitives")
+IN_THE_PAGE = [f"labs/{edition}{name}.ipynb"
+               for name in ("00_start_here", "01_jsonrpc", "02_handshake", "03_primitives", "04_host")
                for edition in ("", "zh-CN/")]
 PAGE_DIFFERS = "page-differs"
 
