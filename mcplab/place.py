@@ -104,7 +104,7 @@ def load(path: Path, flags: Sequence[str]) -> tuple[Any, Any]:
     try:
         runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:  # argparse said no (its message went to stderr), or the file exited itself
-        raise ValueError(f"{path} {' '.join(flags)}: the server refused its flags (exit {exc.code})") from None
+        raise ValueError(f"{path} {' '.join(flags)}: the server refused its flags (exit {exc.code})") from exc
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
         runner.HANDED_OVER.reset(token)

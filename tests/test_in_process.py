@@ -322,12 +322,16 @@ async def test_a_tools_print_is_a_line_of_its_stderr_in_process_as_over_a_pipe(t
     assert [raw for _, channel, raw in frames(client) if channel == "stderr"] == ["printed, not sent"]
 
 
-@pytest.mark.skipif(sys.platform != "emscripten", reason="waiting for stdin in sync code needs the page's JSPI "
-                    "(tests/test_pyodide.py runs this there)")
-async def test_in_the_page_python_dash_c_reading_stdin_waits_for_its_end_as_a_process_does():
+async def test_python_dash_c_reading_stdin_waits_for_its_end_in_the_page_and_elsewhere_says_why_it_cannot():
     from mcplab.wire.errors import RequestTimeout
 
     silent = place.in_process(["python", "-c", "import sys; sys.stdin.read()"])
+    if sys.platform != "emscripten":  # sync code can wait for a task only through the page's JSPI
+        with pytest.raises(ServerExited) as caught:
+            await Client(silent).connect()
+        assert caught.value.returncode == 1
+        assert "can do only in the page (pyodide.ffi.run_sync)" in caught.value.stderr_tail[-1]
+        return
     with pytest.raises(RequestTimeout):
         await Client(silent, timeout=0.5).connect()
     assert silent.returncode == 0  # the client closed its stdin: read() returned, the code ended
@@ -343,15 +347,6 @@ async def test_in_the_page_python_dash_c_reading_stdin_waits_for_its_end_as_a_pr
     assert answering.returncode == 0
     assert [raw for _, channel, raw in frames(client) if channel == "stderr"] == [
         'heard {"jsonrpc":"2.0","method":"notifications/initialized"}']
-
-
-@pytest.mark.skipif(sys.platform == "emscripten", reason="in the page it waits: the test above")
-async def test_on_a_machine_python_dash_c_waiting_for_stdin_in_process_says_why_it_cannot():
-    client = Client(place.in_process(["python", "-c", "import sys; sys.stdin.read()"]))
-    with pytest.raises(ServerExited) as caught:
-        await client.connect()
-    assert caught.value.returncode == 1
-    assert "can do only in the page (pyodide.ffi.run_sync)" in caught.value.stderr_tail[-1]
 
 
 # --- what a host does with a command, and killing a server: Lab 04 -----------------------------------

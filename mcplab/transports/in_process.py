@@ -309,6 +309,20 @@ class InProcessTransport(StdioTransport):
         self._process = ServerTask(serve, stdin, stdout, stderr)
         self._pipes = (stdin, stdout, stderr)
 
+    @property
+    def pipes(self) -> tuple[Pipe, Pipe, Pipe]:
+        """The server's stdin, stdout and stderr, once open (the grader reads them itself: grade/in_process.py)."""
+        if self._pipes is None:
+            raise TransportError("this in-process transport is not open: it has no pipes yet")
+        return self._pipes
+
+    @property
+    def process(self) -> ServerTask:
+        """The server's run, standing in for its process, once open."""
+        if self._process is None:
+            raise TransportError("this in-process transport is not open: no server runs yet")
+        return self._process
+
     async def wait_read(self, beyond: int = 0) -> bool:
         """True once the server has read everything written past ``beyond`` bytes, or has ended."""
         while self.running and not (self.written > beyond and self._pipes[0].unread == 0):
