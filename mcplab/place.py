@@ -30,6 +30,8 @@ in the page goes through the server's ASGI app in process).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import os
 import runpy
@@ -79,7 +81,14 @@ def in_process(argv: str | Sequence[str], **options: Any) -> InProcessTransport:
         return InProcessTransport(code_server(words[2]), words, name="python -c", prints="wire", **options)
     if len(words) < 2 or words[0] not in PYTHONS or not words[1].endswith(".py"):
         raise ValueError(f"expected a Python file to run here, as ['python', 'FILE.py', FLAGS...], got {words!r}")
-    server, flags = load(Path(words[1]), words[2:])
+    printed = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed[0]), contextlib.redirect_stderr(printed[1]):
+            server, flags = load(Path(words[1]), words[2:])
+    except BaseException:  # refused: what it printed (argparse's usage) is the notebook's to see, as before
+        sys.stdout.write(printed[0].getvalue())
+        sys.stderr.write(printed[1].getvalue())
+        raise
     if getattr(flags, "http", False):
         raise ValueError(f"{words[1]} --http: a server in this process has no port; "
                          "over Streamable HTTP its ASGI app is called in process instead")
@@ -88,7 +97,9 @@ def in_process(argv: str | Sequence[str], **options: Any) -> InProcessTransport:
     async def serve(read: Any, write: Any) -> None:
         await serve_lines(server, read, write, era=flags.era)
     level = getattr(logging, str(flags.log_level).upper(), logging.WARNING)
-    return InProcessTransport(serve, words, name=server.info["name"], level=level, **options)
+    # What the file printed while it loaded, before run(): a process's real stdout and stderr had it.
+    before = tuple(stream.getvalue().encode("utf-8") for stream in printed)
+    return InProcessTransport(serve, words, name=server.info["name"], level=level, printed=before, **options)
 
 
 def load(path: Path, flags: Sequence[str]) -> tuple[Any, Any]:

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from mcplab import grade, place
-from mcplab.grade import PASS, SKIP
+from mcplab.grade import FAIL, PASS, SKIP
 from mcplab.grade.in_process import start
 from mcplab.grade.pipes import Child
 
@@ -82,3 +82,15 @@ def test_in_the_page_a_server_that_fails_while_starting_fails_its_opening_with_i
 def test_in_the_page_a_server_started_in_a_folder_is_refused_with_the_reason():
     with pytest.raises(ValueError, match="shares its folder"):
         grade.server(SOLUTION, cwd=str(ROOT))
+
+
+@in_the_page
+def test_in_the_page_a_print_before_run_fails_the_stdout_line_as_it_does_from_a_process(tmp_path):
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text("from mcplab.server import Server, run\n"
+                     "print('noisy server loading')  # at import: the real stdout, before run() moves it\n"
+                     "server = Server('noisy')\n"
+                     "run(server)\n", encoding="utf-8")
+    report = grade.server(noisy)
+    assert report.line("stdout").status == FAIL
+    assert report.line("stdout").got == "legacy session, line 2: noisy server loading"  # the machine's words

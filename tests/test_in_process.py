@@ -20,7 +20,8 @@ from mcplab import place
 from mcplab.client import Client
 from mcplab.transports.in_process import InProcessTransport
 from mcplab.transports.stdio import SHUTDOWN, StdioTransport, stdio
-from mcplab.wire.errors import ServerExited, TransportError
+from mcplab import lifecycle
+from mcplab.wire.errors import PARSE_ERROR, ServerExited, TransportError
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ["python", str(ROOT / "servers" / "weather.py")]
@@ -347,6 +348,25 @@ async def test_python_dash_c_reading_stdin_waits_for_its_end_in_the_page_and_els
     assert answering.returncode == 0
     assert [raw for _, channel, raw in frames(client) if channel == "stderr"] == [
         'heard {"jsonrpc":"2.0","method":"notifications/initialized"}']
+
+
+@pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
+async def test_what_a_server_file_prints_before_run_is_on_its_stdout_and_stderr_as_from_its_process(tmp_path, where):
+    path = tmp_path / "noisy.py"
+    path.write_text("import sys\n"
+                    "from mcplab.server import Server, run\n"
+                    "print('loading')\n"
+                    "print('warming up', file=sys.stderr)\n"
+                    "run(Server('noisy'))\n", encoding="utf-8")
+    argv = ["python", str(path)]
+    async with stdio(argv) if where == "stdio" else place.in_process(argv) as transport:
+        await transport.send(lifecycle.initialize_request(1, "2025-11-25"))
+        with anyio.fail_after(60):  # a line that never comes fails the test (sized for a loaded machine)
+            first, second = await transport.receive(), await transport.receive()
+    assert first.code == PARSE_ERROR and second.result["serverInfo"]["name"] == "noisy"
+    came = [(f.channel, f.raw) for f in transport.trace.frames if f.direction == "s2c"]
+    assert [raw for channel, raw in came if channel == "stderr"] == ["warming up"]
+    assert [raw for channel, raw in came if channel == "stdio"][0] == "loading"
 
 
 # --- what a host does with a command, and killing a server: Lab 04 -----------------------------------

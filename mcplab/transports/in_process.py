@@ -273,11 +273,13 @@ class InProcessTransport(StdioTransport):
     """A :class:`~mcplab.transports.stdio.StdioTransport` whose server is ``serve``, run in this
     process; ``argv`` names it (the trace and the errors say which server it is). What the server
     prints goes to its stderr (``prints="stderr"``, as ``runner.py`` does in a process) or, for
-    code that speaks on stdout itself, to the client (``prints="wire"``)."""
+    code that speaks on stdout itself, to the client (``prints="wire"``). ``printed``: what it wrote on
+    stdout and stderr before it served, there first (``place.in_process`` runs the file before that)."""
 
     def __init__(self, serve: Serve, argv: Sequence[str], *, name: str = "server", level: int = logging.WARNING,
-                 prints: str = "stderr", **options: Any) -> None:
+                 prints: str = "stderr", printed: tuple[bytes, bytes] = (b"", b""), **options: Any) -> None:
         super().__init__(argv, **options)
+        self.printed = printed  # on its stdout and stderr before it served (a print at import time)
         if prints not in ("stderr", "wire"):
             raise ValueError(f'prints must be "stderr" or "wire", got {prints!r}')
         self.serve, self.name, self.level, self.prints = serve, name, level, prints
@@ -293,6 +295,9 @@ class InProcessTransport(StdioTransport):
             raise TransportError("a server in this process runs on asyncio (the loop of a notebook or a "
                                  "page); this is another event loop") from None
         stdin, stdout, stderr = Pipe(), Pipe(), Pipe()
+        for pipe, data in zip((stdout, stderr), self.printed):
+            if data:
+                pipe.put(data)
         self._logs = LogLines(stderr, self.name, self.level)
         logging.getLogger().addHandler(self._logs)
         self._root_level = logging.getLogger().level  # the notebook's own, put back at the end
