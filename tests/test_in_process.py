@@ -410,3 +410,15 @@ async def test_a_server_in_process_takes_no_signal_but_the_two_that_end_it():
         assert (await client.call_tool("get_weather", {"city": "Beijing"})).text.startswith("Beijing: sunny")
     with pytest.raises(ValueError, match="no server process to signal"):
         place.kill(stdio(WEATHER), signal.SIGKILL)  # never opened
+
+
+async def test_the_bookshelf_shares_its_file_between_copies_where_fcntl_has_no_flock(tmp_path, monkeypatch):
+    import fcntl
+
+    monkeypatch.delattr(fcntl, "flock")  # as in the browser edition's Pyodide
+    bookshelf = ["python", str(ROOT / "labs" / "build" / "bookshelf.py"), "--store", str(tmp_path / "books.json")]
+    async with Client(place.in_process(bookshelf)) as one, Client(place.in_process(bookshelf)) as other:
+        added = await one.call_tool("add_book", {"title": "Dune", "author": "Frank Herbert"})
+        found = await other.call_tool("find_book", {"title": "Dune"})
+    assert not added.is_error and added.text == "Dune by Frank Herbert is on the fiction shelf"
+    assert not found.is_error and '"author": "Frank Herbert"' in found.text
