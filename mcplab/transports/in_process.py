@@ -18,11 +18,11 @@ ends when the transport closes. In the browser that loop is the page's; on a mac
 (asyncio only), which is how the tests compare both transports' traces.
 
 What the server's code writes on ``sys.stdout`` and ``sys.stderr`` goes where a process's would:
-while a server runs here both streams are :class:`Routed`, which hands a write made in one of the
-server's tasks to its pipes and any other write to the stream it replaced. A bundled server's
-stdout is its stderr (``runner.py`` points fd 1 there: a stray ``print`` is a log line); the code of
-``python -c CODE`` (:func:`code_server`) prints on the wire, and its ``sys.stdin`` reads the pipe,
-waiting as a process would where the page can (``pyodide.ffi.run_sync``, JSPI).
+while a server runs here, both streams are ``Routed`` (``transports/server_files.py``), which hands
+a write made in one of the server's tasks to its pipes and any other to the stream it replaced. A
+bundled server's stdout is its stderr (``runner.py`` points fd 1 there: a stray ``print`` is a log
+line); the code of ``python -c CODE`` (``code_server``, there too) prints on the wire, and its
+``sys.stdin`` reads the pipe, waiting as a process would where the page can (JSPI).
 
 ``serve(read, write)`` is the server side, for example ``serve_lines`` of ``server/stdio.py`` bound
 to a toolkit server; ``place.in_process`` builds it from a bundled server's file and flags. Unlike a
@@ -33,8 +33,6 @@ a buffer that would make it wait.
 from __future__ import annotations
 
 import asyncio
-import builtins
-import contextvars
 import logging
 import math
 import signal
@@ -44,6 +42,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import anyio
 
+from mcplab.transports.server_files import SERVING, Routed, code_server
 from mcplab.transports.stdio import SHUTDOWN, StdioTransport
 from mcplab.wire.errors import TransportError
 
@@ -179,94 +178,6 @@ class LogLines(logging.Handler):
                 self.stderr.put((self.format(record) + "\n").encode("utf-8"))
             except BrokenPipeError:  # the server is gone
                 pass
-
-
-SERVING: contextvars.ContextVar[LogLines] = contextvars.ContextVar("mcplab_in_process_server")
-# Set in the server's task; the tasks it starts inherit it (each task copies its parent's context).
-# Its value, the server's LogLines, is also what tells Routed streams whose write this is.
-
-
-class Routed:
-    """``sys.stdin``, ``sys.stdout`` or ``sys.stderr`` while a server runs here: in the server's own
-    tasks the pipe its process would have, elsewhere the stream it replaced (the notebook's)."""
-
-    def __init__(self, replaced: Any, owner: LogLines, pipe: Pipe) -> None:
-        self.replaced, self.owner, self.pipe = replaced, owner, pipe
-        self._unread = b""
-
-    def _ours(self) -> bool:
-        return self.owner is not None and SERVING.get(None) is self.owner
-
-    def write(self, text: str) -> int:
-        if not self._ours():
-            return self.replaced.write(text)
-        try:
-            self.pipe.put(text.encode("utf-8"))
-        except BrokenPipeError:  # nobody reads any more: a process would get SIGPIPE; the text is lost
-            pass
-        return len(text)
-
-    def flush(self) -> None:
-        if not self._ours():
-            self.replaced.flush()
-
-    def isatty(self) -> bool:
-        return False if self._ours() else self.replaced.isatty()
-
-    def read(self, size: int = -1) -> str:
-        if not self._ours():
-            return self.replaced.read(size)
-        while (size < 0 or len(self._unread) < size) and (data := self._more()):
-            self._unread += data
-        return self._take(len(self._unread) if size < 0 else size)
-
-    def readline(self, size: int = -1) -> str:
-        if not self._ours():
-            return self.replaced.readline(size)
-        while b"\n" not in self._unread and (size < 0 or len(self._unread) < size) and (data := self._more()):
-            self._unread += data
-        end = self._unread.find(b"\n") + 1 or len(self._unread)
-        return self._take(end if size < 0 else min(end, size))
-
-    def __iter__(self) -> Any:
-        return iter(self.readline, "") if self._ours() else iter(self.replaced)
-
-    def _take(self, count: int) -> str:
-        taken, self._unread = self._unread[:count], self._unread[count:]
-        return taken.decode("utf-8", errors="replace")
-
-    def _more(self) -> bytes:
-        """The next bytes written to the server's stdin (``b""``: its end), waiting for them as a process
-        would: code that reads stdin is synchronous, and only the page's JSPI lets it wait for a task."""
-        if (data := self.pipe.read_now()) is not None:
-            return data
-        try:
-            from pyodide.ffi import can_run_sync, run_sync
-        except ImportError:
-            can_run_sync = None
-        if can_run_sync is None or not can_run_sync():
-            raise OSError("this server's code waits for its stdin, which a server run in this process can do "
-                          "only in the page (pyodide.ffi.run_sync); nothing has come yet")
-        return run_sync(self.pipe.read())
-
-    def __getattr__(self, name: str) -> Any:  # encoding, fileno, buffer...: the replaced stream's
-        return getattr(self.replaced, name)
-
-
-def code_server(code: str) -> Serve:
-    """What ``python -c CODE`` runs: CODE as ``__main__``, its stdin and stdout the pipes to the client
-    (``prints="wire"``); an exception it does not catch prints its traceback, from CODE on, as Python
-    does, and exits 1."""
-
-    async def serve(read: Callable[[], Awaitable[bytes]], write: Callable[[bytes], int]) -> None:
-        try:
-            exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException as exc:  # noqa: BLE001  (as the interpreter's top level, it reports any)
-            sys.stderr.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)))
-            raise SystemExit(1) from None
-    return serve
 
 
 class InProcessTransport(StdioTransport):
