@@ -18,8 +18,13 @@ every bundled server ends with then hands the server and its parsed flags back i
 and :func:`~mcplab.server.stdio.serve_lines` serves them. Each call runs the file afresh, so each
 connection has a server of its own, as each process would.
 
-What only a process has differs, and says so: the server's stderr is its log records (the ones of
-its own tasks); "killed" is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
+``python -c CODE`` runs CODE here as ``__main__`` in a task of its own, as a one-line server the
+labs use to show a process's ways: what it prints on ``sys.stderr`` is its stderr, what it prints
+on ``sys.stdout`` goes to the client, ``sys.exit(3)`` is its exit code 3, and ``sys.exit("why")``
+prints why on its stderr and exits 1, as CPython does.
+
+What only a process has differs, and says so: the server's stderr is its log records and what its
+own tasks print; "killed" (:func:`kill`) is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
 in the page goes through the server's ASGI app in process).
 
 :func:`web` is the one client a lab's raw HTTP requests go through: httpx over the network on a
@@ -28,6 +33,8 @@ machine, and in the page the same httpx calling the apps served there (transport
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import os
 import runpy
@@ -35,9 +42,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from mcplab.transports.in_process import InProcessTransport
+from mcplab.transports.in_process import InProcessTransport, code_server
 
-__all__ = ["IN_BROWSER", "local", "in_process", "web"]
+__all__ = ["IN_BROWSER", "local", "in_process", "kill", "web"]
 
 IN_BROWSER = sys.platform == "emscripten"  # Pyodide, in a page
 PYTHONS = ("python", "python3", sys.executable)
@@ -53,14 +60,38 @@ def local(argv: str | Sequence[str], **options: Any) -> Any:
     return stdio(argv, **options)
 
 
+def kill(transport: Any, number: int) -> None:
+    """Send signal ``number`` to the server ``transport`` started: ``os.kill(pid, number)`` for a child
+    process; for a server in this process, SIGTERM or SIGKILL cancels its task (a task has no pid)."""
+    if isinstance(transport, InProcessTransport):
+        transport.send_signal(number)
+    elif getattr(transport, "pid", None) is None:
+        raise ValueError(f"{type(transport).__name__} has no server process to signal (not open, or not a child)")
+    else:
+        os.kill(transport.pid, number)
+
+
 def in_process(argv: str | Sequence[str], **options: Any) -> InProcessTransport:
-    """``python FILE FLAGS`` run in this process: its server, served over memory streams."""
+    """``python FILE FLAGS`` run in this process: its server, served over memory streams; or
+    ``python -c CODE``: CODE run in this process, its stdin and stdout those streams."""
     import shlex
 
     words = shlex.split(argv) if isinstance(argv, str) else [os.fspath(word) for word in argv]
+    if words[:2] in ([python, "-c"] for python in PYTHONS):
+        if len(words) != 3:
+            raise ValueError(f"expected ['python', '-c', CODE] with no arguments after CODE (in this process "
+                             f"sys.argv is the notebook's), got {words!r}")
+        return InProcessTransport(code_server(words[2]), words, name="python -c", prints="wire", **options)
     if len(words) < 2 or words[0] not in PYTHONS or not words[1].endswith(".py"):
         raise ValueError(f"expected a Python file to run here, as ['python', 'FILE.py', FLAGS...], got {words!r}")
-    server, flags = load(Path(words[1]), words[2:])
+    printed = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed[0]), contextlib.redirect_stderr(printed[1]):
+            server, flags = load(Path(words[1]), words[2:])
+    except BaseException:  # refused: what it printed (argparse's usage) is the notebook's to see, as before
+        sys.stdout.write(printed[0].getvalue())
+        sys.stderr.write(printed[1].getvalue())
+        raise
     if getattr(flags, "http", False):
         raise ValueError(f"{words[1]} --http: a server in this process has no port; "
                          "over Streamable HTTP its ASGI app is called in process instead")
@@ -69,7 +100,9 @@ def in_process(argv: str | Sequence[str], **options: Any) -> InProcessTransport:
     async def serve(read: Any, write: Any) -> None:
         await serve_lines(server, read, write, era=flags.era)
     level = getattr(logging, str(flags.log_level).upper(), logging.WARNING)
-    return InProcessTransport(serve, words, name=server.info["name"], level=level, **options)
+    # What the file printed while it loaded, before run(): a process's real stdout and stderr had it.
+    before = tuple(stream.getvalue().encode("utf-8") for stream in printed)
+    return InProcessTransport(serve, words, name=server.info["name"], level=level, printed=before, **options)
 
 
 def load(path: Path, flags: Sequence[str]) -> tuple[Any, Any]:
@@ -85,7 +118,7 @@ def load(path: Path, flags: Sequence[str]) -> tuple[Any, Any]:
     try:
         runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:  # argparse said no (its message went to stderr), or the file exited itself
-        raise ValueError(f"{path} {' '.join(flags)}: the server refused its flags (exit {exc.code})") from None
+        raise ValueError(f"{path} {' '.join(flags)}: the server refused its flags (exit {exc.code})") from exc
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
         runner.HANDED_OVER.reset(token)

@@ -20,7 +20,8 @@ from mcplab import place
 from mcplab.client import Client
 from mcplab.transports.in_process import InProcessTransport
 from mcplab.transports.stdio import SHUTDOWN, StdioTransport, stdio
-from mcplab.wire.errors import ServerExited, TransportError
+from mcplab import lifecycle
+from mcplab.wire.errors import PARSE_ERROR, ServerExited, TransportError
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ["python", str(ROOT / "servers" / "weather.py")]
@@ -188,6 +189,7 @@ def test_end_now_from_sync_code_cancels_the_server():
 @pytest.mark.parametrize("argv, words", [
     (["node", "server.js"], "expected a Python file to run here"),
     (["python", "-m", "mcplab"], "expected a Python file to run here"),
+    (["python", "-c", "pass", "--flag"], "no arguments after CODE"),
     ([*WEATHER, "--http"], "has no port"),
     ([*WEATHER, "--era", "yesterday"], "refused its flags"),
 ])
@@ -268,3 +270,155 @@ async def test_a_servers_log_level_is_the_notebooks_again_once_it_closes(tmp_pat
         assert logging.getLogger().level == logging.DEBUG  # as basicConfig in the server's process
         await client.list_tools()
     assert logging.getLogger().level == before
+
+
+# --- python -c CODE: a one-line server, as Lab 02 shows a process's ways ------------------------------
+
+ON_A_PIPE = pytest.param("stdio", marks=pytest.mark.subprocess)
+DASH_C_ENDINGS = [  # CODE, its exit code, its stderr lines: what CPython's python -c does
+    ("import sys; print('loading config...', file=sys.stderr); sys.exit(3)", 3, ["loading config..."]),
+    ("import sys; sys.exit('weather: WEATHER_API_KEY is not set')", 1, ["weather: WEATHER_API_KEY is not set"]),
+    ("1/0", 1, ["Traceback (most recent call last):", '  File "<string>", line 1, in <module>',
+                "ZeroDivisionError: division by zero"]),
+    ("1 +", 1, ['  File "<string>", line 1', "    1 +", "       ^", "SyntaxError: invalid syntax"]),
+    ("pass", 0, []),
+]
+
+
+@pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
+@pytest.mark.parametrize("code, returncode, stderr", DASH_C_ENDINGS, ids=["exit 3", "exit message", "raises",
+                                                                         "syntax error", "ends"])
+async def test_python_dash_c_ends_with_the_exit_code_and_stderr_of_its_child_process(where, code, returncode,
+                                                                                     stderr):
+    argv = ["python", "-c", code]
+    client = Client(stdio(argv) if where == "stdio" else place.in_process(argv))
+    with pytest.raises(ServerExited) as caught:
+        await client.connect()
+    assert (caught.value.returncode, caught.value.stderr_tail) == (returncode, stderr)
+    assert frames(client)[1:] == [("s2c", "stderr", line) for line in stderr]
+
+
+async def test_what_the_notebook_prints_while_code_runs_here_stays_the_notebooks(capsys):
+    printing = place.in_process(["python", "-c", "import sys; print('to the client'); print('log', file=sys.stderr)"])
+    await printing.open()
+    print("the notebook's line")
+    assert await printing._process.wait() == 0
+    stdout, stderr = (b"".join(iter(pipe.read_now, b"")) for pipe in printing._pipes[1:])  # up to their end
+    assert (capsys.readouterr().out, stdout, stderr) == ("the notebook's line\n", b"to the client\n", b"log\n")
+    await printing.close()
+    assert not any(type(stream).__name__ == "Routed" for stream in (sys.stdin, sys.stdout, sys.stderr))
+
+
+@pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
+async def test_a_tools_print_is_a_line_of_its_stderr_in_process_as_over_a_pipe(tmp_path, where):
+    argv = server_file(tmp_path, '''
+        @server.tool()
+        def chatty() -> str:
+            """Print, as a careless tool does."""
+            print("printed, not sent")
+            return "sent"
+        ''')
+    async with Client(stdio(argv) if where == "stdio" else place.in_process(argv)) as client:
+        assert (await client.call_tool("chatty", {})).text == "sent"
+    assert [raw for _, channel, raw in frames(client) if channel == "stderr"] == ["printed, not sent"]
+
+
+async def test_python_dash_c_reading_stdin_waits_for_its_end_in_the_page_and_elsewhere_says_why_it_cannot():
+    from mcplab.wire.errors import RequestTimeout
+
+    silent = place.in_process(["python", "-c", "import sys; sys.stdin.read()"])
+    if sys.platform != "emscripten":  # sync code can wait for a task only through the page's JSPI
+        with pytest.raises(ServerExited) as caught:
+            await Client(silent).connect()
+        assert caught.value.returncode == 1
+        assert "can do only in the page (pyodide.ffi.run_sync)" in caught.value.stderr_tail[-1]
+        return
+    with pytest.raises(RequestTimeout):
+        await Client(silent, timeout=0.5).connect()
+    assert silent.returncode == 0  # the client closed its stdin: read() returned, the code ended
+    answering = place.in_process(["python", "-c", textwrap.dedent("""\
+        import json, sys
+        hello = json.loads(sys.stdin.readline())
+        print(json.dumps({"jsonrpc": "2.0", "id": hello["id"], "result": {"protocolVersion": "2025-11-25",
+              "capabilities": {}, "serverInfo": {"name": "by-hand", "version": "1"}}}))
+        for line in sys.stdin:
+            print("heard", line.strip(), file=sys.stderr)""")])
+    async with Client(answering) as client:
+        assert client.server_info["name"] == "by-hand"
+    assert answering.returncode == 0
+    assert [raw for _, channel, raw in frames(client) if channel == "stderr"] == [
+        'heard {"jsonrpc":"2.0","method":"notifications/initialized"}']
+
+
+@pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
+async def test_what_a_server_file_prints_before_run_is_on_its_stdout_and_stderr_as_from_its_process(tmp_path, where):
+    path = tmp_path / "noisy.py"
+    path.write_text("import sys\n"
+                    "from mcplab.server import Server, run\n"
+                    "print('loading')\n"
+                    "print('warming up', file=sys.stderr)\n"
+                    "run(Server('noisy'))\n", encoding="utf-8")
+    argv = ["python", str(path)]
+    async with stdio(argv) if where == "stdio" else place.in_process(argv) as transport:
+        await transport.send(lifecycle.initialize_request(1, "2025-11-25"))
+        with anyio.fail_after(60):  # a line that never comes fails the test (sized for a loaded machine)
+            first, second = await transport.receive(), await transport.receive()
+    assert first.code == PARSE_ERROR and second.result["serverInfo"]["name"] == "noisy"
+    came = [(f.channel, f.raw) for f in transport.trace.frames if f.direction == "s2c"]
+    assert [raw for channel, raw in came if channel == "stderr"] == ["warming up"]
+    assert [raw for channel, raw in came if channel == "stdio"][0] == "loading"
+
+
+# --- what a host does with a command, and killing a server: Lab 04 -----------------------------------
+
+@pytest.mark.parametrize("in_browser, kind", [(False, StdioTransport), (True, InProcessTransport)])
+def test_a_host_starts_a_server_given_as_a_command_the_way_the_place_allows(monkeypatch, in_browser, kind):
+    from mcplab import Host
+
+    monkeypatch.setattr(place, "IN_BROWSER", in_browser)
+    assert type(Host({"weather": WEATHER}).transports["weather"]) is kind
+
+
+async def test_a_host_in_the_page_lists_calls_and_restarts_a_server_it_runs_in_process(monkeypatch):
+    from mcplab import Host
+
+    monkeypatch.setattr(place, "IN_BROWSER", True)
+    async with Host({"weather": WEATHER}) as host:
+        assert (await host.call("get_weather", {"city": "Beijing"})).text.startswith("Beijing: sunny")
+        first = host.transports["weather"]
+        assert await host.reconnect("weather") == "up"
+        assert type(host.transports["weather"]) is InProcessTransport and host.transports["weather"] is not first
+    assert first.returncode == 0 and host.transports["weather"].returncode == 0
+
+
+@pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
+async def test_a_server_killed_with_sigkill_is_server_exited_with_minus_9_in_both_places(where):
+    # (SIGTERM differs: a bundled process ends its session politely, exit 0; a task here is cancelled)
+    transport = stdio(WEATHER) if where == "stdio" else place.in_process(WEATHER)
+    async with Client(transport) as client:
+        place.kill(transport, signal.SIGKILL)
+        with pytest.raises(ServerExited) as caught:
+            await client.call_tool("get_weather", {"city": "Beijing"})
+    assert caught.value.returncode == transport.returncode == -9
+    assert str(caught.value).startswith("the server was killed by signal 9 (SIGKILL)")
+
+
+async def test_a_server_in_process_takes_no_signal_but_the_two_that_end_it():
+    async with Client(place.in_process(WEATHER)) as client:
+        with pytest.raises(ValueError, match="only be ended, with SIGTERM or SIGKILL; got signal 2"):
+            place.kill(client.transport, signal.SIGINT)
+        assert (await client.call_tool("get_weather", {"city": "Beijing"})).text.startswith("Beijing: sunny")
+    with pytest.raises(ValueError, match="no server process to signal"):
+        place.kill(stdio(WEATHER), signal.SIGKILL)  # never opened
+
+
+async def test_the_bookshelf_shares_its_file_between_copies_where_fcntl_has_no_flock(tmp_path, monkeypatch):
+    import fcntl
+
+    monkeypatch.delattr(fcntl, "flock")  # as in the browser edition's Pyodide
+    bookshelf = ["python", str(ROOT / "labs" / "build" / "bookshelf.py"), "--store", str(tmp_path / "books.json")]
+    async with Client(place.in_process(bookshelf)) as one, Client(place.in_process(bookshelf)) as other:
+        added = await one.call_tool("add_book", {"title": "Dune", "author": "Frank Herbert"})
+        found = await other.call_tool("find_book", {"title": "Dune"})
+    assert not added.is_error and added.text == "Dune by Frank Herbert is on the fiction shelf"
+    assert not found.is_error and '"author": "Frank Herbert"' in found.text

@@ -29,7 +29,7 @@ NODE = ROOT / ".node" / "node_modules" / ".bin" / "node"
 IN_THE_PAGE = ["test_endpoint.py", "test_in_process.py", "test_client_memory.py", "test_client_modern.py",
                "test_client_modern_headers.py", "test_trace.py", "test_server_modern_mrtr.py",
                "test_server_cache_hints.py", "test_server_toolkit.py", "test_server_schema.py",
-               "test_server_modern.py", "test_asgi_driver.py", "test_http_in_page.py"]
+               "test_server_modern.py", "test_asgi_driver.py", "test_http_in_page.py", "test_grade_in_process.py"]
 MARKERS = "not subprocess and not http and not interop and not conformance and not browser"
 
 pytestmark = pytest.mark.subprocess

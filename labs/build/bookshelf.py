@@ -47,7 +47,9 @@ class Books:
             self.here[key] = book
             return
         with open(self.path.with_suffix(".lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time, whichever copy of the server it is
+            if hasattr(fcntl, "flock"):  # the browser edition has none: there the copies are tasks of one
+                # page, and put() never awaits, so no other copy can run in the middle of it
+                fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time, whichever copy of the server it is
             books = {**self.all(), key: book}
             fd, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as file:

@@ -69,7 +69,7 @@ from mcplab.i18n import N_, _
 from mcplab.client.results import Tool, ToolResult
 from mcplab.trace import Trace
 from mcplab.transports.base import Transport
-from mcplab.transports.stdio import stdio
+from mcplab import place
 from mcplab.client.trust import Permission, Question
 
 __all__ = ["Host", "CatalogueEntry", "ServerFailed", "ScriptedModel", "Rule", "AgentRun", "model_text",
@@ -105,9 +105,9 @@ class Host:
 
     def __init__(self, servers: Mapping[str, Transport | Sequence[str] | str], *, ask: Ask | None = None,
                  trust: Iterable[str] = (), max_restarts: int = MAX_RESTARTS, **client_options: Any) -> None:
-        # A command (a list, or one string) means a stdio server; anything else is a ready transport.
+        # A command (a list, or one string) means a server started as place.local allows; else a ready transport.
         self.commands = {name: t for name, t in servers.items() if isinstance(t, (str, list, tuple))}
-        self.transports = {name: stdio(t) if isinstance(t, (str, list, tuple)) else t for name, t in servers.items()}
+        self.transports = {name: place.local(t) if isinstance(t, (str, list, tuple)) else t for name, t in servers.items()}
         unknown = set(trust) - set(servers)
         if unknown:
             raise ValueError(f"trust names servers this host does not have: {sorted(unknown)} "
@@ -166,7 +166,7 @@ class Host:
         await self._all_clients[name].aclose()  # reap what is left of the old process
         self.failures.pop(name, None)
         self.clients.pop(name, None)
-        self.transports[name] = stdio(self.commands[name])
+        self.transports[name] = place.local(self.commands[name])
         await self._open(name)
         await self.refresh()
         return self.status()[name]

@@ -9,7 +9,7 @@
 
 Modules, one idea each: ``report`` (the card: lines, marks, where to look), ``keeper`` (a student's
 command and every process it starts, ended together), ``pipes`` (a child process read line by line
-against a deadline), ``arguments`` (arguments a tool's inputSchema admits), ``probe`` (one session
+against a deadline), ``in_process`` (the same, in the browser edition, over the file run in the page), ``arguments`` (arguments a tool's inputSchema admits), ``probe`` (one session
 with a server, walking every primitive within the card's time), ``frames`` (the schema line),
 ``server_checks`` (the server grader), ``recorder`` (the instrumented server a client is graded
 against), ``output`` (what a client printed, kept at both ends), ``client_runs`` (the client grader's

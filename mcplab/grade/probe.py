@@ -49,7 +49,8 @@ from urllib.parse import quote
 
 from mcplab.wire import jsonrpc
 from mcplab.grade import arguments as made_up
-from mcplab.grade.pipes import Child, Ending
+from mcplab.grade.in_process import start
+from mcplab.grade.pipes import Ending
 from mcplab.i18n import _
 from mcplab.trace import Trace
 from mcplab.wire.versions import (
@@ -138,11 +139,11 @@ class Session:
 
 
 class Probe:
-    """A tiny synchronous client over :class:`Child`, stamping modern requests with ``_meta``."""
+    """A tiny synchronous client over a ``pipes.Child`` (or ``in_process.InProcessChild``), stamping ``_meta``."""
 
     def __init__(self, argv: Sequence[str], era: str, timeout: float, cwd: str | None = None,
                  ends: float = math.inf) -> None:
-        self.child = Child(argv, cwd=cwd)
+        self.child = start(argv, cwd=cwd)  # a child process, or in the page the file run there
         self.era = era
         self.timeout = timeout
         self.ends = ends  # time.monotonic() at which the card's time runs out

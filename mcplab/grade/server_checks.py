@@ -3,7 +3,8 @@
 Theory of operation
 -------------------
 :func:`server` runs two sessions (probe.py), one legacy (``initialize`` at 2025-11-25) and one modern
-(``server/discover`` and ``_meta`` at 2026-07-28), each in a fresh process, and judges what they saw.
+(``server/discover`` and ``_meta`` at 2026-07-28), each in a fresh process (in the browser edition,
+the file run afresh in the page: grade/in_process.py), and judges what they saw.
 The checks, in the order the card prints them:
 
     legacy-open, modern-open   the server opens in each era
@@ -38,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
+from mcplab import place
 from mcplab.wire.errors import INVALID_PARAMS, PARSE_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
 from mcplab.grade import frames
 from mcplab.grade.probe import UNKNOWN_TOOL, Call, Session, excerpt, walk
@@ -87,9 +89,11 @@ def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: f
     import jsonschema.validators  # noqa: F401
     budget = BUDGET * timeout
     ends = time.monotonic() + budget
-    # Two processes that mostly wait on pipes: walked side by side in threads, each on its own pipes.
-    with ThreadPoolExecutor(2) as pool:
-        sessions = list(pool.map(lambda era: walk(argv, era, timeout, grace, cwd, ends), ("legacy", "modern")))
+    if place.IN_BROWSER:  # no threads in the page: one era after the other, each server a task there
+        sessions = [walk(argv, era, timeout, grace, cwd, ends) for era in ("legacy", "modern")]
+    else:  # two processes that mostly wait on pipes: walked side by side in threads, each on its own pipes
+        with ThreadPoolExecutor(2) as pool:
+            sessions = list(pool.map(lambda era: walk(argv, era, timeout, grace, cwd, ends), ("legacy", "modern")))
     shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
     schema = frames.schema_line([(s.era, s.trace, s.version) for s in sessions],
                                 where=(spec(L, "schema"), spec(M, "schema"), _("{lab} §2 (tools)", lab=_(LAB))))

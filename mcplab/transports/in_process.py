@@ -17,6 +17,13 @@ outlives the cell that opened it (a lab opens a client in one cell and uses it i
 ends when the transport closes. In the browser that loop is the page's; on a machine it works too
 (asyncio only), which is how the tests compare both transports' traces.
 
+What the server's code writes on ``sys.stdout`` and ``sys.stderr`` goes where a process's would:
+while a server runs here, both streams are ``Routed`` (``transports/server_files.py``), which hands
+a write made in one of the server's tasks to its pipes and any other to the stream it replaced. A
+bundled server's stdout is its stderr (``runner.py`` points fd 1 there: a stray ``print`` is a log
+line); the code of ``python -c CODE`` (``code_server``, there too) prints on the wire, and its
+``sys.stdin`` reads the pipe, waiting as a process would where the page can (JSPI).
+
 ``serve(read, write)`` is the server side, for example ``serve_lines`` of ``server/stdio.py`` bound
 to a toolkit server; ``place.in_process`` builds it from a bundled server's file and flags. Unlike a
 pipe, a memory stream is never full: a server that writes without end fills the page's memory, not
@@ -26,19 +33,20 @@ a buffer that would make it wait.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import math
 import signal
+import sys
 import traceback
 from typing import Any, Awaitable, Callable, Sequence
 
 import anyio
 
+from mcplab.transports.server_files import SERVING, Routed, code_server
 from mcplab.transports.stdio import SHUTDOWN, StdioTransport
 from mcplab.wire.errors import TransportError
 
-__all__ = ["InProcessTransport", "Pipe", "ServerTask"]
+__all__ = ["InProcessTransport", "Pipe", "Routed", "ServerTask", "code_server"]
 
 Serve = Callable[[Callable[[], Awaitable[bytes]], Callable[[bytes], int]], Awaitable[None]]
 
@@ -114,6 +122,8 @@ class ServerTask:
             raise
         except BaseException as exc:  # noqa: BLE001  (a SystemExit must not reach the page's loop)
             if (code := exit_code(exc)) is not None:
+                if isinstance(message := exit_of(exc).code, str):  # CPython prints it on stderr, exits 1
+                    stderr.put(f"{message}\n".encode("utf-8"))
                 return code
             stderr.put("".join(traceback.format_exception(exc)).encode("utf-8"))
             return 1
@@ -138,11 +148,18 @@ class ServerTask:
 
 def exit_code(exc: BaseException) -> int | None:
     """The code a ``SystemExit`` in ``exc`` (perhaps inside a task group's exception group) exits with."""
+    if (leaving := exit_of(exc)) is None:
+        return None
+    return leaving.code if isinstance(leaving.code, int) else 0 if leaving.code is None else 1
+
+
+def exit_of(exc: BaseException) -> SystemExit | None:
+    """The ``SystemExit`` in ``exc``, itself or inside a task group's exception group."""
     if isinstance(exc, SystemExit):
-        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        return exc
     for inner in getattr(exc, "exceptions", ()):
-        if (code := exit_code(inner)) is not None:
-            return code
+        if (found := exit_of(inner)) is not None:
+            return found
     return None
 
 
@@ -163,19 +180,22 @@ class LogLines(logging.Handler):
                 pass
 
 
-SERVING: contextvars.ContextVar[LogLines] = contextvars.ContextVar("mcplab_in_process_server")
-# Set in the server's task; the tasks it starts inherit it (each task copies its parent's context).
-
-
 class InProcessTransport(StdioTransport):
     """A :class:`~mcplab.transports.stdio.StdioTransport` whose server is ``serve``, run in this
-    process; ``argv`` names it (the trace and the errors say which server it is)."""
+    process; ``argv`` names it (the trace and the errors say which server it is). What the server
+    prints goes to its stderr (``prints="stderr"``, as ``runner.py`` does in a process) or, for
+    code that speaks on stdout itself, to the client (``prints="wire"``). ``printed``: what it wrote on
+    stdout and stderr before it served, there first (``place.in_process`` runs the file before that)."""
 
     def __init__(self, serve: Serve, argv: Sequence[str], *, name: str = "server", level: int = logging.WARNING,
-                 **options: Any) -> None:
+                 prints: str = "stderr", printed: tuple[bytes, bytes] = (b"", b""), **options: Any) -> None:
         super().__init__(argv, **options)
-        self.serve, self.name, self.level = serve, name, level
+        self.printed = printed  # on its stdout and stderr before it served (a print at import time)
+        if prints not in ("stderr", "wire"):
+            raise ValueError(f'prints must be "stderr" or "wire", got {prints!r}')
+        self.serve, self.name, self.level, self.prints = serve, name, level, prints
         self._logs: LogLines | None = None
+        self._routed: dict[str, Routed] = {}
 
     async def open(self) -> None:
         if self._process is not None:
@@ -186,17 +206,38 @@ class InProcessTransport(StdioTransport):
             raise TransportError("a server in this process runs on asyncio (the loop of a notebook or a "
                                  "page); this is another event loop") from None
         stdin, stdout, stderr = Pipe(), Pipe(), Pipe()
+        for pipe, data in zip((stdout, stderr), self.printed):
+            if data:
+                pipe.put(data)
         self._logs = LogLines(stderr, self.name, self.level)
         logging.getLogger().addHandler(self._logs)
         self._root_level = logging.getLogger().level  # the notebook's own, put back at the end
         if self.level < logging.getLogger().getEffectiveLevel():  # as basicConfig(level=...) in a process
             logging.getLogger().setLevel(self.level)
+        for stream, pipe in (("stdin", stdin), ("stdout", stdout if self.prints == "wire" else stderr),
+                             ("stderr", stderr)):
+            self._routed[stream] = Routed(getattr(sys, stream), self._logs, pipe)
+            setattr(sys, stream, self._routed[stream])
 
         async def serve(read: Callable[[], Awaitable[bytes]], write: Callable[[bytes], int]) -> None:
             SERVING.set(self._logs)
             await self.serve(read, write)
         self._process = ServerTask(serve, stdin, stdout, stderr)
         self._pipes = (stdin, stdout, stderr)
+
+    @property
+    def pipes(self) -> tuple[Pipe, Pipe, Pipe]:
+        """The server's stdin, stdout and stderr, once open (the grader reads them itself: grade/in_process.py)."""
+        if self._pipes is None:
+            raise TransportError("this in-process transport is not open: it has no pipes yet")
+        return self._pipes
+
+    @property
+    def process(self) -> ServerTask:
+        """The server's run, standing in for its process, once open."""
+        if self._process is None:
+            raise TransportError("this in-process transport is not open: no server runs yet")
+        return self._process
 
     async def wait_read(self, beyond: int = 0) -> bool:
         """True once the server has read everything written past ``beyond`` bytes, or has ended."""
@@ -214,6 +255,15 @@ class InProcessTransport(StdioTransport):
                 self._process.end(hard=step == 2)
             yield wait
 
+    def send_signal(self, number: int) -> None:
+        """What this place has for ``os.kill(pid, number)``: SIGTERM and SIGKILL cancel the server's task
+        (its returncode is then minus the signal, as a killed process's); no other signal exists here."""
+        if number not in (signal.SIGTERM, signal.SIGKILL):
+            raise ValueError(f"a server in this process can only be ended, with SIGTERM or SIGKILL; got signal {number}")
+        if self._process is None:
+            raise TransportError("this in-process transport is not open: there is no server to signal")
+        self._process.end(hard=number == signal.SIGKILL)
+
     def end_now(self) -> bool:
         """:meth:`close` for a caller that cannot await: the server's task is cancelled at once."""
         running = self.running
@@ -225,6 +275,11 @@ class InProcessTransport(StdioTransport):
         return running
 
     def _end(self) -> None:
+        for stream, routed in self._routed.items():
+            if getattr(sys, stream) is routed:
+                setattr(sys, stream, routed.replaced)
+            else:  # another stream was put over it since: it stays, passing every write through
+                routed.owner = None
         if self._logs is not None:
             logging.getLogger().removeHandler(self._logs)
             if logging.getLogger().level == self.level:  # ours, unless someone set another since
