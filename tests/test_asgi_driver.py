@@ -17,7 +17,7 @@ import anyio
 import httpx
 import pytest
 
-from mcplab.place import load
+from mcplab.server.runner import load
 from mcplab.server.streamable_http import create_app
 from mcplab.transports import asgi
 from mcplab.transports.background import Background

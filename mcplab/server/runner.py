@@ -19,8 +19,9 @@ Before serving stdio, :func:`run` moves file descriptor 1: MCP messages keep a p
 the real stdout, and fd 1 itself is pointed at stderr. A stray ``print()`` in a tool, or a child
 process writing to its stdout, then lands in the log instead of corrupting the message stream.
 
-In the browser edition there are no processes: ``place.py`` runs the server's file in the page with
-:data:`HANDED_OVER` set, and :func:`run` hands it the server and its parsed flags instead of serving.
+In the browser edition there are no processes: :func:`load` runs the server's file in the page with
+:data:`HANDED_OVER` set, and :func:`run` hands it the server and its parsed flags instead of serving
+(``place.py`` then serves them over memory pipes, ``streamable_http/in_page.py`` as an ASGI app).
 
 The stdio runner is written on anyio; it runs on asyncio unless the environment variable
 ``MCPLAB_ASYNC_BACKEND=trio`` picks trio (the tests run a server both ways).
@@ -38,8 +39,10 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
+import runpy
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -141,3 +144,23 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, 
     except KeyboardInterrupt:
         raise SystemExit(130) from None
 
+
+def load(path: Path, flags: Sequence[str]) -> tuple[Server, argparse.Namespace]:
+    """Run the server file ``path`` as ``python FILE FLAGS`` would (its folder first on ``sys.path``, its
+    flags in ``sys.argv``) up to its ``run(server)``: the server and its parsed flags, nothing served."""
+    if not path.is_file():
+        raise FileNotFoundError(f"no server file at {path}")
+    taken: list = []
+    token = HANDED_OVER.set(taken)
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv, sys.path[:0] = [str(path), *flags], [str(path.resolve().parent)]
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exc:  # argparse said no (its message went to stderr), or the file exited itself
+        raise ValueError(f"{path} {' '.join(flags)}: the server refused its flags (exit {exc.code})") from exc
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+        HANDED_OVER.reset(token)
+    if not taken:
+        raise ValueError(f"{path} ended without calling mcplab.server.run(server): nothing to serve")
+    return taken[0]

@@ -7,7 +7,7 @@ In the browser edition (Pyodide) nothing can start a process or open a socket, s
 in this process::
 
     launch(["python", "servers/weather.py", "--era", "modern"])
-        the file run as __main__ until its run(server)     (runner.HANDED_OVER, as place.py does)
+        the file run as __main__ until its run(server)     (runner.load, as place.py does)
         create_app(server, era=...)                         the app serve_http would give uvicorn
         its lifespan, in a task of the server's own         (asgi.run_lifespan)
         listen(...) → http://127.0.0.1:49152/mcp            the page's port table (transports/asgi.py)
@@ -31,10 +31,8 @@ before the lifespan has started waits for it, as a connection queues on a listen
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import os
-import runpy
 import shlex
 import sys
 import traceback
@@ -43,22 +41,23 @@ from typing import Any, Sequence
 
 import anyio
 
+from mcplab.server import runner
 from mcplab.server.streamable_http.address import MCP_PATH
 from mcplab.transports.asgi import ASGIDriver, listen, run_lifespan, unlisten
 from mcplab.transports.background import Background
+from mcplab.transports.server_files import SERVING, Routed
 
-__all__ = ["PageServer", "launch", "serve", "load"]
+__all__ = ["PageServer", "launch", "serve"]
 
 PYTHONS = ("python", "python3", sys.executable)
 SERVER_HEADER = b"mcplab-in-page"  # as uvicorn names itself in every reply, the page's host names itself
 STARTUP_FAILED = 3  # uvicorn's exit code when the app's startup fails
 
-SERVING: contextvars.ContextVar[_Stderr] = contextvars.ContextVar("mcplab_in_page_http_server")
-# Set in every task of a server's run; another server in the same page logs to its own stderr.
 
 
 class _Stderr(logging.Handler):
-    """What the server's stderr would carry: its banner, then the log records of its own tasks."""
+    """What the server's stderr would carry: its banner, then the log records and the printing of its own
+    tasks (``SERVING`` is this in each of them, as for a server over stdio in the page)."""
 
     def __init__(self, name: str, level: int) -> None:
         super().__init__(level)
@@ -67,6 +66,9 @@ class _Stderr(logging.Handler):
 
     def write(self, line: str) -> None:
         self.text += line + "\n"
+
+    def put(self, data: bytes) -> None:  # what a Routed sys.stdout or sys.stderr hands on
+        self.text += data.decode("utf-8", errors="replace")
 
     def emit(self, record: logging.LogRecord) -> None:
         if SERVING.get(None) is self:
@@ -85,6 +87,11 @@ class PageServer:
         self._ready, self._started, self._stopping = anyio.Event(), anyio.Event(), anyio.Event()
         self._stderr = _Stderr(name, level)
         logging.getLogger().addHandler(self._stderr)
+        # serve_http points stdout at stderr: a tool's print() is a line of the server's stderr
+        self._routed = {stream: Routed(getattr(sys, stream), self._stderr, self._stderr)
+                        for stream in ("stdout", "stderr")}
+        for stream, routed in self._routed.items():
+            setattr(sys, stream, routed)
         self.url = listen(ASGIDriver(self._serve, tasks=self._tasks), MCP_PATH)
         self._stderr.write(banner.format(name=name, url=self.url))
         self._tasks.start_soon(self._lifespan)
@@ -101,6 +108,11 @@ class PageServer:
             self._ready.set()
             self._tasks.close_soon()  # the app is shut down: what still runs of it ends too
             logging.getLogger().removeHandler(self._stderr)
+            for stream, routed in self._routed.items():
+                if getattr(sys, stream) is routed:
+                    setattr(sys, stream, routed.replaced)
+                else:  # another stream was put over it since: it stays, passing every write through
+                    routed.owner = None
 
     async def _serve(self, scope: Any, receive: Any, send: Any) -> None:
         await _first(self._started, self._ready)  # started, or given up
@@ -171,33 +183,10 @@ def launch(argv: str | Sequence[str], *, banner: str, cwd: str | None = None) ->
     words = shlex.split(argv) if isinstance(argv, str) else [os.fspath(word) for word in argv]
     if len(words) < 2 or words[0] not in PYTHONS or not words[1].endswith(".py"):
         raise ValueError(f"expected a Python file to serve here, as ['python', 'FILE.py', FLAGS...], got {words!r}")
-    server, flags = load(Path(cwd or ".") / words[1], words[2:])
+    server, flags = runner.load(Path(cwd or ".") / words[1], words[2:])
     for flag in ("auth", "tls_cert"):
         if getattr(flags, flag, None):
             raise ValueError(f"{words[1]} --{flag.replace('_', '-')}: not served in the page (no network, no "
                              "certificates); run this server on a machine")
     level = getattr(logging, str(flags.log_level).upper(), logging.WARNING)
     return serve(create_app(server, era=flags.era), server.info["name"], banner=banner, level=level)
-
-
-def load(path: Path, flags: Sequence[str]) -> tuple[Any, Any]:
-    """Run the server file ``path`` with ``flags`` up to its ``run(server)``: the server and its parsed flags.
-    (The steps of ``place.load``, which this layer cannot import.)"""
-    from mcplab.server import runner
-
-    if not path.is_file():
-        raise FileNotFoundError(f"no server file at {path}")
-    taken: list = []
-    token = runner.HANDED_OVER.set(taken)
-    saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv, sys.path[:0] = [str(path), *flags], [str(path.resolve().parent)]
-    try:
-        runpy.run_path(str(path), run_name="__main__")
-    except SystemExit as exc:  # argparse said no (its message went to stderr), or the file exited itself
-        raise ValueError(f"{path} {' '.join(flags)}: the server refused its flags (exit {exc.code})") from None
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-        runner.HANDED_OVER.reset(token)
-    if not taken:
-        raise ValueError(f"{path} ended without calling mcplab.server.run(server): nothing to serve")
-    return taken[0]
