@@ -24,7 +24,8 @@ on ``sys.stdout`` goes to the client, ``sys.exit(3)`` is its exit code 3, and ``
 prints why on its stderr and exits 1, as CPython does.
 
 What only a process has differs, and says so: the server's stderr is its log records and what its
-own tasks print; "killed" (:func:`kill`) is a cancel of its task; ``--http`` is not a child here (Streamable HTTP
+own tasks print; SIGKILL (:func:`kill`) is a cancel of its task, and SIGTERM is told to the server,
+which stops as ``serve_stdio`` does on SIGTERM; ``--http`` is not a child here (Streamable HTTP
 in the page goes through the server's ASGI app in process).
 
 :func:`web` is the one client a lab's raw HTTP requests go through: httpx over the network on a
@@ -37,11 +38,11 @@ import contextlib
 import io
 import logging
 import os
-import runpy
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from mcplab.server import runner
 from mcplab.transports.in_process import InProcessTransport, code_server
 
 __all__ = ["IN_BROWSER", "local", "in_process", "kill", "web"]
@@ -62,7 +63,8 @@ def local(argv: str | Sequence[str], **options: Any) -> Any:
 
 def kill(transport: Any, number: int) -> None:
     """Send signal ``number`` to the server ``transport`` started: ``os.kill(pid, number)`` for a child
-    process; for a server in this process, SIGTERM or SIGKILL cancels its task (a task has no pid)."""
+    process; for a server in this process (a task has no pid), SIGKILL cancels its task and SIGTERM asks
+    a bundled server to stop, as its process would on SIGTERM (``InProcessTransport.send_signal``)."""
     if isinstance(transport, InProcessTransport):
         transport.send_signal(number)
     elif getattr(transport, "pid", None) is None:
@@ -87,7 +89,7 @@ def in_process(argv: str | Sequence[str], **options: Any) -> InProcessTransport:
     printed = io.StringIO(), io.StringIO()
     try:
         with contextlib.redirect_stdout(printed[0]), contextlib.redirect_stderr(printed[1]):
-            server, flags = load(Path(words[1]), words[2:])
+            server, flags = runner.load(Path(words[1]), words[2:])
     except BaseException:  # refused: what it printed (argparse's usage) is the notebook's to see, as before
         sys.stdout.write(printed[0].getvalue())
         sys.stderr.write(printed[1].getvalue())
@@ -97,34 +99,14 @@ def in_process(argv: str | Sequence[str], **options: Any) -> InProcessTransport:
                          "over Streamable HTTP its ASGI app is called in process instead")
     from mcplab.server.stdio import serve_lines
 
-    async def serve(read: Any, write: Any) -> None:
-        await serve_lines(server, read, write, era=flags.era)
+    async def serve(read: Any, write: Any) -> None:  # as serve_stdio: until the end of input, or SIGTERM
+        await serve_lines(server, read, write, era=flags.era, stop_on=transport.sigterm.wait)
     level = getattr(logging, str(flags.log_level).upper(), logging.WARNING)
     # What the file printed while it loaded, before run(): a process's real stdout and stderr had it.
     before = tuple(stream.getvalue().encode("utf-8") for stream in printed)
-    return InProcessTransport(serve, words, name=server.info["name"], level=level, printed=before, **options)
-
-
-def load(path: Path, flags: Sequence[str]) -> tuple[Any, Any]:
-    """Run the server file ``path`` with ``flags`` up to its ``run(server)``: the server and its parsed flags."""
-    from mcplab.server import runner
-
-    if not path.is_file():
-        raise FileNotFoundError(f"no server file at {path}")
-    taken: list = []
-    token = runner.HANDED_OVER.set(taken)
-    saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv, sys.path[:0] = [str(path), *flags], [str(path.resolve().parent)]
-    try:
-        runpy.run_path(str(path), run_name="__main__")
-    except SystemExit as exc:  # argparse said no (its message went to stderr), or the file exited itself
-        raise ValueError(f"{path} {' '.join(flags)}: the server refused its flags (exit {exc.code})") from exc
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-        runner.HANDED_OVER.reset(token)
-    if not taken:
-        raise ValueError(f"{path} ended without calling mcplab.server.run(server): nothing to serve")
-    return taken[0]
+    transport = InProcessTransport(serve, words, name=server.info["name"], level=level, printed=before,
+                                   on_sigterm="stop", **options)
+    return transport
 
 
 def web(**options: Any) -> Any:

@@ -21,6 +21,7 @@ from mcplab.client import Client
 from mcplab.transports.in_process import InProcessTransport
 from mcplab.transports.stdio import SHUTDOWN, StdioTransport, stdio
 from mcplab import lifecycle
+from mcplab.wire import jsonrpc
 from mcplab.wire.errors import PARSE_ERROR, ServerExited, TransportError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -393,7 +394,6 @@ async def test_a_host_in_the_page_lists_calls_and_restarts_a_server_it_runs_in_p
 
 @pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
 async def test_a_server_killed_with_sigkill_is_server_exited_with_minus_9_in_both_places(where):
-    # (SIGTERM differs: a bundled process ends its session politely, exit 0; a task here is cancelled)
     transport = stdio(WEATHER) if where == "stdio" else place.in_process(WEATHER)
     async with Client(transport) as client:
         place.kill(transport, signal.SIGKILL)
@@ -401,6 +401,26 @@ async def test_a_server_killed_with_sigkill_is_server_exited_with_minus_9_in_bot
             await client.call_tool("get_weather", {"city": "Beijing"})
     assert caught.value.returncode == transport.returncode == -9
     assert str(caught.value).startswith("the server was killed by signal 9 (SIGKILL)")
+
+
+@pytest.mark.parametrize("where", [ON_A_PIPE, "in process"])
+async def test_sigterm_ends_a_bundled_servers_session_as_its_end_of_input_does_in_both_places(where):
+    """serve_stdio stops on SIGTERM as at the end of its input: a subscriptions/listen gets its result, then
+    the one notifications/cancelled a server sends, and the server exits 0. In process the same stop."""
+    fixtures = ["python", str(ROOT / "servers" / "conformance.py"), "--era", "modern"]
+    transport = stdio(fixtures) if where == "stdio" else place.in_process(fixtures)
+    modern = "2026-07-28"
+    async with transport as pipe:
+        await pipe.send(jsonrpc.Request("listen-1", "subscriptions/listen",
+                                        lifecycle.stamp({"notifications": {"toolsListChanged": True}}, modern, {})))
+        acknowledged = await pipe.receive()
+        place.kill(pipe, signal.SIGTERM)
+        result, cancelled = await pipe.receive(), await pipe.receive()
+    assert transport.returncode == 0  # it stopped itself: closing found it gone, nothing was killed
+    assert acknowledged.method == "notifications/subscriptions/acknowledged"
+    assert result.id == "listen-1" and result.result["resultType"] == "complete"
+    assert cancelled.method == "notifications/cancelled" and cancelled.params["requestId"] == "listen-1"
+    assert cancelled.params["reason"] == "the server is stopping: it received SIGTERM"
 
 
 async def test_a_server_in_process_takes_no_signal_but_the_two_that_end_it():

@@ -188,8 +188,14 @@ class InProcessTransport(StdioTransport):
     stdout and stderr before it served, there first (``place.in_process`` runs the file before that)."""
 
     def __init__(self, serve: Serve, argv: Sequence[str], *, name: str = "server", level: int = logging.WARNING,
-                 prints: str = "stderr", printed: tuple[bytes, bytes] = (b"", b""), **options: Any) -> None:
+                 prints: str = "stderr", printed: tuple[bytes, bytes] = (b"", b""), on_sigterm: str = "cancel",
+                 **options: Any) -> None:
         super().__init__(argv, **options)
+        if on_sigterm not in ("cancel", "stop"):
+            raise ValueError(f'on_sigterm must be "cancel" or "stop", got {on_sigterm!r}')
+        # "stop": the server handles SIGTERM itself, as a bundled one does in a process (serve_stdio): it
+        # waits for `sigterm`, then ends its session as at end of input. "cancel": the default action.
+        self.on_sigterm, self.sigterm = on_sigterm, anyio.Event()
         self.printed = printed  # on its stdout and stderr before it served (a print at import time)
         if prints not in ("stderr", "wire"):
             raise ValueError(f'prints must be "stderr" or "wire", got {prints!r}')
@@ -247,22 +253,26 @@ class InProcessTransport(StdioTransport):
         return True
 
     def _shutdown(self):
-        """End of input, then cancel (for SIGTERM), then cancel again (for SIGKILL), as the stdio ladder."""
+        """End of input, then SIGTERM, then SIGKILL, as the stdio ladder."""
         for step, wait in enumerate(SHUTDOWN):
             if step == 0:
                 self._pipes[0].close()
             else:
-                self._process.end(hard=step == 2)
+                self.send_signal(signal.SIGTERM if step == 1 else signal.SIGKILL)
             yield wait
 
     def send_signal(self, number: int) -> None:
-        """What this place has for ``os.kill(pid, number)``: SIGTERM and SIGKILL cancel the server's task
-        (its returncode is then minus the signal, as a killed process's); no other signal exists here."""
+        """What this place has for ``os.kill(pid, number)``: SIGKILL cancels the server's task (its returncode
+        is then -9, as a killed process's); SIGTERM tells a server that handles it (``on_sigterm="stop"``)
+        to stop, and cancels any other (-15); no other signal exists here."""
         if number not in (signal.SIGTERM, signal.SIGKILL):
             raise ValueError(f"a server in this process can only be ended, with SIGTERM or SIGKILL; got signal {number}")
         if self._process is None:
             raise TransportError("this in-process transport is not open: there is no server to signal")
-        self._process.end(hard=number == signal.SIGKILL)
+        if number == signal.SIGTERM and self.on_sigterm == "stop":
+            self.sigterm.set()
+        else:
+            self._process.end(hard=number == signal.SIGKILL)
 
     def end_now(self) -> bool:
         """:meth:`close` for a caller that cannot await: the server's task is cancelled at once."""
