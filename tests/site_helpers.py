@@ -157,14 +157,6 @@ def stored_outputs(notebook: Path) -> list[list[list[str]]]:
             for c in cells]
 
 
-def differing_cells(notebook: Path, tag: str) -> list[int]:
-    """The positions, among the code cells, of those tagged ``tag``."""
-    import json
-
-    cells = [c for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
-    return [i for i, cell in enumerate(cells) if tag in cell.get("metadata", {}).get("tags", [])]
-
-
 def sanitized(outputs: list[list[list[str]]], config: Path) -> list[list[list[str]]]:
     """``outputs`` as nbval compares them: one stream output where the same stream wrote twice in a row
     (a kernel may send a cell's printing in one part or in several), then labs/nbval-sanitize.cfg's
