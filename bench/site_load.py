@@ -6,8 +6,11 @@
 1. **Size**: the site on disk, and as one tar.gz (what a static host stores and sends, roughly).
 2. **A first load**, in Debian's Chromium with every request to another host refused: the time from
    opening ``lab/index.html`` with Lab 00 to the Pyodide kernel answering a first cell, and every
-   file the page fetched on the way (the list step 3 replays).
-3. **A class**: N students fetch that list at once over loopback, each with up to ``--per-student``
+   file the page fetched on the way (the list step 4 replays).
+3. **Run All per lab**: each lab (``--labs``, default every one, English; ``--zh`` adds the Chinese
+   edition) opened in a new browser context, as a student opens the link, and run top to bottom: the
+   seconds from opening the link to the last cell's end, Pyodide's boot included.
+4. **A class**: N students fetch that list at once over loopback, each with up to ``--per-student``
    requests in flight (a browser's connections per host; each student a ``curl`` process), from
    nginx (Debian's, unprivileged, in a folder of its own) and from ``python -m http.server``. The time until the last student has every
    byte. The clients run on the same two cores as the server, so the figure is an upper bound for
@@ -145,6 +148,37 @@ def first_load(site: Path) -> dict:
             "paths": files, "bytes": sum((site / p.lstrip("/")).stat().st_size for p in files)}
 
 
+def run_all(site: Path, labs: list[str]) -> dict:
+    """Each lab run top to bottom in a page of its own: seconds from opening the link to the last cell's end."""
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from site_helpers import RUN_ALL  # the site test's Run All, so both measure the same thing
+
+    server, seconds = Static("python", site), {}
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"])
+            for lab in labs:
+                context = browser.new_context()
+                context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server.url)
+                              else route.abort())
+                page = context.new_page()
+                started = time.monotonic()
+                page.goto(f"{server.url}/lab/index.html")
+                page.wait_for_function(APP_READY, timeout=120_000)
+                ran = page.evaluate(RUN_ALL, [lab, 600])
+                errors = sum(kind == "error" for cell in ran for kind, _ in cell)
+                seconds[lab] = {"seconds": round(time.monotonic() - started, 1), "cells": len(ran), "errors": errors}
+                context.close()
+            browser.close()
+    finally:
+        server.stop()
+    return seconds
+
+
 def a_class(url: str, paths: list[str], students: int, per_student: int) -> dict:
     """``students`` fetching ``paths`` at once, each ``per_student`` at a time: seconds and bytes.
 
@@ -183,6 +217,8 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=200)
     parser.add_argument("--per-student", type=int, default=6)
     parser.add_argument("--servers", default="nginx,python")
+    parser.add_argument("--labs", default="all", help="comma-separated lab numbers (00,05) for step 3, or none")
+    parser.add_argument("--zh", action="store_true", help="step 3 runs the Chinese edition of each lab too")
     args = parser.parse_args()
     site = args.site.resolve()
     if not (site / "lab" / "index.html").is_file():
@@ -196,6 +232,13 @@ def main() -> None:
     print(f"first load: a cell answered after {load['seconds_to_first_cell']} s ({load['printed']!r}); "
           f"{len(load['paths'])} files, {load['bytes'] / 1e6:.1f} MB; requests to other hosts refused: "
           f"{len(load['refused'])}")
+    numbers = [] if args.labs == "none" else None if args.labs == "all" else args.labs.split(",")
+    labs = [f"labs/{edition}{path.name}" for path in sorted((site / "files" / "labs").glob("[0-9][0-9]_*.ipynb"))
+            if numbers is None or path.name[:2] in numbers for edition in ("", "zh-CN/")[:2 if args.zh else 1]]
+    out["run_all"] = run_all(site, labs) if labs else {}
+    for lab, row in out["run_all"].items():
+        print(f"Run All {lab}: {row['seconds']} s from the link to the last cell ({row['cells']} code cells, "
+              f"{row['errors']} errors)")
     out["class"] = {}
     for kind in args.servers.split(","):
         if shutil.which("curl") is None:
