@@ -30,10 +30,9 @@ from typing import Any, Sequence
 import anyio
 
 from mcplab import place
-from mcplab.grade.pipes import STDERR_KEPT, Child, Ending, Event, _decoded
+from mcplab.grade.pipes import Child, Ending, Event, _decoded, record
 from mcplab.transports.in_process import InProcessTransport
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import JSONRPCError
 from mcplab.trace import Trace
 
 __all__ = ["InProcessChild", "start"]
@@ -128,20 +127,7 @@ class InProcessChild:
             self._ended.add(name)
             self.stdout_closed = self.stdout_closed or name == "stdout"
             return
-        if name == "stdout":
-            for line, message in self._framers[name].frames(data):
-                self.trace.record("s2c", "stdio", line or message.message, message)  # type: ignore[union-attr]
-                self._ready.append(Event(name, line, message))  # type: ignore[arg-type]
-            return
-        for line in self._framers[name].lines(data):  # log text, cut into lines, as Child does
-            if isinstance(line, JSONRPCError):
-                self.trace.record("s2c", "stderr", line.message, line)
-                self._ready.append(Event(name, b"", line))
-            else:
-                text = line.decode("utf-8", errors="replace")
-                self.trace.record("s2c", "stderr", text)
-                self.stderr_lines = (self.stderr_lines + [text])[-STDERR_KEPT:]
-                self._ready.append(Event(name, line))
+        record(self, name, data)  # as Child records what its pipes bring
 
     # --- ending --------------------------------------------------------------------------------
     def close(self, grace: float = 5.0) -> Ending:

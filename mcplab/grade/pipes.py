@@ -33,7 +33,7 @@ import selectors
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from mcplab import portable
 from mcplab.grade.keeper import Tree
@@ -140,21 +140,7 @@ class Child:
             self._selector.unregister(pipe)
             self.stdout_closed = self.stdout_closed or name == "stdout"
             return
-        if name == "stdout":
-            for line, message in self._framers[name].frames(data):
-                # A line too long to keep is reported (its error's text stands in for it), not buffered.
-                self.trace.record("s2c", "stdio", line or message.message, message)  # type: ignore[union-attr]
-                self._ready.append(Event(name, line, message))  # type: ignore[arg-type]
-            return
-        for line in self._framers[name].lines(data):  # stderr is log text: cut into lines, not decoded
-            if isinstance(line, JSONRPCError):
-                self.trace.record("s2c", "stderr", line.message, line)
-                self._ready.append(Event(name, b"", line))
-            else:
-                text = line.decode("utf-8", errors="replace")
-                self.trace.record("s2c", "stderr", text)
-                self.stderr_lines = (self.stderr_lines + [text])[-STDERR_KEPT:]
-                self._ready.append(Event(name, line))
+        record(self, name, data)
 
     # --- ending --------------------------------------------------------------------------------
     def close(self, grace: float = 5.0) -> Ending:
@@ -195,3 +181,23 @@ def _decoded(raw: str | bytes) -> jsonrpc.Message | JSONRPCError | None:
     except JSONRPCError as exc:
         return exc
     return None if isinstance(decoded, list) else decoded
+
+
+def record(child: Any, name: str, data: bytes) -> None:
+    """Bytes the server wrote on ``name``: into ``child``'s trace and events, whole lines at a time
+    (:class:`Child`, and the browser edition's in-process child, record alike)."""
+    if name == "stdout":
+        for line, message in child._framers[name].frames(data):
+            # A line too long to keep is reported (its error's text stands in for it), not buffered.
+            child.trace.record("s2c", "stdio", line or message.message, message)  # type: ignore[union-attr]
+            child._ready.append(Event(name, line, message))  # type: ignore[arg-type]
+        return
+    for line in child._framers[name].lines(data):  # stderr is log text: cut into lines, not decoded
+        if isinstance(line, JSONRPCError):
+            child.trace.record("s2c", "stderr", line.message, line)
+            child._ready.append(Event(name, b"", line))
+        else:
+            text = line.decode("utf-8", errors="replace")
+            child.trace.record("s2c", "stderr", text)
+            child.stderr_lines = (child.stderr_lines + [text])[-STDERR_KEPT:]
+            child._ready.append(Event(name, line))
