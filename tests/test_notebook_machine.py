@@ -64,7 +64,7 @@ def test_a_line_that_names_no_known_need_is_an_error_in_both_places_and_runs_not
     result = shell.run_cell(f"{line}\nran = 'the body'")
     assert not result.success and "ran" not in shell.user_ns
     said = capsys.readouterr()
-    assert "UsageError: %%machine expects one of processes, http, cryptography, sdk, nginx, got" in said.out + said.err
+    assert "UsageError: %%machine expects one of processes, cryptography, sdk, nginx, got" in said.out + said.err
 
 
 def test_a_cell_without_the_line_is_left_alone_and_loading_twice_rewrites_once(shell, monkeypatch):

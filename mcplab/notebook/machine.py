@@ -40,8 +40,6 @@ LINE = re.compile(r"%%machine(?:[ \t]+(?P<what>\S.*?))?[ \t]*\r?\n?")
 NEEDS = {
     "processes": N_("Not run in the browser: this cell needs the local install, because it starts programs as "
                     "processes of their own, and a browser page can start no process."),
-    "http": N_("Not run in the browser: this cell needs the local install, because it serves Streamable HTTP "
-               "on ports of the machine, and a browser page can open no port."),
     "cryptography": N_("Not run in the browser: this cell needs the local install, because it needs the "
                        "cryptography package (TLS certificates, signed tokens), which has no build for the "
                        "browser."),
