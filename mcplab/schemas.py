@@ -7,10 +7,12 @@ revision's ``<version>/schema.json`` from the first of these folders that is the
 
 1. ``$MCPLAB_SPEC_DIR`` when it is set (a teacher's own copy; an empty folder turns the badges off);
 2. ``../shared/mcp-spec`` beside the checkout, when that folder exists;
-3. the user's cache folder (platformdirs: ``~/.cache/mcplab`` on Linux, ``~/Library/Caches/mcplab``
+3. in the browser edition, ``_spec/`` beside this module: ``mcplab site build`` copies the schemas it
+   finds here (each checked against its digest) into the page's mcplab wheel;
+4. the user's cache folder (platformdirs: ``~/.cache/mcplab`` on Linux, ``~/Library/Caches/mcplab``
    on macOS, ``%LOCALAPPDATA%\\mcplab\\Cache`` on Windows), which :func:`fetch` fills.
 
-No schema ships with mcplab: the files belong to the specification. :func:`fetch` downloads each
+No schema ships with mcplab's own wheel: the files belong to the specification. :func:`fetch` downloads each
 one from the official specification repository at one pinned commit, so every classroom checks
 against the same bytes, and keeps a file only when its SHA-256 digest is the one written below:
 a file changed upstream or on the way is refused and nothing is cached. A file is written under a
@@ -42,6 +44,7 @@ DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/{SPEC_REPOSITORY}/{PINNED
 SPEC_DIR_ENV = "MCPLAB_SPEC_DIR"      # a folder of <version>/schema.json that wins over everything
 BASE_URL_ENV = "MCPLAB_SCHEMA_URL"    # a mirror of <version>/schema.json (a classroom's own server)
 SCHEMA_FILE = "schema.json"
+PACKAGED = "_spec"  # beside this module in the browser edition's mcplab wheel only (never in a checkout)
 REPO = Path(__file__).resolve().parent.parent
 DIGESTS: Mapping[str, str] = MappingProxyType({  # sha256 of schema/<version>/schema.json at PINNED_COMMIT
     "2024-11-05": "61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce",
@@ -70,11 +73,13 @@ def cache_dir() -> Path:
 
 
 def spec_dir() -> Path:
-    """The folder the badges and the tests read: ``$MCPLAB_SPEC_DIR``, else ``../shared/mcp-spec``, else the cache."""
+    """The folder the badges and the tests read: ``$MCPLAB_SPEC_DIR``, else ``../shared/mcp-spec``, else the
+    copies a browser edition's mcplab carries (``mcplab site build`` puts them in), else the cache."""
     explicit = os.environ.get(SPEC_DIR_ENV)
     if explicit:
         return Path(explicit)
-    return shared_dir() if shared_dir().is_dir() else cache_dir()
+    packaged = Path(__file__).parent / PACKAGED
+    return shared_dir() if shared_dir().is_dir() else packaged if packaged.is_dir() else cache_dir()
 
 
 def schema_file(version: str, folder: Path | None = None) -> Path | None:
@@ -89,6 +94,8 @@ def source(folder: Path) -> str:
         where = f"${SPEC_DIR_ENV}"
     elif folder == shared_dir():
         where = "../shared/mcp-spec beside the checkout"
+    elif folder == Path(__file__).parent / PACKAGED:
+        where = "the site, put in when it was built"
     else:
         where = "the cache"
     home = str(Path.home())

@@ -293,6 +293,30 @@ def only_loopback(url: str, aborted: list[str]):
     return route
 
 
+def test_the_sites_mcplab_carries_the_official_schemas_found_here_each_with_its_pinned_digest(built):
+    """The page's badges need the schemas in the page: the build puts each revision it finds (where the
+    machine's badges find theirs) into the page's mcplab wheel, at the pinned digest, and says which."""
+    from mcplab import schemas
+
+    need(all(schemas.schema_file(v) for v in schemas.ALL_VERSIONS),
+         f"the official schemas are not all in {schemas.source(schemas.spec_dir())} (mcplab schemas fetches them)")
+    out, _ = built
+    wheel = next((out / "static" / "pyodide").glob("mcplab-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        record = next(archive.read(n).decode() for n in names if n.endswith(".dist-info/RECORD"))
+        for version in schemas.ALL_VERSIONS:
+            name = f"mcplab/{schemas.PACKAGED}/{version}/{schemas.SCHEMA_FILE}"
+            assert schemas.digest(archive.read(name)) == schemas.DIGESTS[version], name
+            assert f"\n{name},sha256=" in record, name
+    assert json.loads((out / site.MARKER).read_text())["schemas"] == sorted(schemas.ALL_VERSIONS)
+
+
+# The official schemas as the page's badges find them: how many revisions, and from where.
+IN_PAGE_SCHEMAS = """from mcplab import schemas
+print(sum(schemas.schema_file(v) is not None for v in schemas.ALL_VERSIONS), schemas.source(schemas.spec_dir()).split(" (")[0])"""
+
+
 # The bundled weather server started the way the place allows (in the page: its file, from the site's
 # contents beside the labs, run in the kernel), and asked over the client as on a machine.
 IN_PAGE_WEATHER = """from mcplab import Client, place
@@ -326,6 +350,7 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
                                                      KERNEL_DEADLINE])
             answered = time.monotonic() - started
             weather = page.evaluate(RUN_FIRST_CELL, [IN_PAGE_WEATHER, KERNEL_DEADLINE])
+            badges = page.evaluate(RUN_FIRST_CELL, [IN_PAGE_SCHEMAS, KERNEL_DEADLINE])
             page.screenshot(path=OUTPUT / "lab-first-cell.png")
             chromium.close()
     finally:
@@ -338,6 +363,8 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
         "Chromium's own calls refused": len(outside.seen)}, indent=1) + "\n")
     assert printed == f"emscripten {mcplab.__version__}\n"
     assert weather == "InProcessTransport Beijing: sunny (晴), 12 °C, humidity 30%, wind 9 km/h 2025-11-25\n", weather
+    carried = json.loads((out / site.MARKER).read_text())["schemas"]
+    assert badges == (f"{len(carried)} the site, put in when it was built\n" if carried else "0 the cache\n"), badges
     assert aborted == [] and outside.hosts() - CHROMIUM_OWN == set(), outside.seen
 
 

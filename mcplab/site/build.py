@@ -47,6 +47,7 @@ def build(out: Path, cache: Path) -> Path:
         wheels = [(e.kind, Path(shutil.copyfile(cached(e, cache), pyodide / e.file)))
                   for e in entries if e.kind in ("boot", "page")]
         mcplab = _mcplab_wheel(Path(scratch) / "wheel", epoch)
+        badges = _add_schemas(mcplab, epoch)
         wheels.append(("mcplab", Path(shutil.copyfile(mcplab, pyodide / mcplab.name))))
         lock_json = _pyodide_lock(npm_lock, wheels)
         (pyodide / "pyodide-lock.json").write_text(json.dumps(lock_json, indent=1, sort_keys=True) + "\n")
@@ -57,7 +58,7 @@ def build(out: Path, cache: Path) -> Path:
         try:
             _jupyter_lite_build(lite, staging, epoch)
             marker = {"built by": "mcplab site build", "mcplab": __version__, "lock": sha256_of(LOCK),
-                      "pyodide": PYODIDE[1]}
+                      "pyodide": PYODIDE[1], "schemas": badges}
             (staging / MARKER).write_text(json.dumps(marker, indent=1) + "\n")
             urls = cdn_urls(staging)
             if urls:
@@ -168,6 +169,36 @@ def _mcplab_wheel(folder: Path, epoch: int) -> Path:
         raise SiteError(f"mcplab site build: hatchling could not build mcplab's wheel (install the site extra: "
                         f"pip install -e '.[site]'): {(done.stderr.strip().splitlines() or ['no output'])[-1]}")
     return folder / done.stdout.strip().splitlines()[-1]
+
+
+def _add_schemas(wheel: Path, epoch: int) -> list[str]:
+    """The official schemas into the page's mcplab wheel (``mcplab/_spec/<version>/schema.json``, where
+    ``schemas.spec_dir()`` finds them in the page): each revision found where the machine's badges find
+    theirs, taken only when its digest is the pinned one. The revisions taken; none when ``mcplab
+    schemas`` never ran here (the page's trace views then show no badges, as on a machine)."""
+    import base64
+
+    from mcplab import schemas
+
+    found = {version: path.read_bytes() for version in schemas.ALL_VERSIONS
+             if (path := schemas.schema_file(version)) is not None}
+    taken = {version: data for version, data in found.items() if schemas.digest(data) == schemas.DIGESTS[version]}
+    if not taken:
+        return []
+    stamp = datetime.fromtimestamp(max(epoch, 315532800), timezone.utc).timetuple()[:6]
+    with zipfile.ZipFile(wheel) as source:
+        members = [(info.filename, source.read(info)) for info in source.infolist()]
+    record_name = next(name for name, _ in members if name.endswith(".dist-info/RECORD"))
+    added = [(f"mcplab/{schemas.PACKAGED}/{version}/{schemas.SCHEMA_FILE}", data) for version, data in taken.items()]
+    lines = [line for line in dict(members)[record_name].decode().splitlines() if line]
+    for name, data in added:
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        lines.insert(-1, f"{name},sha256={digest},{len(data)}")  # before RECORD's own line, which stays last
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in [*[(n, d) for n, d in members if n != record_name], *added]:
+            archive.writestr(zipfile.ZipInfo(name, stamp), data)
+        archive.writestr(zipfile.ZipInfo(record_name, stamp), "\n".join([*lines, ""]))
+    return sorted(taken)
 
 
 INSTALLERS_FILES = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json"}  # written by installers

@@ -5,11 +5,12 @@ See :mod:`mcplab.site` for the whole theory of operation.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
 
-from mcplab.site import LOCK, MIRROR_ENV, SiteError, cache_dir, read_lock
+from mcplab.site import LOCK, MARKER, MIRROR_ENV, SiteError, cache_dir, read_lock
 from mcplab.site.build import build, default_out
 from mcplab.site.registry import fetch, lock
 
@@ -35,6 +36,9 @@ def command(step: str, *, out: Path | None = None, cache: Path | None = None, mi
         built = build((out or default_out()).absolute(), cache)  # not resolve(): a link named as --out is not followed
         print(f"mcplab site: the course is in {built}; serve it with `python -m http.server -d {built}` "
               f"and open http://127.0.0.1:8000/lab/index.html")
+        if not json.loads((built / MARKER).read_text(encoding="utf-8"))["schemas"]:
+            print("mcplab site: no official schema was found here (run `mcplab schemas` online, then build "
+                  "again), so the page's trace views show no schema badges", file=sys.stderr)
         return 0
     except SiteError as exc:
         print(exc, file=sys.stderr)
