@@ -24,7 +24,7 @@ STUDENTS = 3
 LAB = "labs/02_handshake.ipynb"
 EXTRA = (  # cells each student runs after the lab's
     # A student who leaves a connection open when the kernel stops: its server must still go.
-    'held = await Client(stdio(WEATHER)).connect()\nprint("held open:", held.server_info["name"])',
+    'held = await Client(local(WEATHER)).connect()\nprint("held open:", held.server_info["name"])',
     # Its kernel talks to its server over Unix sockets in a folder only the student can open,
     # not over TCP ports on the loopback the class shares (a class opening kernels at once
     # took each other's ports). Jupyter adds the sticky bit (so no /tmp cleaner removes the sockets).

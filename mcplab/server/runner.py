@@ -39,10 +39,8 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
-import runpy
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +48,7 @@ from mcplab.server.toolkit import Server
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
 
 BACKEND_VARIABLE = "MCPLAB_ASYNC_BACKEND"  # the anyio backend of the stdio runner
 BACKENDS = ("asyncio", "trio")
@@ -148,6 +147,8 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, 
 def load(path: Path, flags: Sequence[str]) -> tuple[Server, argparse.Namespace]:
     """Run the server file ``path`` as ``python FILE FLAGS`` would (its folder first on ``sys.path``, its
     flags in ``sys.argv``) up to its ``run(server)``: the server and its parsed flags, nothing served."""
+    import runpy  # here, not at the top: a server's start over stdio imports this module and never loads a file
+
     if not path.is_file():
         raise FileNotFoundError(f"no server file at {path}")
     taken: list = []
