@@ -6,8 +6,9 @@ A page has no processes and no pipes (Pyodide: ``subprocess`` raises, sockets ar
 there the bundled server runs in the notebook's own event loop, and the lines a pipe would carry go
 through memory streams. Everything else is :class:`~mcplab.transports.stdio.StdioTransport`'s own
 code: the same framing, the same trace (channel ``stdio``, byte for byte the lines a pipe carries),
-the same errors, and the same shutdown ladder, where closing stdin is the end of the server's input
-and SIGTERM and SIGKILL are a cancel of its task::
+the same errors, and the same shutdown ladder, where closing stdin is the end of the server's input,
+SIGKILL is a cancel of its task, and SIGTERM is either told to a server that handles it (a bundled
+one, ``on_sigterm="stop"``: it stops as ``serve_stdio`` does) or a cancel too, as a default action::
 
     client ──to the server──▶ serve_lines(read, write) ──to the client──▶ client
                                  └──── its log records ──▶ "stderr" lines in the trace
