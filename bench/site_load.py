@@ -184,7 +184,7 @@ def a_class(url: str, paths: list[str], students: int, per_student: int) -> dict
 
     Each student is a ``curl --parallel`` process of its own, as each browser is: a client in C costs the
     shared cores little, where one Python process for the whole class measured its own speed (81 s for
-    200 students, against nginx's 7 s)."""
+    200 students, where curl processes had every byte from the same nginx in 5 s)."""
     with tempfile.NamedTemporaryFile("w", suffix=".curl", delete=False) as listing:
         listing.writelines(f'url = "{url}{path}"\noutput = "/dev/null"\n' for path in paths)
     argv = ["curl", "--silent", "--show-error", "--fail", "--no-progress-meter", "--parallel",
