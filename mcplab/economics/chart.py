@@ -71,9 +71,10 @@ class Chart:
         self.to_matplotlib().savefig(path, **options)
 
     def png(self, dpi: float = 100) -> bytes:
-        """The figure as PNG bytes, drawn by matplotlib: what a machine's notebook shows."""
+        """The figure as PNG bytes, drawn by matplotlib: what a machine's notebook shows, cropped to what is
+        drawn as the notebook's inline backend crops a matplotlib figure (``bbox_inches="tight"``)."""
         buffer = io.BytesIO()
-        self.to_matplotlib().savefig(buffer, format="png", dpi=dpi)
+        self.to_matplotlib().savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
         return buffer.getvalue()
 
     def __repr__(self) -> str:
