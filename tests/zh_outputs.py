@@ -205,6 +205,8 @@ def english_runs(text: str, known: Iterable[str] = (), allowed: Iterable[re.Patt
     wire = sorted({string for string in known if " " in string.strip()}, key=len, reverse=True)
     if label and LONE.fullmatch(text) and text.strip() not in set(known) | set(code):  # a button's Accept
         return [text.strip()]
+    for pattern in _allowlist() if allowed is None else allowed:
+        text = pattern.sub(" ¶ ", text)  # as printed: before anything is cut out
     for start, end, _ in sorted(_json_values(text), reverse=True):
         text = text[:start] + " ¶ " + text[end:]
     for string in wire:  # a lone word removed everywhere would cut real sentences short
@@ -213,8 +215,6 @@ def english_runs(text: str, known: Iterable[str] = (), allowed: Iterable[re.Patt
     for piece in sorted(set(code), key=len, reverse=True):
         before, after = r"(?<!\w)" * bool(re.match(r"\w", piece)), r"(?!\w)" * bool(re.search(r"\w$", piece))
         text = re.sub(before + re.escape(piece) + after, " ¶ ", text)
-    for pattern in _allowlist() if allowed is None else allowed:
-        text = pattern.sub(" ¶ ", text)
     text = OBJECT_REPR.sub(" ¶ ", FRAME_LINE.sub(" ¶ ", REPR_FIELD.sub(" ¶ ", text)))
     text = CAMEL.sub(" ¶ ", STRING_LIST.sub(" ¶ ", text))
     heads = [" ".join(m.group(0).split()) for m in HEADER.finditer(text)  # a column named in words: prose
