@@ -133,6 +133,13 @@ def test_the_glossary_page_holds_the_rules_the_course_depends_on(table):
         assert pair in held, pair
 
 
+def test_every_word_a_rule_asks_for_is_explained_in_the_glossary_s_tables(table):
+    page = PAGE.read_text(encoding="utf-8").split(SECTION, 1)[0]
+    rows = {line.split("|")[1].strip() for line in page.splitlines() if line.startswith("| ")}
+    missing = sorted({rule.use for rule in table} - rows)
+    assert missing == [], f"rules ask for words the glossary's tables do not explain: {missing}"
+
+
 def test_each_rule_catches_its_variant_and_names_the_word_to_use(table):
     for rule in table:
         wrong = [("example.po", "entry", f"这一句写了{rule.variant}，应当失败。")]
