@@ -141,10 +141,14 @@ class Playground:
             transport = "http"
         self.transport_buttons = widgets.ToggleButtons(options=["stdio", "http"], value=transport,
                                                        style={"button_width": "60px"})
+        # 80 px: a button's 10 px paddings and "modern" in the widgets' 13 px font (70 px read "mode…").
         self.era_buttons = widgets.ToggleButtons(options=["legacy", "modern", "auto"], value=era,
-                                                 style={"button_width": "70px"})
-        self.connect_button = widgets.Button(description=_("Connect"), button_style="primary")
-        self.close_button = widgets.Button(description=_("Disconnect"))
+                                                 style={"button_width": "80px"})
+        # The buttons keep their width when a long status line shares their row (at 1024 px they shrank
+        # to "Con…"); the status wraps instead.
+        self.connect_button = widgets.Button(description=_("Connect"), button_style="primary",
+                                             layout={"flex": "0 0 auto"})
+        self.close_button = widgets.Button(description=_("Disconnect"), layout={"flex": "0 0 auto"})
         self.status = widgets.HTML(html.escape(_("not connected")))
         self.kind_buttons = widgets.ToggleButtons(options=list(KINDS), style={"button_width": "90px"})
         self.items = widgets.Select(options=[], rows=6, layout={"width": "320px"})
