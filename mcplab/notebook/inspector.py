@@ -392,7 +392,7 @@ class Playground:
 
             view = show(client.trace)
             self.trace_count.value = f"<b>{html.escape(_('trace'))}</b>: {html.escape(trace_views.summary(list(view.frames)))}"
-            self.trace_html.value = view._repr_html_()
+            self.trace_html.value = view.diagram_html()
 
     def _status(self, text: str, error: bool = False) -> None:
         colour = trace_views.ERROR_COLOUR if error else "#333"

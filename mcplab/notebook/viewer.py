@@ -84,6 +84,12 @@ class TraceView:
         return "\n".join([trace_views.summary(list(self.frames), self.dropped), *marker, *lines])
 
     def _repr_html_(self) -> str:
+        # The first line counts the frames by kind, as the text view's first line does: hints point at it.
+        count = trace_views.summary(list(self.frames), self.dropped)
+        return f'<div style="font:12px sans-serif;color:#333">{html.escape(count)}</div>' + self.diagram_html()
+
+    def diagram_html(self) -> str:
+        """The badges' note and the sequence diagram, without the count (the playground shows its own)."""
         badges = {seq: check.badge() for seq, check in self.checks.items()}
         return _note(self.checks, self.schemas_found) + trace_views.render_html(list(self.frames), badges,
                                                                                  dropped=self.dropped)
