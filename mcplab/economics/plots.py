@@ -215,7 +215,10 @@ class Explorer:
         self.table = widgets.HTML()
         scenario = [self.sliders[name] for name, *_ in SCENARIO_SLIDERS]
         priced = [self.sliders[field.name] for field in fields(Costs)]
-        self.widget = widgets.VBox([widgets.HBox([widgets.VBox(scenario), widgets.VBox(priced)]),
+        # The two columns of sliders wrap: side by side they need about 750 px, and an output at 1024 px
+        # with the file browser open has less (the prices' readouts were cut off).
+        self.widget = widgets.VBox([widgets.HBox([widgets.VBox(scenario), widgets.VBox(priced)],
+                                                 layout={"flex_flow": "row wrap"}),
                                     self.picture, self.table])
         self.redraws = 0
         for slider in self.sliders.values():

@@ -167,11 +167,14 @@ class Playground:
         self.send_button.on_click(lambda _: self._start(self.send))
         self.kind_buttons.observe(lambda _: self._list_items(), names="value")
         self.items.observe(lambda _: self._select(), names="value")
+        # Rows wrap: in a narrow output (1024 px with the file browser open) the form goes below the list
+        # instead of running past the output's edge.
+        wrap = {"flex_flow": "row wrap"}
         self.widget = widgets.VBox([
-            widgets.HBox([self.server_box, self.transport_buttons, self.era_buttons]),
+            widgets.HBox([self.server_box, self.transport_buttons, self.era_buttons], layout=wrap),
             widgets.HBox([self.connect_button, self.close_button, self.status]),
             widgets.HBox([widgets.VBox([self.kind_buttons, self.items]),
-                          widgets.VBox([self.about, self.form_box, self.send_button])]),
+                          widgets.VBox([self.about, self.form_box, self.send_button])], layout=wrap),
             self.result, self.trace_count, self.trace_html])
         self.widget.add_class("mcplab-playground")
 
