@@ -1,6 +1,6 @@
 """What the student sees is whole: the labs' trace views and widgets measured in a real browser.
 
-Labs 00, 03, 06, 08 and the Chinese Lab 00 are opened in JupyterLab in Debian's headless Chromium,
+Labs 00, 03, 06, 08 and the Chinese Labs 00 and 08 are opened in JupyterLab in Debian's headless Chromium,
 Run All, and then, at the default width and again at 1024 px (the same run, the window resized),
 ``browser_helpers.LAYOUT`` opens every frame of every trace view and measures: every widget label and
 button shows its whole text (``scrollWidth <= clientWidth``, and the text measured in the label's own
@@ -29,7 +29,7 @@ from conftest import ROOT, need
 pytestmark = pytest.mark.browser
 
 LABS = ("00_start_here.ipynb", "03_primitives.ipynb", "06_stateless.ipynb", "08_economics.ipynb",
-        "zh-CN/00_start_here.ipynb")
+        "zh-CN/00_start_here.ipynb", "zh-CN/08_economics.ipynb")
 VIEWS = {"00_start_here.ipynb", "03_primitives.ipynb", "06_stateless.ipynb", "zh-CN/00_start_here.ipynb"}
 PLAY = {"00_start_here.ipynb", "03_primitives.ipynb", "zh-CN/00_start_here.ipynb"}  # their text says "try it"
 WIDTHS = (1400, 1024)  # the other tests' viewport, and a small laptop's
