@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -173,8 +174,14 @@ def _write_all(fd: int, data: bytes) -> None:
         pass  # the client closed that pipe: there is nobody left to tell
 
 
-def _rest(data: bytes) -> tuple[bytes, bool]:
-    """``data`` and whatever else is already waiting on our stdin; True if end-of-file is waiting too.
+def _readable(fd: int) -> bool:
+    """Is something (data, or end-of-file) waiting on ``fd`` right now?"""
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+def _rest(data: bytes) -> tuple[bytes, bool, bool]:
+    """``data`` and whatever else is already waiting on our stdin; then whether end-of-file is waiting
+    too, and whether we saw the pipe empty (from then on we are listening: see relay()).
 
     A client that writes a request without flushing it sends it only when it closes the pipe (closing
     flushes): the line and the end come together, and no answer could have reached it before. That is
@@ -185,21 +192,22 @@ def _rest(data: bytes) -> tuple[bytes, bool]:
         while True:
             more = os.read(0, CHUNK)
             if not more:
-                return data, True
+                return data, True, False
             data += more
     except BlockingIOError:  # nothing more is waiting: the client is still there
-        return data, False
+        return data, False, True
     finally:
         os.set_blocking(0, True)
 
 
-def _requests_held(framer: jsonrpc.LineFramer, data: bytes, state: Relay) -> None:
-    """Relay the lines that came with end-of-file, noting each request among them as held."""
+def _requests_held(framer: jsonrpc.LineFramer, data: bytes, state: Relay, judged: bool) -> None:
+    """Relay the lines that came with end-of-file, noting each request among them as held if ``judged``
+    (we were listening before they were written)."""
     for line in framer.lines(data):
         if isinstance(line, bytes):
             state.from_client(line)
             message = _decoded(line)
-            if isinstance(message, jsonrpc.Request):
+            if judged and isinstance(message, jsonrpc.Request):
                 state.note(f"{NOTE_UNFLUSHED}: {message.method}")
 
 
@@ -250,6 +258,10 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
     selector.register(server.stderr, selectors.EVENT_READ, "log")  # type: ignore[arg-type]
     selector.register(wake_read, selectors.EVENT_READ, "signal")
     deadline = time.monotonic() + LIFETIME
+    # Listening: we have seen our stdin empty, so whatever comes now was written after we were ready to
+    # read it. A client that wrote while we were still starting (a busy machine) and gave up before we
+    # read is not judged on its flushing: its line and its end were waiting together through no fault of its.
+    listening = not _readable(0)
     # Until the server's stdout ends: it has exited (or closed it), and nothing more can come.
     while any(key.data == "server" for key in selector.get_map().values()):
         if time.monotonic() > deadline:
@@ -263,12 +275,13 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
                     os._exit(after_sigterm())
                 continue
             data = os.read(key.fileobj.fileno(), CHUNK)  # type: ignore[union-attr]
-            ended = False
+            ended, was_listening = False, listening
             if data and key.data == "client":
-                data, ended = _rest(data)
+                was_listening = listening
+                data, ended, listening = _rest(data)
             if not data or ended:
                 if data:
-                    _requests_held(framers["client"], data, state)
+                    _requests_held(framers["client"], data, state, judged=was_listening)
                 selector.unregister(key.fileobj)
                 if key.data == "client":
                     state.note(NOTE_EOF)
