@@ -168,6 +168,8 @@ CONVERT_SCHEMA = {"type": "object", "properties": {"amount": {"type": "number"},
                   "required": ["amount"]}
 PRIMITIVES = {"a": "tool", "b": "resource", "c": "prompt", "d": "tool", "e": "resource"}
 KINDS = {"a": "isError", "b": "protocol error", "c": "protocol error", "d": "isError", "e": "isError"}
+AFTER_CANCEL = {"a": "stop, no response", "b": "ignore it", "c": "ignore it", "d": "ignore it", "e": "do not send it",
+                "f": "do not send it", "g": "close the stream"}
 TOO_EARLY = {"a": "error -32600", "b": "result", "c": "result", "d": "error -32602", "e": "HTTP 400",
              "f": "HTTP 400", "g": "result"}
 STRUCTURED = {"a": "use", "b": "reject", "c": "reject", "d": "not checked", "e": "use", "f": "reject"}
@@ -326,6 +328,7 @@ RIGHT: dict[str, object] = {
     "check_paged_tools": Live("paged"),
     "check_structured_verdicts": STRUCTURED,
     "check_too_early": TOO_EARLY,
+    "check_after_cancel": AFTER_CANCEL,
     "check_openai_tool": OPENAI,
     "check_anthropic_tool": ANTHROPIC,
     "check_tools_call_for": ROUTE,
@@ -595,6 +598,20 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("f missing", without(STRUCTURED, "f")),
         ("all use", dict.fromkeys(STRUCTURED, "use")),
         ("one still ...", {**STRUCTURED, "b": ...}),
+    ],
+    "check_after_cancel": [
+        ("a: an error response, so the client knows", {**AFTER_CANCEL, "a": "do not send it"}),
+        ("a: the tool finishes anyway", {**AFTER_CANCEL, "a": "ignore it"}),
+        ("b: stop the finished call", {**AFTER_CANCEL, "b": "stop, no response"}),
+        ("c: stop whatever runs", {**AFTER_CANCEL, "c": "stop, no response"}),
+        ("d: the late response is used", {**AFTER_CANCEL, "d": "stop, no response"}),
+        ("e: initialize cancelled like any request", {**AFTER_CANCEL, "e": "stop, no response"}),
+        ("f: a server cancels as in 2025-11-25", {**AFTER_CANCEL, "f": "stop, no response"}),
+        ("g: a notification over HTTP too", {**AFTER_CANCEL, "g": "do not send it"}),
+        ("g: the legacy answer", {**AFTER_CANCEL, "g": "stop, no response"}),
+        ("b missing", without(AFTER_CANCEL, "b")),
+        ("all ignored", dict.fromkeys(AFTER_CANCEL, "ignore it")),
+        ("one still ...", {**AFTER_CANCEL, "d": ...}),
     ],
     "check_too_early": [
         ("a answered: the server is friendly", {**TOO_EARLY, "a": "result"}),

@@ -96,6 +96,8 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "02.completions": ("completions", (), lambda out: "completions" in out.split("capabilities:")[1].split("\n")[0]),
     "02.downgrade": ("2025-11-25", ("2024-10-07", "2024-11-05", "2026-07-28", "-32602", "2025-06-18"),
                      lambda out: re.search(r"the server offered (\S+)", out)[1]),
+    "02.cancelled": ("the ping response: the cancelled call gets no response at all", (),
+                     lambda out: out.startswith('next from the server: {"jsonrpc":"2.0","id":3,"result":{}}')),
     "03.default_units": ("°C", (), lambda out: re.search(r"Beijing: [^,]+, -?\d+ (°[CF])", out)[1]),
     "03.unknown_tool": ("-32602", ("-32601", "-32600", "-32002", "32602", "-32603"),
                         lambda out: re.search(r"protocol error: (-\d+) Unknown tool", out)[1]),

@@ -23,6 +23,7 @@ from __future__ import annotations
 from mcplab.exercises._feedback import Feedback
 from mcplab.exercises.lab01 import *  # noqa: F401,F403
 from mcplab.exercises.lab02 import *  # noqa: F401,F403
+from mcplab.exercises.lab02_cancel import *  # noqa: F401,F403
 from mcplab.exercises.lab03 import *  # noqa: F401,F403
 from mcplab.exercises.lab03_pages import *  # noqa: F401,F403
 from mcplab.exercises.lab04 import *  # noqa: F401,F403

@@ -138,6 +138,20 @@ _ALL = (
                  "latest (Lifecycle: Version Negotiation); section 5 above showed which revisions this server "
                  "speaks."),
     ),
+    Prediction(
+        key="02.cancelled",
+        question=N_("get_forecast for China is waiting on the user (the server sent elicitation/create). The "
+                    "client sends notifications/cancelled for its tools/call, then ping with id 3. What is the next "
+                    "message the server sends?"),
+        choices=(N_("the tools/call response, with isError: true"),
+                 N_("an error response to the tools/call: request cancelled"),
+                 N_("the ping response: the cancelled call gets no response at all"),
+                 N_("notifications/cancelled for its own elicitation/create")),
+        digest="sha256:76362ab3eb9ed2ee49d7a69c86f6ccaff0cd384365d9bad0ed61ab1357858e69",
+        wrong=N_("Run the next cell and read the frames after the notifications/cancelled the client sent: the "
+                 "receiver of a cancellation SHOULD stop the work and not send a response for that request "
+                 "(Basic: Cancellation, Behavior Requirements), so the next frame from the server answers id 3."),
+    ),
     # --- Lab 03 · tools, resources, prompts -----------------------------------------------------
     Prediction(
         key="03.default_units",
