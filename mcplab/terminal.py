@@ -25,7 +25,7 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["visible", "visible_json", "cut", "line", "message", "table", "LINE", "MESSAGE"]
+__all__ = ["visible", "visible_json", "cut", "line", "message", "table", "text_width", "LINE", "MESSAGE"]
 
 # What a terminal obeys rather than shows: C0 but the newline and the tab, DEL, C1, the bidi
 # embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), and the surrogates, which JSON's
@@ -64,6 +64,11 @@ def visible_json(value: Any) -> str:
 def _width(text: str) -> int:
     """Columns a string takes in a terminal: CJK characters take two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def text_width(text: str) -> int:
+    """Columns a string takes in a terminal: CJK characters take two (a label padded to a column)."""
+    return _width(text)
 
 
 def cut(text: str, limit: int) -> tuple[str, int]:

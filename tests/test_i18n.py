@@ -180,7 +180,7 @@ def test_mcplab_lab_lang_zh_opens_the_chinese_labs_and_passes_the_language_on(mo
     monkeypatch.setattr(os, "execv", lambda exe, argv: seen.update(argv=argv))
     monkeypatch.delenv(i18n.ENV, raising=False)
     cli.main(["lab", "--lang", "zh", "--no-browser"])
-    assert "--ServerApp.default_url=/lab/tree/zh-CN/00_start_here.ipynb" in seen["argv"]
+    assert "--LabApp.default_url=/lab/tree/zh-CN/00_start_here.ipynb" in seen["argv"]
     assert os.environ.pop(i18n.ENV) == "zh"  # the kernels JupyterLab starts inherit it
 
 

@@ -1,0 +1,130 @@
+"""The command line in Chinese: the language chosen once (--lang, MCPLAB_LANG, the locale) and every
+subcommand's help and argparse's own words taken from the catalog.
+
+Each check runs the real ``mcplab`` in a subprocess with a clean language environment, as a student's
+shell would start it: ``LANG=zh_CN.UTF-8`` and nothing else is the Chinese locale.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from mcplab import i18n
+from mcplab.i18n import commandline
+
+CJK = re.compile(r"[\u3400-\u9fff]")
+# Three English words in a row (letters only, each two or more), outside what a help must keep:
+# flags (--era), metavars and choices ({auto,legacy}), paths, URLs and $VARIABLES are removed first.
+WORDS = re.compile(r"\b[A-Za-z][a-z]+(?:[ ,;:]+[A-Za-z][a-z]+){2,}\b")
+KEPT = (re.compile(r"https?://\S+"), re.compile(r"\{[^{}]*\}"), re.compile(r"\[[^\[\]]*\]"),
+        re.compile(r"\S*[/.$_=<>'\"]\S*"), re.compile(r"--?[\w-]+"))
+# Names that are two or three words and stay as they are (a product, a transport, the protocol's name).
+NAMES = ("Streamable HTTP", "Model Context Protocol", "JupyterLite", "JupyterLab", "Pyodide")
+SUBCOMMANDS = ("setup", "lab", "serve", "inspect", "call", "demo", "grade", "i18n", "config", "schemas", "site")
+LANGUAGE_VARIABLES = (i18n.ENV, i18n.START_ENV, *i18n.LOCALE_ENV, "LANGUAGE")
+
+
+def english_left(text: str) -> list[str]:
+    for name in NAMES:
+        text = text.replace(name, " ")
+    for pattern in KEPT:
+        text = pattern.sub(" ", text)
+    return WORDS.findall(text)
+
+
+def mcplab(*args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in LANGUAGE_VARIABLES}
+    return subprocess.run([sys.executable, "-m", "mcplab", *args], capture_output=True, text=True, timeout=60,
+                          env={**clean, **env})
+
+
+@pytest.mark.parametrize("env, expected", [
+    ({}, "en"),
+    ({"LANG": "zh_CN.UTF-8"}, "zh"),
+    ({"LANG": "zh_TW.UTF-8"}, "zh"),
+    ({"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh"),
+    ({"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, "en"),            # LC_ALL wins, as in POSIX
+    ({"LC_ALL": "", "LANG": "zh_CN.UTF-8"}, "zh"),             # an empty variable is not set
+    ({"LANG": "en_US.UTF-8"}, "en"),
+    ({"MCPLAB_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),      # the variable beats the locale
+    ({"MCPLAB_LANG": "zh", "LC_ALL": "C.UTF-8"}, "zh"),
+])
+def test_the_language_is_mcplab_lang_else_the_locale_in_posix_order(monkeypatch, env, expected):
+    for name in (i18n.ENV, *i18n.LOCALE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert i18n.language() == expected
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["inspect", "--server", "weather", "--lang", "zh"], "zh"),
+    (["--lang=zh", "demo"], "zh"),
+    (["lab", "--lang", "en", "--", "--lang", "zh"], "en"),      # after -- it belongs to another program
+    (["i18n", "update", "--lang", "zh"], None),                 # the catalog's language, not the command's
+    (["demo"], None),
+])
+def test_lang_is_found_before_the_parser_is_built(argv, expected):
+    assert commandline.chosen(argv) == expected
+
+
+@pytest.mark.parametrize("command", ["", *SUBCOMMANDS])
+def test_every_subcommand_s_help_speaks_chinese_under_the_chinese_locale(command):
+    done = mcplab(*([command] if command else []), "--help", LANG="zh_CN.UTF-8")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("用法：mcplab") and CJK.search(done.stdout.split("\n\n", 1)[1])
+    assert "显示这条帮助信息并退出" in done.stdout and "\n选项" in done.stdout
+    assert english_left(done.stdout) == [], done.stdout
+
+
+def test_the_english_help_is_the_source_under_any_other_locale():
+    done = mcplab("inspect", "--help", LANG="en_US.UTF-8")
+    assert done.stdout.startswith("usage: mcplab inspect")
+    assert "show this help message and exit" in done.stdout and "connect to a server" in done.stdout
+    assert english_left(done.stdout)  # the detector sees English where there is English
+
+
+@pytest.mark.parametrize("args, chinese", [
+    (["config", "nowhere"], "参数 host：无效的选择：'nowhere'"),
+    (["inspect"], "参数 --stdio --url --server 中必须给出一个"),
+    (["grade"], "缺少以下必需参数：kind, PATH"),
+    (["demo", "--step", "two"], "参数 --step：无效的 int 值：'two'"),
+    (["call", "--server", "weather", "tools/list", "{}", "surplus"], "无法识别的参数：surplus"),
+])
+def test_argparse_s_own_errors_speak_chinese_with_exit_status_2(args, chinese):
+    done = mcplab(*args, LANG="zh_CN.UTF-8")
+    assert done.returncode == 2
+    assert "mcplab" in done.stderr and "：错误：" in done.stderr and chinese in done.stderr, done.stderr
+    assert "error:" not in done.stderr and "usage:" not in done.stderr
+
+
+def test_lang_and_mcplab_lang_beat_the_locale_and_lang_reaches_every_subcommand():
+    assert mcplab("--lang", "en", "schemas", "--help", LANG="zh_CN.UTF-8").stdout.startswith("usage: ")
+    assert mcplab("schemas", "--help", LANG="zh_CN.UTF-8", MCPLAB_LANG="en").stdout.startswith("usage: ")
+    assert mcplab("schemas", "--lang", "zh", "--help", LANG="C.UTF-8").stdout.startswith("用法：")
+    assert mcplab("config", "--lang", "zh", "--help").stdout.startswith("用法：")
+
+
+def test_an_unknown_lang_is_refused_by_name():
+    done = mcplab("demo", "--lang", "fr")
+    assert done.returncode == 1 and "unknown language 'fr'; expected one of en, zh" in done.stderr
+
+
+def test_a_call_s_own_messages_speak_chinese():
+    done = mcplab("call", "--server", "weather", "tools/list", "[1]", LANG="zh_CN.UTF-8")
+    assert done.returncode == 1
+    assert done.stderr.strip() == "mcplab：JSON-PARAMS 必须是一个 JSON 对象，例如 '{\"name\": \"get_weather\"}'"
+
+
+def test_inspect_labels_its_view_in_chinese_and_keeps_the_columns():
+    done = mcplab("inspect", "--server", "weather", "--era", "legacy", "--no-trace", LANG="zh_CN.UTF-8")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("服务器        weather ")           # 服务器 is six columns wide, padded to 14
+    assert any(line.startswith("代            legacy") for line in lines)
+    assert "\n工具（2 个）\n" in done.stdout and "名称" in done.stdout
