@@ -128,3 +128,44 @@ def test_inspect_labels_its_view_in_chinese_and_keeps_the_columns():
     assert lines[0].startswith("服务器        weather ")           # 服务器 is six columns wide, padded to 14
     assert any(line.startswith("代            legacy") for line in lines)
     assert "\n工具（2 个）\n" in done.stdout and "名称" in done.stdout
+
+
+# --- python -m mcplab from a Python without mcplab's dependencies ---------------------------------------
+
+def test_python_m_mcplab_without_its_dependencies_says_what_to_run_in_one_sentence():
+    from conftest import ROOT
+
+    clean = {k: v for k, v in os.environ.items() if k not in LANGUAGE_VARIABLES}
+    # -S: no site-packages, so anyio is missing as from the system Python; -m finds mcplab in the checkout.
+    for env, said in (({"LANG": "C.UTF-8"}, "does not have mcplab's dependencies (anyio is missing)"),
+                      ({"LANG": "zh_CN.UTF-8"}, "里没有 mcplab 的依赖（缺少 anyio）")):
+        done = subprocess.run([sys.executable, "-S", "-m", "mcplab", "demo", "--step", "1"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60, env={**clean, **env})
+        assert done.returncode == 1 and done.stdout == ""
+        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert said in done.stderr and "mcplab demo --step 1" in done.stderr
+
+
+def test_the_sentence_names_the_environment_s_mcplab_or_the_set_up_when_there_is_none(tmp_path, monkeypatch):
+    import mcplab.__main__ as entry
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(entry, "CHECKOUT", tmp_path)
+    said = entry.missing_dependency("anyio", ["demo", "--step", "1"])
+    assert "set them up first with python3 -m mcplab setup --no-lab, then run .venv/bin/mcplab demo --step 1." in said
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "mcplab").write_text("")
+    said = entry.missing_dependency("anyio", ["call", "--server", "weather", "tools/call", '{"name": "x"}'])
+    assert ("run .venv/bin/mcplab call --server weather tools/call '{\"name\": \"x\"}', or activate it first "
+            "(source .venv/bin/activate)") in said
+
+
+def test_a_missing_module_of_mcplab_itself_is_not_taken_for_a_missing_dependency(monkeypatch):
+    import mcplab.__main__ as entry
+
+    def broken(argv):
+        raise ModuleNotFoundError("No module named 'mcplab.nothing'", name="mcplab.nothing")
+
+    monkeypatch.setattr(entry, "main", broken)
+    with pytest.raises(ModuleNotFoundError):
+        entry.run(["demo"])
