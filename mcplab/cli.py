@@ -71,13 +71,20 @@ def _lab(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("jupyterlab") is None:
         raise SystemExit(_("mcplab: JupyterLab is not installed in this environment; install the lab extra: "
                            "pip install 'mcplab[lab]' (pipx: pipx install 'mcplab[lab]')"))
-    argv = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}", *args.jupyter_args]
+    jupyter_args = list(args.jupyter_args)
     code = getattr(args, "lang", None) or language()  # --lang, else $MCPLAB_LANG, else the locale
     if code != "en":
         _choose_language(code)  # the kernels inherit it: feedback in the language even in an English lab
         start = _language_start(Path(folder), code)
         if start:  # LabApp's own default_url: JupyterLab overrides ServerApp's with its launcher
-            argv.append(f"--LabApp.default_url=/lab/tree/{start}")
+            jupyter_args.append(f"--LabApp.default_url=/lab/tree/{start}")
+        from mcplab import lab_language
+
+        jupyter_args, translated = lab_language.launch_flags(code, jupyter_args)
+        if not translated:
+            print(_("mcplab: JupyterLab's own menus stay English: its language pack is not installed "
+                    "(pip install jupyterlab-language-pack-zh-CN, or python3 -m mcplab setup)"), file=sys.stderr)
+    argv = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}", *jupyter_args]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in argv:
         argv.append("--allow-root")  # containers and CI machines often run as root
     if os.name != "posix":  # Windows' execv starts a new process and ends this one, leaving Ctrl-C to neither
