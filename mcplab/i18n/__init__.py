@@ -39,13 +39,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import gettext
 
-__all__ = ["LANGUAGES", "ENV", "language", "locale_language", "set_language", "_", "N_", "ngettext", "Texts", "Text", "work_in"]
+__all__ = ["LANGUAGES", "ENV", "language", "locale_language", "set_language", "speaking", "_", "N_", "ngettext",
+           "Texts", "Text", "work_in"]
 
 ENV = "MCPLAB_LANG"
 LOCALE_ENV = ("LC_ALL", "LC_MESSAGES", "LANG")  # POSIX order: the first set one wins
@@ -107,6 +109,24 @@ def set_language(code: str) -> None:
             from mcplab.i18n.fonts import use_cjk_font
 
             use_cjk_font()
+
+
+@contextmanager
+def speaking(code: str) -> Iterator[None]:
+    """Look messages up in ``code`` inside the block, then in the language before it.
+
+    For text that must be in another language than the student's for a reason, e.g. a plot's labels in
+    English where no font can draw Chinese (``mcplab.economics.chart.readable``); not for choosing.
+    """
+    before = os.environ.get(ENV)
+    os.environ[ENV] = normalize(code)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
 
 
 @cache
