@@ -169,3 +169,20 @@ def test_a_missing_module_of_mcplab_itself_is_not_taken_for_a_missing_dependency
     monkeypatch.setattr(entry, "main", broken)
     with pytest.raises(ModuleNotFoundError):
         entry.run(["demo"])
+
+
+# --- the subcommands' own sentences ---------------------------------------------------------------------
+
+def test_config_speaks_chinese_under_the_chinese_locale(tmp_path):
+    done = mcplab("config", "generic", "weather", LANG="zh_CN.UTF-8")
+    assert done.returncode == 0 and '"weather"' in done.stdout
+    assert done.stderr.strip() == "# generic 从这里读取：宿主自己的文件，例如 .mcp.json（Claude Code）或 .cursor/mcp.json（Cursor）"
+    refused = mcplab("config", "generic", "nowhere.py", LANG="zh_CN.UTF-8")
+    assert refused.returncode == 2 and "mcplab config：服务器文件应是一个已存在的 .py 文件；" in refused.stderr
+
+
+def test_schemas_speaks_chinese_when_it_cannot_download(tmp_path):
+    # Port 9 on 127.0.0.1 (discard) refuses at once here: nothing leaves the machine.
+    done = mcplab("schemas", "--cache-dir", str(tmp_path), "--base-url", "http://127.0.0.1:9", LANG="zh_CN.UTF-8")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("mcplab schemas：") and "追踪查看器的 schema 徽章不会显示" in done.stderr, done.stderr
