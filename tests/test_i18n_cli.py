@@ -186,3 +186,15 @@ def test_schemas_speaks_chinese_when_it_cannot_download(tmp_path):
     done = mcplab("schemas", "--cache-dir", str(tmp_path), "--base-url", "http://127.0.0.1:9", LANG="zh_CN.UTF-8")
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith("mcplab schemas：") and "追踪查看器的 schema 徽章不会显示" in done.stderr, done.stderr
+
+
+def test_a_bundled_server_s_flags_speak_chinese_under_the_chinese_locale():
+    from conftest import ROOT
+
+    clean = {k: v for k, v in os.environ.items() if k not in LANGUAGE_VARIABLES}
+    done = subprocess.run([sys.executable, str(ROOT / "servers" / "weather.py"), "--help"], capture_output=True,
+                          text=True, timeout=60, env={**clean, "LANG": "zh_CN.UTF-8"})
+    assert done.returncode == 0 and done.stdout.startswith("用法：weather.py")
+    assert "用 Streamable HTTP 提供服务，而不是 stdio" in done.stdout and "显示这条帮助信息并退出" in done.stdout
+    help_text = done.stdout.split("\n\n", 2)[2]  # after the usage and the server's own one-line description
+    assert english_left(help_text) == [], help_text
