@@ -25,6 +25,8 @@ import re
 import unicodedata
 from typing import Any
 
+from mcplab.i18n import ngettext
+
 __all__ = ["visible", "visible_json", "cut", "line", "message", "table", "text_width", "LINE", "MESSAGE"]
 
 # What a terminal obeys rather than shows: C0 but the newline and the tab, DEL, C1, the bidi
@@ -98,12 +100,13 @@ def cut(text: str, limit: int) -> tuple[str, int]:
 def line(text: str, limit: int = LINE) -> str:
     """A server's text as one line, cut at ``limit`` columns with how much was left out."""
     shown, left = cut(text, limit)
-    return shown + (f" ({left} more characters)" if left else "")
+    return shown + (" " + ngettext("({n} more character)", "({n} more characters)", left) if left else "")
 
 
 def message(text: str, limit: int = MESSAGE) -> str:
     """A server's message, its lines kept, escaped, cut after ``limit`` characters."""
-    more = f"… ({len(text) - limit} more characters)" if len(text) > limit else ""
+    more = "… " + ngettext("({n} more character)", "({n} more characters)", len(text) - limit) \
+        if len(text) > limit else ""
     return visible(text[:limit]) + more
 
 
@@ -123,6 +126,7 @@ def table(rows: list[tuple[str, ...]], limit: int = 60) -> str:
              for row, row_widths in zip(cells, widths)]
     left = [count for row in cells for _, count in row if count]
     if left:
-        lines.append(f"  (cut to {limit} columns: {sum(left)} characters of {len(left)} "
-                     f"{'cell' if len(left) == 1 else 'cells'} not shown)")
+        lines.append("  " + ngettext("(cut to {limit} columns: {chars} characters of {n} cell not shown)",
+                                     "(cut to {limit} columns: {chars} characters of {n} cells not shown)",
+                                     len(left), limit=limit, chars=sum(left)))
     return "\n".join(lines)
