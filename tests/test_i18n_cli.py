@@ -198,3 +198,19 @@ def test_a_bundled_server_s_flags_speak_chinese_under_the_chinese_locale():
     assert "用 Streamable HTTP 提供服务，而不是 stdio" in done.stdout and "显示这条帮助信息并退出" in done.stdout
     help_text = done.stdout.split("\n\n", 2)[2]  # after the usage and the server's own one-line description
     assert english_left(help_text) == [], help_text
+
+
+def test_setup_hands_its_lang_to_the_lab_it_opens(monkeypatch):
+    from mcplab import cli, install
+
+    seen = {}
+    monkeypatch.setattr(install, "main", lambda args, **kw: seen.update(args=list(args), **kw) or 0)
+    monkeypatch.delenv(i18n.ENV, raising=False)
+    try:
+        assert cli.main(["setup", "--lang", "zh", "--no-browser"]) == 0
+        assert seen == {"args": ["--lang", "zh", "--no-browser"], "extra": "lab", "open_lab": True}
+        assert os.environ[i18n.ENV] == "zh"  # and everything setup starts speaks it
+    finally:
+        os.environ.pop(i18n.ENV, None)
+    cli.main(["setup", "--no-lab"])
+    assert seen["args"] == [] and seen["open_lab"] is False
