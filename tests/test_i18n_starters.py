@@ -8,16 +8,16 @@ from __future__ import annotations
 import ast
 import io
 import json
-import os
 import re
 import subprocess
 import sys
 import tokenize
+from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
-from mcplab import course, i18n
+from mcplab import course
 from mcplab.i18n.notebooks import STARTERS
 
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -82,4 +82,5 @@ def test_the_chinese_build_labs_grade_and_name_the_twins(lab, starter):
 def test_the_course_copy_ships_the_twins(tmp_path):
     report = course.copy_course(tmp_path / "course")
     for starter in STARTERS:
-        assert (report.dest / "labs" / "zh-CN" / starter).read_bytes() == (ROOT / "labs" / "zh-CN" / starter).read_bytes()
+        twin = Path("labs") / "zh-CN" / starter
+        assert (report.dest / twin).read_bytes() == (ROOT / twin).read_bytes()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import APP_READY, CHROMIUM, CHROMIUM_ARGS, OVERRIDES, STATE_DIRS, free_port, stop_process
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, OVERRIDES, STATE_DIRS, free_port, stop_process
 from conftest import ROOT, need
 from mcplab import lab_language
 

@@ -91,7 +91,8 @@ class Entry:
         if not _NAME.match(self.name):
             raise HostConfigError(_("a server name is 1-64 letters, digits, '_' or '-'; got {name!r}", name=self.name))
         if (self.command is None) == (self.url is None):
-            raise HostConfigError(_("server {name!r} needs a command (stdio) or a URL (HTTP), not both", name=self.name))
+            raise HostConfigError(_("server {name!r} needs a command (stdio) or a URL (HTTP), not both",
+                                    name=self.name))
 
 
 def bundled(name: str, *, era: str = "dual", root: str | os.PathLike | None = None, writable: bool = False,

@@ -41,8 +41,8 @@ import nbformat
 from mcplab.i18n import LANGUAGES, N_, _catalog
 from mcplab.i18n.catalogs import Unit
 
-__all__ = ["LABS", "sources", "missing_ids", "ensure_ids", "units", "build", "comparable", "SETUP_ID", "NOTE_ID", "GLOSSARY",
-           "STARTERS"]
+__all__ = ["LABS", "sources", "missing_ids", "ensure_ids", "units", "build", "comparable", "SETUP_ID", "NOTE_ID",
+           "GLOSSARY", "STARTERS"]
 
 LABS = "labs"
 SETUP_ID = "i18n-setup"
