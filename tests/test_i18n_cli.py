@@ -214,3 +214,25 @@ def test_setup_hands_its_lang_to_the_lab_it_opens(monkeypatch):
         os.environ.pop(i18n.ENV, None)
     cli.main(["setup", "--no-lab"])
     assert seen["args"] == [] and seen["open_lab"] is False
+
+
+def test_mcplab_lab_under_a_chinese_locale_opens_the_chinese_labs_without_lang(monkeypatch, tmp_path):
+    from mcplab import cli
+
+    seen = {}
+    monkeypatch.setattr(os, "execv", lambda exe, argv: seen.update(argv=argv))
+    for name in (i18n.ENV, *i18n.LOCALE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    try:
+        cli.main(["lab", "--no-browser"])
+        assert os.environ[i18n.ENV] == "zh"  # chosen once, for the kernels too
+    finally:
+        os.environ.pop(i18n.ENV, None)
+    assert "--LabApp.default_url=/lab/tree/zh-CN/00_start_here.ipynb" in seen["argv"]
+    assert any(arg.startswith("--LabApp.app_settings_dir=") for arg in seen["argv"])
+    seen.clear()
+    monkeypatch.setenv("MCPLAB_LANG", "en")  # English chosen over the locale: JupyterLab as it was
+    cli.main(["lab", "--no-browser"])
+    assert not any("default_url" in arg or "app_settings_dir" in arg for arg in seen["argv"])
