@@ -72,7 +72,7 @@ def _lab(args: argparse.Namespace) -> int:
         raise SystemExit(_("mcplab: JupyterLab is not installed in this environment; install the lab extra: "
                            "pip install 'mcplab[lab]' (pipx: pipx install 'mcplab[lab]')"))
     jupyter_args = list(args.jupyter_args)
-    code = getattr(args, "lang", None) or language()  # --lang, else $MCPLAB_LANG, else the locale
+    code = language()  # --lang (main() set it), else $MCPLAB_LANG, else the locale; normalized
     if code != "en":
         _choose_language(code)  # the kernels inherit it: feedback in the language even in an English lab
         start = _language_start(Path(folder), code)

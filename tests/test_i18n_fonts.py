@@ -31,10 +31,17 @@ def zh(monkeypatch):
 
 @pytest.fixture
 def no_cjk_font(monkeypatch):
-    """matplotlib's font manager as on a machine without any CJK font, for this test only."""
+    """matplotlib's font manager as on a machine without any CJK font, for this test only.
+
+    findfont remembers its answers (a family not found, too) whatever the list of fonts: its memory is
+    emptied on the way in and out, so no answer of this test outlives it.
+    """
     kept = [entry for entry in font_manager.fontManager.ttflist if entry.name not in fonts.CJK_FONTS]
+    font_manager.FontManager._findfont_cached.cache_clear()
     monkeypatch.setattr(font_manager.fontManager, "ttflist", kept)
     assert fonts.cjk_font() is None
+    yield
+    font_manager.FontManager._findfont_cached.cache_clear()
 
 
 def charts() -> list:
@@ -63,7 +70,7 @@ def test_without_a_cjk_font_chinese_plots_keep_english_labels_and_say_which_comm
             bundle = chart._repr_mimebundle_()
             assert bundle["text/html"].startswith(f"<p>{chart.note}</p><img src=\"data:image/png;base64,")
             assert bundle["image/png"] in bundle["text/html"]
-    assert "App A" in drawn_text(plots.plot_graphs(3, 4))
+        assert "App A" in drawn_text(plots.plot_graphs(3, 4))
     assert i18n.language() == "zh"  # the English was for the plot only
 
 
