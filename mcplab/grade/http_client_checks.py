@@ -294,7 +294,7 @@ def name_header_line(runs: dict) -> Line | None:
 # --- the end -----------------------------------------------------------------------------------------
 
 def ends_line(runs: dict) -> Line:
-    title = _("ends cleanly: DELETE of its legacy session; in 2026-07-28 no session to end and no stream left open")
+    title = _("ends cleanly: DELETE of its legacy session; in 2026-07-28 POSTs only, no session and no GET stream")
     if "legacy" in runs:
         run = runs["legacy"]
         opening, assigned, _version = _session(run)
