@@ -20,7 +20,8 @@ LEGACY_ONLY, MODERN_ONLY = {"initialized", "session"}, {"discover", "meta", "mcp
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.http]
 
-# the line a variant breaks, the eras it is graded in, the edit of the solution (old → new), words of its line
+# the line a variant breaks, the eras it is graded in, the edit of the solution (old → new, or a list of them),
+# words of its line
 BROKEN = [
     ("exit", ("legacy", "modern"), ("    return 0\n\n\nif __name__", "    return 3\n\n\nif __name__"),
      "exit status 3 in the legacy run"),
@@ -53,6 +54,9 @@ BROKEN = [
      "tools/call with Mcp-Name: weather"),
     ("ends", ("legacy",), ('if self.era == "legacy" and self.session_id is not None:', "if False:"),
      "the legacy session was never deleted"),
+    ("ends", ("modern",), [('if self.era == "legacy" and self.session_id is not None:', "if True:"),
+                           ('headers={"Mcp-Session-Id": self.session_id,', 'headers={"Mcp-Session-Id": "none",')],
+     "an HTTP DELETE in the modern run"),
 ]
 
 
@@ -73,13 +77,14 @@ def test_the_solution_gets_a_full_card_in_both_eras_over_real_http():
     assert report.text().splitlines()[-1] == "PASS: no line failed (13 checks)"
 
 
-@pytest.mark.parametrize("check, eras, edit, words", BROKEN, ids=[row[0] for row in BROKEN])
+@pytest.mark.parametrize("check, eras, edit, words", BROKEN, ids=[f"{row[0]}-{'-'.join(row[1])}" for row in BROKEN])
 def test_a_broken_variant_of_the_solution_fails_its_own_line_and_only_that(tmp_path, check, eras, edit, words):
     source = SOLUTION.read_text(encoding="utf-8")
-    old, new = edit
-    assert source.count(old) == 1, f"the edit for {check} no longer matches the solution once"
+    for old, new in [edit] if isinstance(edit[0], str) else edit:
+        assert source.count(old) == 1, f"the edit for {check} no longer matches the solution once: {old!r}"
+        source = source.replace(old, new)
     variant = tmp_path / "my_http_client.py"
-    variant.write_text(source.replace(old, new), encoding="utf-8")
+    variant.write_text(source, encoding="utf-8")
     report = http_client(variant, eras=eras)
     assert [line.check for line in report.lines] == expected_checks(eras)
     assert {line.check for line in report.failed} == {check}, report.text()

@@ -15,9 +15,9 @@ with a server, walking every primitive within the card's time), ``frames`` (the 
 ``server_checks`` (the server grader), ``recorder`` (the instrumented server a client is graded
 against), ``output`` (what a client printed, kept at both ends), ``client_runs`` (the client grader's
 four runs) and ``client_checks`` (its lines); ``http_recorder`` (the recording proxy a Streamable
-HTTP client is graded against), ``http_client_runs`` (that grader's four runs) and ``http_client_checks``
-(its lines). Everything works offline and without Node; the schema line needs the official schemas
-and says so when they are missing.
+HTTP client is graded against), ``http_client_runs`` (that grader's four runs), ``http_client_checks`` and
+``http_modern_checks`` (its lines). Everything works offline and without Node; the schema line needs the
+official schemas and says so when they are missing.
 
 Layer: above the notebook views (the schema line is ``notebook.schema_check``), the server side
 (``server.schema`` makes arguments and loads jsonschema), ``trace`` and ``wire``; only the command

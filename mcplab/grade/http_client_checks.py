@@ -2,7 +2,7 @@
 
 Each function takes the runs of http_client_runs.py (by name: ``legacy``, ``modern``, ``legacy-sse``,
 ``modern-sse``; only the eras graded are there) and returns one report line, or None when its era was
-not graded. The lines judge the HTTP requests as the recorder received them, before it repaired
+not graded. The lines of the modern era alone are in http_modern_checks.py. The lines judge the HTTP requests as the recorder received them, before it repaired
 anything (http_recorder.py), so one mistake fails one line: a missing session id fails the session
 line, and the session still goes on to be judged for everything else.
 
@@ -14,14 +14,12 @@ the modern one.
 
 from __future__ import annotations
 
-import json
-from typing import Any, Callable
+from typing import Any
 
 from mcplab.grade.http_recorder import response_in
 from mcplab.grade.report import Line, failed, passed, quote, skipped, spec
 from mcplab.i18n import N_, _
-from mcplab.wire.headers import NAME_SOURCE, encode_value
-from mcplab.wire.versions import LATEST_LEGACY as L, LATEST_MODERN as M, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from mcplab.wire.versions import LATEST_LEGACY as L, LATEST_MODERN as M, META_PROTOCOL_VERSION
 
 LAB = N_("Lab 05 (Streamable HTTP)")
 MODERN_LAB = N_("Lab 06 (the stateless revision)")
@@ -64,6 +62,12 @@ def _shown(run: Any) -> tuple[bool, str]:
     content = ((answer or {}).get("result") or {}).get("content") or []
     text = next((c.get("text") for c in content if isinstance(c, dict) and c.get("type") == "text"), "") or ""
     return bool(text[:12]) and text[:12] in run.stdout, text
+
+
+def _meta(x: Any) -> Any:
+    message = x.message
+    params = message.get("params") if isinstance(message, dict) else None
+    return params.get("_meta") if isinstance(params, dict) else None
 
 
 # --- every run ---------------------------------------------------------------------------------------
@@ -214,83 +218,6 @@ def protocol_version_line(runs: dict) -> Line:
     return passed("protocol-version", title)
 
 
-# --- the modern era ----------------------------------------------------------------------------------
-
-def _meta(x: Any) -> Any:
-    message = x.message
-    params = message.get("params") if isinstance(message, dict) else None
-    return params.get("_meta") if isinstance(params, dict) else None
-
-
-def _requests(run: Any) -> list[Any]:
-    return [x for x in _posts(run) if isinstance(x.message, dict) and "id" in x.message and x.rpc_method]
-
-
-def discover_line(runs: dict) -> Line | None:
-    if "modern" not in runs:
-        return None
-    run, title = runs["modern"], _("opens 2026-07-28 with server/discover, and no initialize")
-    where = (spec(M, "basic/versioning"), _(MODERN_LAB))
-    expected = '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{...}}}'
-    requests = _requests(run)
-    if not requests:
-        return failed("discover", title, expected, _nothing(run), *where)
-    if any(x.rpc_method == "initialize" for x in requests):
-        return failed("discover", title, expected, _("it sent initialize, which 2026-07-28 no longer has"), *where)
-    if requests[0].rpc_method != "server/discover":
-        return failed("discover", title, expected, _("its first request was {method}", method=requests[0].rpc_method),
-                      *where)
-    return passed("discover", title)
-
-
-def meta_line(runs: dict) -> Line | None:
-    if "modern" not in runs:
-        return None
-    run, title = runs["modern"], _("puts _meta on every request: the protocol version and the client's capabilities")
-    where = (spec(M, "basic/versioning"), METADATA, _(MODERN_LAB))
-    expected = ('"_meta": {"' + META_PROTOCOL_VERSION + '": "' + M + '", "' + META_CLIENT_CAPABILITIES + '": {}, ...}')
-    for x in _requests(run):
-        meta = _meta(x)
-        problem = (_("no _meta") if not isinstance(meta, dict)
-                   else _("no {key}", key=META_PROTOCOL_VERSION) if meta.get(META_PROTOCOL_VERSION) != M
-                   else _("no {key} object", key=META_CLIENT_CAPABILITIES)
-                   if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict) else "")
-        if problem:
-            return failed("meta", title, expected, _("{method}: {problem}", method=x.rpc_method, problem=problem),
-                          *where)
-    return passed("meta", title)
-
-
-def method_header_line(runs: dict) -> Line | None:
-    if "modern" not in runs:
-        return None
-    run, title = runs["modern"], _("copies each request's method into the Mcp-Method header")
-    for x in _requests(run):
-        if x.headers.get("mcp-method") != x.rpc_method:
-            return failed("mcp-method", title, f"Mcp-Method: {x.rpc_method}",
-                          _("{method} with Mcp-Method: {value}", method=x.rpc_method,
-                            value=x.headers.get("mcp-method", _("(none)"))), METADATA, _(MODERN_LAB))
-    return passed("mcp-method", title)
-
-
-def name_header_line(runs: dict) -> Line | None:
-    if "modern" not in runs:
-        return None
-    run, title = runs["modern"], _("copies the tool's name into the Mcp-Name header of tools/call")
-    named = [x for x in _requests(run) if x.rpc_method in NAME_SOURCE]
-    if not named:
-        return failed("mcp-name", title, "Mcp-Name: get_weather", _("no tools/call was sent") if run.exchanges
-                      else _nothing(run), METADATA, _(MODERN_LAB))
-    for x in named:
-        source = (x.message.get("params") or {}).get(NAME_SOURCE[x.rpc_method])
-        wanted = encode_value(source) if isinstance(source, str) else None
-        if wanted is None or x.headers.get("mcp-name") != wanted:
-            return failed("mcp-name", title, f"Mcp-Name: {wanted}",
-                          _("{method} with Mcp-Name: {value}", method=x.rpc_method,
-                            value=x.headers.get("mcp-name", _("(none)"))), METADATA, _(MODERN_LAB))
-    return passed("mcp-name", title)
-
-
 # --- the end -----------------------------------------------------------------------------------------
 
 def ends_line(runs: dict) -> Line:
@@ -317,13 +244,3 @@ def ends_line(runs: dict) -> Line:
                               _("{what} in the modern run: 2026-07-28 has no sessions and no GET stream", what=what),
                               spec(M, "basic/transports/streamable-http"), _(MODERN_LAB))
     return passed("ends", title)
-
-
-CHECKS: tuple[Callable[[dict], Line | None], ...] = (
-    exit_line, accept_line, content_type_line, json_answer_line, sse_answer_line, initialized_line, session_line,
-    protocol_version_line, discover_line, meta_line, method_header_line, name_header_line, ends_line)
-
-
-def lines(runs: dict) -> list[Line]:
-    """Every line of the card, in order; the lines of an era that was not graded are left out."""
-    return [line for check in CHECKS if (line := check(runs)) is not None]

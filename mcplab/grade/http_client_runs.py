@@ -33,18 +33,22 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from mcplab.grade import http_client_checks
+from mcplab.grade import http_client_checks as common, http_modern_checks as modern
 from mcplab.grade.keeper import Tree
 from mcplab.grade.output import Output
-from mcplab.grade.report import Report
+from mcplab.grade.report import Line, Report
 from mcplab.grade.server_checks import command
 
 ERAS = ("legacy", "modern")
 START = 30.0  # seconds a client may take to send its first request
 BOUND = 30.0  # seconds between two requests before the grader stops a run
 LOOK = 0.5    # seconds between looks at the recorder's log
+CHECKS: tuple[Callable[[dict], Line | None], ...] = (
+    common.exit_line, common.accept_line, common.content_type_line, common.json_answer_line, common.sse_answer_line,
+    common.initialized_line, common.session_line, common.protocol_version_line, modern.discover_line,
+    modern.meta_line, modern.method_header_line, modern.name_header_line, common.ends_line)
 
 
 @dataclass(frozen=True)
@@ -161,4 +165,9 @@ def http_client(target: str | Path | Sequence[str], *, eras: Sequence[str] = ERA
     runs = {name: Run(r.name, r.era, r.returncode, r.stopped, r.stdout, r.stderr, exchanges(entries, name))
             for name, r in runs.items()}
     shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
-    return Report(f"http-client {shown}", tuple(http_client_checks.lines(runs)))
+    return Report(f"http-client {shown}", tuple(lines(runs)))
+
+
+def lines(runs: dict) -> list[Line]:
+    """Every line of the card, in order; the lines of an era that was not graded are left out."""
+    return [line for check in CHECKS if (line := check(runs)) is not None]
