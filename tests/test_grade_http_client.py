@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcplab import cli
+from mcplab import cli, i18n
 from mcplab.grade import FAIL, PASS
 from mcplab.grade.http_client_runs import http_client
 
@@ -108,6 +108,19 @@ def test_the_starter_fails_and_says_where_to_start():
     assert report.exit_code == 1
     assert report.line("exit").status == FAIL
     assert "TODO" in report.line("exit").text(), report.text()
+
+
+def test_the_card_reads_in_chinese_line_for_line(tmp_path, monkeypatch):
+    source = SOLUTION.read_text(encoding="utf-8")
+    variant = tmp_path / "my_http_client.py"
+    variant.write_text(source.replace('headers["Mcp-Name"] = message["params"][source]',
+                                      'headers["Mcp-Name"] = "weather"'), encoding="utf-8")
+    monkeypatch.setenv(i18n.ENV, "zh")
+    text = http_client(variant, eras=("modern",)).text()
+    assert text.splitlines()[0].startswith("成绩单 · http-client")
+    assert "✗ 把工具名复制到 tools/call 的 Mcp-Name 头中" in text
+    assert "tools/call 带的是 Mcp-Name: weather" in text and "实验 06（无状态的修订版）" in text
+    assert text.splitlines()[-1] == "未通过：11 项检查中有 1 项失败"
 
 
 def test_grade_http_client_on_the_command_line_exits_0_for_the_solution(capsys):
