@@ -50,7 +50,8 @@ BROKEN = [
      "server/discover: no _meta"),
     ("mcp-method", ("modern",), ('headers["Mcp-Method"] = message["method"]', 'headers["Mcp-Method"] = "tools/call"'),
      "server/discover with Mcp-Method: tools/call"),
-    ("mcp-name", ("modern",), ('headers["Mcp-Name"] = message["params"][source]', 'headers["Mcp-Name"] = "weather"'),
+    ("mcp-name", ("modern",),
+     ('headers["Mcp-Name"] = header_value(message["params"][source])', 'headers["Mcp-Name"] = "weather"'),
      "tools/call with Mcp-Name: weather"),
     ("ends", ("legacy",), ('if self.era == "legacy" and self.session_id is not None:', "if False:"),
      "the legacy session was never deleted"),
@@ -113,7 +114,7 @@ def test_the_starter_fails_and_says_where_to_start():
 def test_the_card_reads_in_chinese_line_for_line(tmp_path, monkeypatch):
     source = SOLUTION.read_text(encoding="utf-8")
     variant = tmp_path / "my_http_client.py"
-    variant.write_text(source.replace('headers["Mcp-Name"] = message["params"][source]',
+    variant.write_text(source.replace('headers["Mcp-Name"] = header_value(message["params"][source])',
                                       'headers["Mcp-Name"] = "weather"'), encoding="utf-8")
     monkeypatch.setenv(i18n.ENV, "zh")
     text = http_client(variant, eras=("modern",)).text()
@@ -127,6 +128,18 @@ def test_grade_http_client_on_the_command_line_exits_0_for_the_solution(capsys):
     assert cli.main(["grade", "http-client", str(SOLUTION), "--era", "modern"]) == 0
     out = capsys.readouterr().out
     assert "Report card · http-client" in out and "PASS: no line failed (11 checks)" in out
+
+
+@pytest.mark.parametrize("text", ["get_weather", "file:///a%20b.txt", " padded ", "天气", "=?base64?x?=", "a\tb"])
+def test_the_solution_writes_a_header_value_as_the_package_does(text):
+    import importlib.util
+
+    from mcplab.wire.headers import encode_value
+
+    spec = importlib.util.spec_from_file_location("my_http_client", SOLUTION)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.header_value(text) == encode_value(text)
 
 
 def test_an_unknown_era_is_refused_naming_the_eras():

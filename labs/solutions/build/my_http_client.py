@@ -20,6 +20,7 @@ It prints one line per exchange. `mcplab grade http-client build/my_http_client.
 from __future__ import annotations
 
 import argparse
+import base64
 import itertools
 import json
 import sys
@@ -32,6 +33,14 @@ CLIENT_INFO = {"name": "my-http-client", "version": "0.1.0"}
 CAPABILITIES: dict = {}                       # this client offers the server nothing (no roots, no sampling)
 ACCEPT = "application/json, text/event-stream"
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # the source of Mcp-Name
+
+
+def header_value(text: str) -> str:
+    """A body value as a header may carry it: as is when plain visible ASCII, else the spec's base64 form."""
+    plain = all(" " <= ch <= "~" for ch in text) and text == text.strip(" ")
+    if plain and not (text.startswith("=?base64?") and text.endswith("?=")):
+        return text
+    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
 
 
 class ServerError(Exception):
@@ -56,7 +65,7 @@ class HttpClient:
             headers["Mcp-Method"] = message["method"]
             source = NAMED.get(message["method"])
             if source:
-                headers["Mcp-Name"] = message["params"][source]
+                headers["Mcp-Name"] = header_value(message["params"][source])
         elif message["method"] != "initialize":
             # After the handshake: the revision agreed, and the session, if the server assigned one.
             headers["MCP-Protocol-Version"] = self.version
