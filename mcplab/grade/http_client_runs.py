@@ -15,8 +15,13 @@ its own (two per era asked for)::
     legacy-sse, modern-sse    every answer an event stream  → the stream line (and the headers lines)
 
 and reads the recorder's log: every HTTP request each run made, with its headers and body, and the
-answer it got. The lines (http_client_checks.py) judge what the client sent; its stdout shows
-whether it read each answer to the response (it prints the tool's result).
+answer it got. The lines (http_client_checks.py, and http_modern_checks.py for 2026-07-28 alone, in
+the order :data:`CHECKS` gives) judge what the client sent; its stdout shows whether it read each
+answer to the response (it prints the tool's result).
+
+What the card cannot see: whether a client that exits closed its connections first (the system
+closes them at the exit either way), so "no request left open" is judged as: it exited by itself,
+and in 2026-07-28 it sent POSTs only (no DELETE of a session, no GET stream).
 
 A run ends when the client exits. One that sends nothing for :data:`BOUND` seconds (:data:`START`
 before its first request: an import with no bytecode cache, under load) is stopped, with everything it
