@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any, AsyncIterator, BinaryIO, Sequence
 
 RUNS = ("legacy", "modern", "legacy-sse", "modern-sse")
@@ -202,8 +201,8 @@ def create_app(recorder: Recorder) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     import asyncio
-    from pathlib import Path
 
+    from mcplab.course import server_command
     from mcplab.server.streamable_http.process import BANNER, bind, endpoint_url, launch, serve_app
 
     parser = argparse.ArgumentParser(prog="python -m mcplab.grade.http_recorder", description=__doc__.split("\n\n")[0])
@@ -212,8 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    weather = Path(__file__).resolve().parents[2] / "servers" / "weather.py"
-    with launch([sys.executable, str(weather), "--era", "dual"]) as upstream, open(args.log, "ab") as log:
+    # the course's weather server, in a checkout or an installed wheel
+    with launch(server_command("weather", "--era", "dual")) as upstream, open(args.log, "ab") as log:
         sock = bind(args.host, args.port)
         app = create_app(Recorder(log, upstream.url))
         try:
