@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mcplab import cli, i18n
-from mcplab.grade import FAIL, PASS
+from mcplab.grade import FAIL, PASS, SKIP
 from mcplab.grade.http_client_runs import http_client
 
 from conftest import ROOT
@@ -109,6 +109,8 @@ def test_the_starter_fails_and_says_where_to_start():
     assert report.exit_code == 1
     assert report.line("exit").status == FAIL
     assert "TODO" in report.line("exit").text(), report.text()
+    # it sent nothing, so nothing else is judged: skipped, never passed
+    assert {line.status for line in report.lines if line.check != "exit"} == {SKIP}, report.text()
 
 
 def test_the_card_reads_in_chinese_line_for_line(tmp_path, monkeypatch):

@@ -14,8 +14,9 @@ notifications about the request and then its response. What changes with the era
                           (protocol version, client info and capabilities) and the routing headers
                           Mcp-Method and Mcp-Name that copy its method and name; close the connection
 
-It prints one line per exchange. Fill in the six TODOs, in order; `mcplab grade http-client
-build/my_http_client.py` grades it (labs/solutions/build/my_http_client.py is one answer).
+It prints one line per exchange. Fill in the six TODOs; `mcplab grade http-client build/my_http_client.py`
+grades it, and while a TODO is left its card's first line names the one that stopped the client.
+labs/solutions/build/my_http_client.py is one answer.
 """
 
 from __future__ import annotations

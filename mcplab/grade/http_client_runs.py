@@ -43,8 +43,9 @@ from typing import Any, Callable, Sequence
 from mcplab.grade import http_client_checks as common, http_modern_checks as modern
 from mcplab.grade.keeper import Tree
 from mcplab.grade.output import Output
-from mcplab.grade.report import Line, Report
+from mcplab.grade.report import Line, Report, skipped
 from mcplab.grade.server_checks import command
+from mcplab.i18n import _
 
 ERAS = ("legacy", "modern")
 START = 30.0  # seconds a client may take to send its first request
@@ -174,5 +175,13 @@ def http_client(target: str | Path | Sequence[str], *, eras: Sequence[str] = ERA
 
 
 def lines(runs: dict) -> list[Line]:
-    """Every line of the card, in order; the lines of an era that was not graded are left out."""
-    return [line for check in CHECKS if (line := check(runs)) is not None]
+    """Every line of the card, in order; the lines of an era that was not graded are left out.
+
+    A client that sent nothing in any run (it crashed first, or a TODO stopped it) leaves nothing to
+    judge: every line but the first, which says how it ended, is skipped rather than passed.
+    """
+    found = [line for check in CHECKS if (line := check(runs)) is not None]
+    if any(run.exchanges for run in runs.values()):
+        return found
+    return [line if line.check == "exit" else skipped(line.check, line.title, _("the client sent nothing; see the "
+                                                                                "first line")) for line in found]
