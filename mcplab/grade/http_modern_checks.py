@@ -10,7 +10,7 @@ name into ``Mcp-Method`` and ``Mcp-Name`` so that a gateway can route it without
 from __future__ import annotations
 
 from mcplab.grade.http_client_checks import METADATA, MODERN_LAB, _meta, _nothing, _posts
-from mcplab.grade.report import Line, failed, passed, spec
+from mcplab.grade.report import Line, failed, passed, skipped, spec
 from mcplab.i18n import _
 from mcplab.wire.headers import NAME_SOURCE, encode_value
 from mcplab.wire.versions import LATEST_MODERN as M, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
@@ -43,6 +43,8 @@ def meta_line(runs: dict) -> Line | None:
     run, title = runs["modern"], _("puts _meta on every request: the protocol version and the client's capabilities")
     where = (spec(M, "basic/versioning"), METADATA, _(MODERN_LAB))
     expected = ('"_meta": {"' + META_PROTOCOL_VERSION + '": "' + M + '", "' + META_CLIENT_CAPABILITIES + '": {}, ...}')
+    if not _requests(run):
+        return skipped("meta", title, _nothing(run))  # nothing sent is nothing judged, never a pass
     for x in _requests(run):
         meta = _meta(x)
         problem = (_("no _meta") if not isinstance(meta, dict)
@@ -59,6 +61,8 @@ def method_header_line(runs: dict) -> Line | None:
     if "modern" not in runs:
         return None
     run, title = runs["modern"], _("copies each request's method into the Mcp-Method header")
+    if not _requests(run):
+        return skipped("mcp-method", title, _nothing(run))
     for x in _requests(run):
         if x.headers.get("mcp-method") != x.rpc_method:
             return failed("mcp-method", title, f"Mcp-Method: {x.rpc_method}",
