@@ -130,7 +130,7 @@ class Recorder:
         return reply.status_code, dict(reply.headers), reply.content
 
     async def exchange(self, request: Any) -> Any:
-        from starlette.responses import PlainTextResponse, Response
+        from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
         run = request.path_params["run"]
         if run not in RUNS:
@@ -162,23 +162,30 @@ class Recorder:
         if not streams(run):
             return self.answered(run, seq, Response(json.dumps(answer).encode(), status_code=status,
                                                     headers=passed, media_type="application/json"))
-        return self.answered(run, seq, Response(self.stream(run, seq, message, answer), status_code=status,
-                                                headers={**passed, "cache-control": "no-cache",
-                                                         "x-accel-buffering": "no"},
-                                                media_type="text/event-stream"))
+        events = self.events(run, seq, message, answer)
 
-    def stream(self, run: str, seq: int, message: dict, answer: dict) -> bytes:
+        async def sent() -> AsyncIterator[bytes]:
+            for event in events:  # one write each: a client must put an event together across reads
+                yield event
+
+        return self.answered(run, seq, StreamingResponse(sent(), status_code=status, media_type="text/event-stream",
+                                                         headers={**passed, "cache-control": "no-cache",
+                                                                  "x-accel-buffering": "no"}), b"".join(events))
+
+    def events(self, run: str, seq: int, message: dict, answer: dict) -> list[bytes]:
         """The event stream of one answer: an event with no message, a log notification, the response."""
         first = f"id: {seq}-0\ndata:\n\n" if era(run) == "legacy" else ": the response follows\n\n"
         note = {"jsonrpc": "2.0", "method": "notifications/message",
                 "params": {"level": "info", "logger": "weather", "data": LOG_NOTE.format(method=message["method"])}}
         ids = (f"id: {seq}-1\n", f"id: {seq}-2\n") if era(run) == "legacy" else ("", "")
-        return (first + f"{ids[0]}data: {json.dumps(note)}\n\n" + f"{ids[1]}data: {json.dumps(answer)}\n\n").encode()
+        return [first.encode(), f"{ids[0]}data: {json.dumps(note)}\n\n".encode(),
+                f"{ids[1]}data: {json.dumps(answer)}\n\n".encode()]
 
-    def answered(self, run: str, seq: int, response: Any) -> Any:
+    def answered(self, run: str, seq: int, response: Any, body: bytes | None = None) -> Any:
+        """``response``, once the log has it (``body``: what a streamed response will send)."""
         self.write({"run": run, "kind": "answer", "of": seq, "status": response.status_code,
                     "headers": {k: v for k, v in response.headers.items()},
-                    "body": bytes(response.body).decode("utf-8", errors="replace")})
+                    "body": bytes(response.body if body is None else body).decode("utf-8", errors="replace")})
         return response
 
 
