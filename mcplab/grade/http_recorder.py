@@ -85,7 +85,7 @@ class Recorder:
         self.log.flush()
         return self.seq
 
-    def repaired(self, run: str, method: str, message: Any, headers: dict[str, str]) -> tuple[dict, Any]:
+    def repaired(self, run: str, message: Any) -> tuple[dict, Any]:
         """The headers and message to relay: what the client meant, in the form the weather server needs."""
         from mcplab.lifecycle.modern import stamp
         from mcplab.wire.headers import request_headers
@@ -107,9 +107,9 @@ class Recorder:
             out.update({k.lower(): v for k, v in request_headers(message["method"], params, LATEST_MODERN).items()})
         return out, message
 
-    async def relay(self, http: Any, run: str, method: str, message: Any, raw: bytes,
-                    headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        out, message = self.repaired(run, method, message, headers)
+    async def relay(self, http: Any, run: str, method: str, message: Any, raw: bytes) -> tuple[int, dict, bytes]:
+        """Send the repaired request on to the weather server; its status, headers and body."""
+        out, message = self.repaired(run, message)
         session = self.sessions[run]
         if method == "DELETE":
             out = {k: v for k, v in out.items() if k not in ("content-type", "accept")}
@@ -144,7 +144,7 @@ class Recorder:
                                                              status_code=405, headers={"Allow": "POST, DELETE"}))
         message = parse(raw) if request.method == "POST" else None
         http = request.app.state.http
-        status, upstream_headers, body = await self.relay(http, run, request.method, message, raw, headers)
+        status, upstream_headers, body = await self.relay(http, run, request.method, message, raw)
         kind = upstream_headers.get("content-type", "")
         passed = {k: v for k, v in upstream_headers.items() if k in (SESSION, "content-type")}
         is_request = isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
