@@ -34,7 +34,6 @@ import json
 import os
 import runpy
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,10 +72,9 @@ def _lab(args: argparse.Namespace) -> int:
             argv.append(f"--ServerApp.default_url=/lab/tree/{start}")
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in argv:
         argv.append("--allow-root")  # containers and CI machines often run as root
-    if os.name != "posix":  # Windows' execv starts a new process and ends this one, leaving Ctrl-C to neither
-        return subprocess.call(argv)
-    os.execv(sys.executable, argv)
-    return 0  # not reached
+    from mcplab import launch  # JupyterLab as a child, then one line of ours: where to begin
+
+    return launch.run(argv, Path(folder), args.lang)
 
 
 def _choose_language(code: str) -> None:
