@@ -24,6 +24,10 @@ the same for everyone:
 Each step says what it is about to do before it starts, so a slow one never looks like a hang;
 :mod:`mcplab.lab` then says when JupyterLab is ready and where to begin.
 
+Installed from a wheel (pip, pipx, uv) there is no checkout and nothing to install: the wheel's
+install was steps 1 and 2, so ``mcplab setup`` fetches the schemas and opens the lab, which copies
+the course into a folder of the student's own (:mod:`mcplab.course`).
+
 Step 2 is skipped when ``.venv/.<extra>-installed`` holds the fingerprint of ``pyproject.toml``,
 ``constraints.txt`` and the extra: running the command again only opens the lab. The Makefile calls
 this module, so ``make lab`` and ``python -m mcplab setup`` cannot drift apart. This module runs on
@@ -175,12 +179,26 @@ def setup(root: Path = REPO, *, extra: str = "lab", venv: Path | None = None, sa
     return plan
 
 
+def from_wheel(extra: str = "lab", *, say: Say = print) -> Path:
+    """Step 3 alone, where mcplab was installed from a wheel; the Python that runs the lab."""
+    if extra != "lab":
+        raise SystemExit(_("mcplab setup: --extra {extra} installs into a clone's .venv, and this mcplab was installed "
+                           "from a wheel; add the extra where it is installed: pip install \"mcplab[{extra}]\"",
+                           extra=extra))
+    say(_("mcplab is installed from a wheel in {prefix}: nothing to create or install", prefix=sys.prefix))
+    say(_("fetching the official MCP schemas for the trace viewer's badges …"))
+    _run([sys.executable, "-m", "mcplab.cli", "schemas"])
+    return Path(sys.executable)
+
+
 def main(args: Sequence[str], *, extra: str = "lab", open_lab: bool = True) -> int:
     """``mcplab setup``: set up, then (unless told not to) replace this process with ``mcplab lab ARGS``."""
-    plan = setup(extra=extra)
+    from mcplab import course  # the standard library only, like this module
+
+    python = setup(extra=extra).python if course.is_checkout() else from_wheel(extra)
     if not open_lab:
         return 0
-    argv = [str(plan.python), "-m", "mcplab.cli", "lab", *args]
+    argv = [str(python), "-m", "mcplab.cli", "lab", *args]
     sys.stdout.flush()  # exec replaces the process, and with it whatever print() still buffers (a pipe)
     if os.name == "nt":  # no exec on Windows: run it and hand back its status
         return _run(argv).returncode
