@@ -70,7 +70,7 @@ def _shown(first: Path, folder: Path) -> str:
     """``labs/00_start_here.ipynb`` in a clone, ``~/mcplab-course/labs/00_start_here.ipynb`` in a copy."""
     if folder.name == "labs":
         return first.relative_to(folder.parent).as_posix()
-    home = Path.home()
+    home = Path.home().resolve()  # as the folder is
     return f"~/{first.relative_to(home).as_posix()}" if home in first.parents else str(first)
 
 
