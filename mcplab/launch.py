@@ -21,7 +21,9 @@ slow machine only makes the line come later, and if JupyterLab exits first (a po
 flag) its own message says why and its exit status is this command's.
 
 Ctrl-C reaches JupyterLab as it always did (the terminal sends it to both processes; JupyterLab
-asks before it stops), so this process ignores it and waits; SIGTERM and SIGHUP are passed on.
+asks before it stops), so this process ignores it and waits; SIGTERM and SIGHUP are passed on. On
+Linux the child also asks the kernel for a SIGTERM when this process dies (``PR_SET_PDEATHSIG``), so
+a ``kill -9`` of ``mcplab lab`` stops JupyterLab too, as it did when the command exec'd it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from mcplab.i18n import LANGUAGES, _, normalize
 FIRST = "00_start_here.ipynb"
 POLL = 0.2  # seconds between two looks at the runtime folder or two status requests: a poll, not a deadline
 PASSED_ON = ("SIGTERM", "SIGHUP")
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def first_notebook(folder: Path, code: str | None) -> Path | None:
@@ -124,12 +127,19 @@ def wait_until_ready(child: subprocess.Popen, folder: Path, since: float) -> dic
     return None
 
 
+def _end_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the parent dies, however it dies (Linux only)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def run(argv: list[str], folder: Path, code: str | None) -> int:
     """Start JupyterLab (``argv``) on ``folder``, say where to begin once it answers, wait for it to end."""
     folder = folder.resolve()
     print(_("mcplab: starting JupyterLab on {folder} …", folder=folder), flush=True)
     since = time.time() - 1  # file times may be a little behind the clock
-    child = subprocess.Popen(argv)
+    child = subprocess.Popen(argv, preexec_fn=_end_with_parent if sys.platform.startswith("linux") else None)
     # Ctrl-C goes to the whole foreground group: JupyterLab handles it (it asks first); this process waits.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in PASSED_ON:

@@ -126,3 +126,45 @@ def test_mcplab_lab_ends_its_start_up_with_one_line_the_url_with_its_token_and_t
     finally:
         stop_process(proc)
     assert proc.returncode in (0, -15, 143), proc.returncode  # SIGTERM was passed on; JupyterLab stopped
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_jupyterlab_stops_when_mcplab_lab_is_killed_outright(tmp_path):
+    port = _free_port()
+    env = dict(os.environ, HOME=str(tmp_path))
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[name] = str(tmp_path / name.lower())
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    proc = subprocess.Popen([sys.executable, "-m", "mcplab.cli", "lab", "--no-browser", "--ip=127.0.0.1",
+                             f"--port={port}", "--ServerApp.port_retries=0"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+    try:
+        for line in proc.stdout:
+            if CLOSING.match(line):
+                break
+        assert proc.poll() is None, "mcplab lab ended before saying JupyterLab was ready"
+        server = json.loads(next((tmp_path / "jupyter_runtime_dir").glob("jpserver-*.json")).read_text())
+        assert server["pid"] != proc.pid  # JupyterLab is a child of its own
+        proc.kill()  # SIGKILL: no handler of mcplab lab runs
+        proc.wait()
+        deadline = time.monotonic() + 120  # JupyterLab's own shutdown, on a loaded machine
+        while time.monotonic() < deadline and _alive(server["pid"]):
+            time.sleep(0.2)
+        assert not _alive(server["pid"]), "JupyterLab outlived mcplab lab"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for this purpose (nobody here reaps an orphan adopted by init)
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
