@@ -39,7 +39,6 @@ import json
 import os
 import runpy
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,10 +86,9 @@ def _lab(args: argparse.Namespace) -> int:
     argv = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}", *jupyter_args]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in argv:
         argv.append("--allow-root")  # containers and CI machines often run as root
-    if os.name != "posix":  # Windows' execv starts a new process and ends this one, leaving Ctrl-C to neither
-        return subprocess.call(argv)
-    os.execv(sys.executable, argv)
-    return 0  # not reached
+    from mcplab import launch  # JupyterLab as a child, then one line of ours: where to begin
+
+    return launch.run(argv, Path(folder), code)
 
 
 def _choose_language(code: str) -> None:

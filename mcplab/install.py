@@ -11,10 +11,22 @@ the same for everyone:
 2. uv installs the package with an extra (``lab`` by default) pinned by ``constraints.txt``, so every
    student gets the same versions on the same day. uv is used from PATH when it is there; otherwise
    it is installed from PyPI into the new environment first; when that fails too (no wheel for this
-   machine, a proxy that only lets pip through), plain pip installs the same pins, only slower;
+   machine, a proxy that only lets pip through), plain pip installs the same pins, only slower.
+   Both leave the packages' bytecode compiled (uv when asked with ``--compile-bytecode``, pip by
+   default), and the checkout's own ``mcplab/`` is compiled after them (an editable install is not
+   in site-packages, so neither installer compiles it): the first start of the lab, of a kernel and
+   of each server then reads bytecode instead of compiling every module it imports, which matters
+   where Python may not write its cache (``PYTHONDONTWRITEBYTECODE``, a shared read-only install);
 3. ``mcplab schemas`` fetches the official schemas for the trace viewer's badges; offline it says so
    in one sentence and the set-up goes on, since nothing else needs them;
 4. ``mcplab lab`` opens JupyterLab (``--no-lab`` stops before; other flags go to JupyterLab).
+
+Each step says what it is about to do before it starts, so a slow one never looks like a hang;
+:mod:`mcplab.lab` then says when JupyterLab is ready and where to begin.
+
+Installed from a wheel (pip, pipx, uv) there is no checkout and nothing to install: the wheel's
+install was steps 1 and 2, so ``mcplab setup`` fetches the schemas and opens the lab, which copies
+the course into a folder of the student's own (:mod:`mcplab.course`).
 
 Step 2 is skipped when ``.venv/.<extra>-installed`` holds the fingerprint of ``pyproject.toml``,
 ``constraints.txt`` and the extra: running the command again only opens the lab. The Makefile calls
@@ -33,6 +45,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
+
+from mcplab.i18n import _  # the standard library's gettext underneath: usable before anything is installed
 
 REPO = Path(__file__).resolve().parent.parent
 CONSTRAINTS = "constraints.txt"
@@ -76,15 +90,17 @@ def _run(argv: Sequence[str | Path], **kwargs: object) -> subprocess.CompletedPr
 
 def create_venv(plan: Plan, uv: str | None, say: Say) -> None:
     """``uv venv --seed`` (pip included, for the fallback and a notebook's %pip), else ``python -m venv``."""
+    say(_("creating the environment {venv} …", venv=plan.venv.name))
     started = time.monotonic()
     if uv and _run([uv, "venv", "--quiet", "--seed", "--python", sys.executable, plan.venv]).returncode == 0:
-        say(f"created {plan.venv.name} with uv ({time.monotonic() - started:.1f} s)")
+        say(_("created {venv} with uv ({seconds:.1f} s)", venv=plan.venv.name, seconds=time.monotonic() - started))
         return
     made = _run([sys.executable, "-m", "venv", plan.venv])
     if made.returncode:
-        raise SystemExit(f"mcplab setup: `{sys.executable} -m venv {plan.venv}` failed; on Debian and Ubuntu "
-                         f"install python3-venv first")
-    say(f"created {plan.venv.name} with python -m venv ({time.monotonic() - started:.1f} s)")
+        raise SystemExit(_("mcplab setup: `{python} -m venv {venv}` failed; on Debian and Ubuntu install "
+                           "python3-venv first", python=sys.executable, venv=plan.venv))
+    say(_("created {venv} with python -m venv ({seconds:.1f} s)", venv=plan.venv.name,
+          seconds=time.monotonic() - started))
 
 
 def find_uv(plan: Plan, say: Say) -> str | None:
@@ -94,29 +110,45 @@ def find_uv(plan: Plan, say: Say) -> str | None:
             return str(candidate)
     if not plan.python.is_file():
         return None
-    say("uv is not on PATH: installing it from PyPI into the environment")
+    say(_("uv is not on PATH: installing it from PyPI into the environment"))
     fetched = _run([plan.python, "-m", "pip", "install", "--quiet", "uv"], capture_output=True, text=True)
     if fetched.returncode == 0 and plan.script("uv").is_file():
         return str(plan.script("uv"))
-    say("could not install uv (" + (fetched.stderr.strip().splitlines() or ["no output"])[-1] + "); using pip")
+    say(_("could not install uv ({why}); using pip", why=(fetched.stderr.strip().splitlines() or ["no output"])[-1]))
     return None
 
 
 def install(plan: Plan, uv: str | None, say: Say) -> str:
-    """Install the checkout (editable) with its extra, pinned by constraints.txt; the installer used."""
+    """Install the checkout (editable) with its extra, pinned by constraints.txt, bytecode compiled; the
+    installer used."""
     target = [f"--editable={plan.root}[{plan.extra}]", "--constraint", plan.root / CONSTRAINTS]
+    extra = f".[{plan.extra}]"
+    say(_("installing {extra} as {constraints} pins it, and compiling its bytecode …", extra=extra,
+          constraints=CONSTRAINTS))
     started = time.monotonic()
     if uv:
-        done = _run([uv, "pip", "install", "--quiet", "--python", plan.python, *target])
+        done = _run([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", plan.python, *target])
         if done.returncode == 0:
-            say(f"installed .[{plan.extra}] from {CONSTRAINTS} with uv ({time.monotonic() - started:.1f} s)")
+            say(_("installed {extra} from {constraints} with uv ({seconds:.1f} s)", extra=extra,
+                  constraints=CONSTRAINTS, seconds=time.monotonic() - started))
+            compile_checkout(plan)
             return "uv"
-        say("uv could not install the packages; trying pip")
-    done = _run([plan.python, "-m", "pip", "install", "--quiet", *target])
+        say(_("uv could not install the packages; trying pip"))
+    done = _run([plan.python, "-m", "pip", "install", "--quiet", *target])  # pip compiles unless told --no-compile
     if done.returncode:
-        raise SystemExit(f"mcplab setup: installing .[{plan.extra}] failed (see pip's message above)")
-    say(f"installed .[{plan.extra}] from {CONSTRAINTS} with pip ({time.monotonic() - started:.1f} s)")
+        raise SystemExit(_("mcplab setup: installing {extra} failed (see pip's message above)", extra=extra))
+    say(_("installed {extra} from {constraints} with pip ({seconds:.1f} s)", extra=extra, constraints=CONSTRAINTS,
+          seconds=time.monotonic() - started))
+    compile_checkout(plan)
     return "pip"
+
+
+def compile_checkout(plan: Plan) -> None:
+    """The bytecode of the checkout's package, which the installers leave alone (it is not in site-packages).
+
+    Quiet and best effort: a file that does not compile fails where it is imported, with a better message.
+    """
+    _run([plan.python, "-m", "compileall", "-q", "-j", "0", plan.root / "mcplab"], stdout=subprocess.DEVNULL)
 
 
 def setup(root: Path = REPO, *, extra: str = "lab", venv: Path | None = None, say: Say = print) -> Plan:
@@ -132,7 +164,8 @@ def setup(root: Path = REPO, *, extra: str = "lab", venv: Path | None = None, sa
         raise SystemExit(f"mcplab setup: {CONSTRAINTS} is missing from {root}; run it from a checkout")
     plan = Plan(root, venv or root / ".venv", extra)
     if plan.up_to_date():
-        say(f"{plan.venv.name} already has .[{extra}] as {CONSTRAINTS} pins it")
+        say(_("{venv} already has {extra} as {constraints} pins it", venv=plan.venv.name, extra=f".[{extra}]",
+              constraints=CONSTRAINTS))
         plan.stamp.touch()  # make compares its date with pyproject.toml's
     else:
         uv = shutil.which("uv")
@@ -141,16 +174,32 @@ def setup(root: Path = REPO, *, extra: str = "lab", venv: Path | None = None, sa
         install(plan, uv or find_uv(plan, say), say)
         plan.stamp.write_text(plan.fingerprint() + "\n")
     # Offline this prints its one sentence and fails; the lab works without the badges, so go on.
+    say(_("fetching the official MCP schemas for the trace viewer's badges …"))
     _run([plan.python, "-m", "mcplab.cli", "schemas"])
     return plan
 
 
+def from_wheel(extra: str = "lab", *, say: Say = print) -> Path:
+    """Step 3 alone, where mcplab was installed from a wheel; the Python that runs the lab."""
+    if extra != "lab":
+        raise SystemExit(_("mcplab setup: --extra {extra} installs into a clone's .venv, and this mcplab was installed "
+                           "from a wheel; add the extra where it is installed: pip install \"mcplab[{extra}]\"",
+                           extra=extra))
+    say(_("mcplab is installed from a wheel in {prefix}: nothing to create or install", prefix=sys.prefix))
+    say(_("fetching the official MCP schemas for the trace viewer's badges …"))
+    _run([sys.executable, "-m", "mcplab.cli", "schemas"])
+    return Path(sys.executable)
+
+
 def main(args: Sequence[str], *, extra: str = "lab", open_lab: bool = True) -> int:
     """``mcplab setup``: set up, then (unless told not to) replace this process with ``mcplab lab ARGS``."""
-    plan = setup(extra=extra)
+    from mcplab import course  # the standard library only, like this module
+
+    python = setup(extra=extra).python if course.is_checkout() else from_wheel(extra)
     if not open_lab:
         return 0
-    argv = [str(plan.python), "-m", "mcplab.cli", "lab", *args]
+    argv = [str(python), "-m", "mcplab.cli", "lab", *args]
+    sys.stdout.flush()  # exec replaces the process, and with it whatever print() still buffers (a pipe)
     if os.name == "nt":  # no exec on Windows: run it and hand back its status
         return _run(argv).returncode
     os.execv(argv[0], argv)

@@ -174,10 +174,10 @@ def test_mcplab_demo_speaks_chinese_with_lang_zh():
 
 
 def test_mcplab_lab_lang_zh_opens_the_chinese_labs_and_passes_the_language_on(monkeypatch, tmp_path):
-    from mcplab import cli
+    from mcplab import cli, launch
 
     seen = {}
-    monkeypatch.setattr(os, "execv", lambda exe, argv: seen.update(argv=argv))
+    monkeypatch.setattr(launch, "run", lambda argv, folder, code: seen.update(argv=argv) or 0)
     monkeypatch.delenv(i18n.ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the launch's JupyterLab settings folder goes there
     cli.main(["lab", "--lang", "zh", "--no-browser"])

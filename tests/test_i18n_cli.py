@@ -217,10 +217,10 @@ def test_setup_hands_its_lang_to_the_lab_it_opens(monkeypatch):
 
 
 def test_mcplab_lab_under_a_chinese_locale_opens_the_chinese_labs_without_lang(monkeypatch, tmp_path):
-    from mcplab import cli
+    from mcplab import cli, launch
 
     seen = {}
-    monkeypatch.setattr(os, "execv", lambda exe, argv: seen.update(argv=argv))
+    monkeypatch.setattr(launch, "run", lambda argv, folder, code: seen.update(argv=argv, code=code) or 0)
     for name in (i18n.ENV, *i18n.LOCALE_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANG", "zh_CN.UTF-8")
@@ -232,6 +232,7 @@ def test_mcplab_lab_under_a_chinese_locale_opens_the_chinese_labs_without_lang(m
         os.environ.pop(i18n.ENV, None)
     assert "--LabApp.default_url=/lab/tree/zh-CN/00_start_here.ipynb" in seen["argv"]
     assert any(arg.startswith("--LabApp.app_settings_dir=") for arg in seen["argv"])
+    assert seen["code"] == "zh", "the closing line names the Chinese Lab 00 too"
     seen.clear()
     monkeypatch.setenv("MCPLAB_LANG", "en")  # English chosen over the locale: JupyterLab as it was
     cli.main(["lab", "--no-browser"])

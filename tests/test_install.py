@@ -122,8 +122,20 @@ def test_setup_on_a_fresh_copy_installs_the_pins_fetches_the_schemas_then_has_no
                            capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "created .venv with uv" in first.stdout and "installed .[lab] from constraints.txt with uv" in first.stdout
+    said = [line for line in first.stdout.splitlines() if line.endswith(" …")]  # each step said before it began
+    assert said == ["creating the environment .venv …",
+                    "installing .[lab] as constraints.txt pins it, and compiling its bytecode …",
+                    "fetching the official MCP schemas for the trace viewer's badges …"], first.stdout
     assert "badges stay off" in first.stderr  # the one offline sentence, and the set-up went on
     venv_python = copy / ".venv" / "bin" / "python"
+    # Bytecode compiled at install, though this machine may set PYTHONDONTWRITEBYTECODE: the packages' (uv's
+    # --compile-bytecode) and the checkout's own package (an editable install, which no installer compiles).
+    tag = sys.implementation.cache_tag
+    site = next((copy / ".venv" / "lib").glob("python3.*/site-packages"))
+    for module in ("jupyterlab/__pycache__/labapp", "anyio/__pycache__/__init__", "matplotlib/__pycache__/pyplot"):
+        assert (site / f"{module}.{tag}.pyc").is_file(), module
+    assert (copy / "mcplab" / "__pycache__" / f"cli.{tag}.pyc").is_file()
+    assert (copy / "mcplab" / "wire" / "__pycache__" / f"jsonrpc.{tag}.pyc").is_file()
     listed = subprocess.run([uv, "pip", "freeze", "--python", str(venv_python)], capture_output=True, text=True,
                             check=True).stdout
     installed = dict(line.split("==") for line in listed.splitlines() if "==" in line)

@@ -90,9 +90,10 @@ LAYERS: tuple[Layer, ...] = (
     Layer("translation tool", ("mcplab.i18n.catalogs", "mcplab.i18n.documents", "mcplab.i18n.messages",
                                "mcplab.i18n.notebooks", "mcplab.i18n.tool"), ("languages", "files"),
           "mcplab i18n: catalogs kept in step with the English, the Chinese edition built"),
-    Layer("command line", ("mcplab.cli", "mcplab.install", "mcplab.__main__", "mcplab.lab_language"),
+    Layer("command line", ("mcplab.cli", "mcplab.install", "mcplab.launch", "mcplab.__main__",
+                           "mcplab.lab_language"),
           ("demo", "grade", "translation tool", "terminal text"),
-          "the mcplab command and its set-up; nothing imports it"),
+          "the mcplab command, its set-up and JupyterLab's launch; nothing imports it"),
 )
 
 ROOT_PACKAGE = "mcplab"  # the root: a face whose names load on first use; not a layer of its own

@@ -97,6 +97,28 @@ async def test_every_file_is_a_resource_with_its_mime_type(root: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_pythons_bytecode_cache_is_never_listed_searched_offered_or_completed(root: Path) -> None:
+    # What an installer leaves beside an installed wheel's samples (it compiles every .py it installs).
+    import py_compile
+
+    cached = Path(py_compile.compile(str(root / "src" / "greet.py"), doraise=True))
+    assert cached.parent.name == "__pycache__" and cached.suffix == ".pyc"
+    (root / "stray.pyc").write_bytes(cached.read_bytes())
+    session = await session_for(root)
+    uris = {r["uri"] for r in (await session.result("resources/list"))["resources"]}
+    assert uris == {"file:///README.txt", "file:///data.json", "file:///logo.png", "file:///notes.md",
+                    "file:///src/greet.py"}
+    assert (await call(session, "list_directory", path="src"))["content"][0]["text"].splitlines() == [
+        f"[file] greet.py ({(root / 'src' / 'greet.py').stat().st_size} bytes)"]
+    assert "pyc" not in (await call(session, "list_directory"))["content"][0]["text"]
+    assert (await call(session, "search_files", pattern="greet"))["content"][0]["text"] == "src/greet.py"
+    assert "no file matches" in (await call(session, "search_files", pattern="*.pyc"))["content"][0]["text"]
+    completion = await session.result("completion/complete", {"ref": {"type": "ref/prompt", "name": "review_code"},
+                                                              "argument": {"name": "path", "value": "src/"}})
+    assert completion["completion"]["values"] == ["src/greet.py"]
+
+
+@pytest.mark.anyio
 async def test_prompts_attach_the_file_and_complete_paths(root: Path) -> None:
     session = await session_for(root)
     review = await session.result("prompts/get", {"name": "review_code",

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -64,9 +65,12 @@ def test_the_wheel_installs_outside_the_clone_and_gives_the_whole_course(tmp_pat
     elsewhere.mkdir()
     _run([*uv, "build", "--wheel", "--quiet", "--out-dir", str(dist), str(ROOT)])
     wheel, = dist.glob("mcplab-*.whl")
+    with zipfile.ZipFile(wheel) as archive:  # the wheel ships no bytecode cache, whatever the checkout holds
+        assert not [n for n in archive.namelist() if "__pycache__" in n or n.endswith(".pyc")]
     _run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)])
     python = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
-    _run([*uv, "pip", "install", "--quiet", "--python", str(python), str(wheel)])
+    # Compiled as pip compiles by default: the installer writes the course's own .py files' cache too.
+    _run([*uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python), str(wheel)])
     mcplab = python.with_name("mcplab")
     # A student's shell: the venv's scripts first, a home of its own, nothing of this clone on any path.
     env = {"PATH": os.pathsep.join([str(python.parent), "/usr/bin", "/bin"]), "HOME": str(home),
@@ -79,6 +83,9 @@ def test_the_wheel_installs_outside_the_clone_and_gives_the_whole_course(tmp_pat
     assert checkout == "False"
     installed = Path(course_root)
     before = _snapshot(installed)
+    cache = {k for k in before if "__pycache__/" in k}
+    assert "servers/samples/src/__pycache__/greet.cpython-%d%d.pyc" % sys.version_info[:2] in cache
+    course = {k: v for k, v in before.items() if k not in cache}  # what the copy takes: not the interpreter's cache
     assert {"servers/weather.py", "servers/files.py", "servers/conformance.py", "servers/samples/notes.md",
             "labs/00_start_here.ipynb", "labs/nbval-sanitize.cfg",
             "labs/solutions/01_jsonrpc_solutions.ipynb", "labs/zh-CN/00_start_here.ipynb",
@@ -98,11 +105,12 @@ def test_the_wheel_installs_outside_the_clone_and_gives_the_whole_course(tmp_pat
         inspected = _run([str(mcplab), "inspect", "--server", "files", "--era", "legacy", "--no-trace"],
                          env=env, cwd=elsewhere).stdout
         assert "server        files" in inspected and "notes.md" in inspected  # the samples the wheel carries
+        assert "src/greet.py" in inspected and "__pycache__" not in inspected and ".pyc" not in inspected
 
         first = _run([str(mcplab), "lab", "--copy-only"], env=env, cwd=elsewhere)
         copy = home / "mcplab-course"
-        assert f"copied the course into ~{os.sep}mcplab-course ({len(before)} files)" in first.stderr
-        assert {k: v for k, v in _snapshot(copy).items() if k != ".mcplab-course.json"} == before
+        assert f"copied the course into ~{os.sep}mcplab-course ({len(course)} files)" in first.stderr
+        assert {k: v for k, v in _snapshot(copy).items() if k != ".mcplab-course.json"} == course
 
         # The copy is what the notebooks expect: from labs/, ../servers/weather.py answers.
         from_labs = _run([str(mcplab), "inspect", "--stdio", "python ../servers/weather.py", "--era", "legacy",
@@ -115,7 +123,7 @@ def test_the_wheel_installs_outside_the_clone_and_gives_the_whole_course(tmp_pat
         notebook.write_text(json.dumps(edited), encoding="utf-8")
         second = _run([str(mcplab), "lab", "--copy-only"], env=env, cwd=elsewhere)
         assert "kept your changes to 1 file" in second.stderr and "labs/02_handshake.ipynb" in second.stderr
-        assert f"{len(before) - 1} files unchanged" in second.stderr
+        assert f"{len(course) - 1} files unchanged" in second.stderr
         assert json.loads(notebook.read_text(encoding="utf-8"))["cells"][0]["source"] == ["my own notes\n"]
 
         chinese = _run([str(mcplab), "demo", "--lang", "zh", "--step", "1", "--no-color"], env=env, cwd=elsewhere)
@@ -123,6 +131,15 @@ def test_the_wheel_installs_outside_the_clone_and_gives_the_whole_course(tmp_pat
 
         no_lab = subprocess.run([str(mcplab), "lab"], env=env, cwd=elsewhere, capture_output=True, text=True)
         assert no_lab.returncode == 1 and "pip install 'mcplab[lab]'" in no_lab.stderr
+
+        # `mcplab setup`, offered by --help, works here too: the wheel's install was the set-up, the schemas are left.
+        offline = {**env, "MCPLAB_SCHEMA_URL": "http://127.0.0.1:9/schema"}
+        set_up = _run([str(mcplab), "setup", "--no-lab"], env=offline, cwd=elsewhere)
+        assert f"mcplab is installed from a wheel in {venv}: nothing to create or install" in set_up.stdout
+        assert "badges stay off" in set_up.stderr and not (elsewhere / ".venv").exists()
+        other = subprocess.run([str(mcplab), "setup", "--extra", "test", "--no-lab"], env=offline, cwd=elsewhere,
+                               capture_output=True, text=True)
+        assert other.returncode == 1 and 'pip install "mcplab[test]"' in other.stderr, other.stderr
 
         out, err = tour.communicate(timeout=120)
     finally:

@@ -25,6 +25,9 @@ Without ``dir_fd`` (Windows: :data:`DIR_FD_WALK` is False) the same walk goes by
 it opens is checked through the open handle before a byte is read or written (dirhandles.py).
 
 Names starting with a dot are left out of listings: hidden files, and this module's temporary files.
+So is Python's bytecode cache (``__pycache__`` folders, ``*.pyc`` files): an installer compiles every
+``.py`` it installs, the sample ``src/greet.py`` of an installed wheel too, and those files are the
+interpreter's, not the folder's content.
 No message carries the root's real path: a refusal names the path as the peer gave it.
 """
 
@@ -56,6 +59,7 @@ MAX_LINKS = 40      # symlinks one walk may follow, as Linux counts before ELOOP
 MAX_DEPTH = 32      # folders below the start a recursive listing descends
 STEP = 64           # names a search looks at between two turns of the event loop
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO must not hang a read
+CACHE_DIR, CACHE_SUFFIX = "__pycache__", ".pyc"  # Python's bytecode cache: left out of listings, like dot files
 RACED = (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", errno.ELOOP))  # O_NOFOLLOW/O_DIRECTORY refusals
 
 
@@ -78,6 +82,11 @@ class Entry:
     @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
+
+
+def listed(name: str) -> bool:
+    """Is ``name`` shown in a listing? Not when hidden (a dot) nor when it is Python's bytecode cache."""
+    return not (name.startswith(".") or name == CACHE_DIR or name.endswith(CACHE_SUFFIX))
 
 
 def _parts(text: str) -> list[str]:
@@ -231,7 +240,7 @@ class Folder:
         with self._walk(path) as found:
             folder = self._folder(found, path)
             for name in sorted(folder.names(visits)):
-                if not name.startswith("."):
+                if listed(name):
                     entry, _ = self._classify(folder, name)
                     if entry is not None:
                         entries.append(entry)
@@ -270,7 +279,7 @@ class Folder:
             if budget[0] <= 0:
                 return
             budget[0] -= 1
-            entry, linked = self._classify(folder, name) if not name.startswith(".") else (None, False)
+            entry, linked = self._classify(folder, name) if listed(name) else (None, False)
             yield entry if entry is not None and entry.kind == "file" else None
             if entry is not None and entry.kind == "folder" and not linked and depth < MAX_DEPTH:
                 below.append(name)
