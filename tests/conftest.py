@@ -90,6 +90,27 @@ def pytest_configure(config):
         option.nbval = True
     option.nbval_current_env = option.nbval_current_env or not option.nbval_kernel_name
     option.nbval_sanitize_with = option.nbval_sanitize_with or str(ROOT / "labs" / "nbval-sanitize.cfg")
+    config.pluginmanager.register(ChineseCells(), "mcplab-chinese-cells")
+
+
+class ChineseCells:
+    """A Chinese lab's cell that nbval just ran printed no English prose its stored outputs lack
+    (tests/zh_outputs.py; tests/test_zh_outputs.py counts the stored ones). A plugin rather than a
+    hook of this file, whose run hooks would reach only the items under tests/, not labs/."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item):
+        result = yield
+        outputs = getattr(item, "test_outputs", None)
+        if type(item).__name__ == "IPyNbCell" and outputs and "zh-CN" in item.path.parts:
+            import zh_outputs
+
+            index = next(i for i, cell in enumerate(item.parent.nb.cells) if cell is item.cell)
+            new = zh_outputs.new_english(outputs, item.path, index)
+            if new:
+                pytest.fail(f"{item.path.name} cell {index} printed English its stored outputs do not show: "
+                            + " | ".join(new), pytrace=False)
+        return result
 
 
 # --- a skip raised inside a task group ---------------------------------------------------------------
