@@ -73,6 +73,22 @@ def test_a_string_seen_on_the_wire_or_in_the_cell_s_code_is_not_prose_elsewhere(
     assert "Unknown city 'Atlantis'. Known cities: Beijing" in zh_outputs.wire_strings(frames)
 
 
+def test_the_words_a_cell_s_own_code_writes_are_code_and_the_values_it_fills_in_are_read():
+    cell = {"cell_type": "code", "source": 'for case, asked in CASES.items():\n    print(f"{case}: asks for {asked}; the server says {why}")'}
+    code = zh_outputs.cell_literals(cell)
+    assert code == {": asks for", "; the server says"}
+    assert zh_outputs.english_runs("a: asks for 2025-11-25; the server says 协议版本不同", code=code, allowed=[]) == []
+    assert zh_outputs.english_runs("a: asks for 2025-11-25; the server says it does not speak it", code=code,
+                                   allowed=[]) == ["it does not speak it"]
+
+
+def test_a_wire_string_cut_short_in_a_summary_line_is_still_wire_data():
+    wire = {"no method 'server/discover'; this server answers: initialize, ping, tools/list"}
+    line = "  3 ← server/discover 的错误：-32601 no method 'server/discover'; this server answers: initialize, ping, to…"
+    assert zh_outputs.english_runs(line, known=wire, allowed=[]) == []
+    assert zh_outputs.english_runs("  3 ← the server has no such method at all…", known=wire, allowed=[]) != []
+
+
 def test_a_button_of_one_english_word_is_prose_and_an_option_naming_a_value_is_not():
     state = {"box": {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_yes", "IPY_MODEL_pick"]}},
              "yes": {"model_name": "ButtonModel", "state": {"description": "Accept"}},

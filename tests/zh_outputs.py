@@ -13,15 +13,22 @@ What may stay English, and is taken out before the search:
 * **wire data**: every JSON object or array found in the notebook's outputs (the trace viewers show
   every frame in full) is removed, and each of its string values is removed wherever else it is
   printed: a tool result in a ``ToolResult(...)`` repr, an error message a server sent, a
-  description read from ``tools/list``. A frame cut short on a line (``{"jsonrpc":…``) goes too.
-* **code**: a token that holds a digit or one of ``_ / . = ( ) [ ] < > @ # * $ \\ | ~``, a
-  camelCase name, and a field of a repr (``name='...'``) are not words.
+  description read from ``tools/list``, also when a summary line cuts it short with ``…``. A frame
+  cut short on a line (``{"jsonrpc":…``) goes too.
+* **code**: a token joined to ``_ / . = ( [ @ $ \\`` or a digit, a camelCase name, a field of a
+  repr (``name='...'``), an object's repr (``<Client: ...>``) and a Python list of strings are not
+  words. Nor is the English the cell's own code writes: its string literals and the fixed parts of
+  its f-strings (``print(f"{case}: asks for {asked}")``): the student reads them in the code cell,
+  which both editions share; what the code fills in is read.
 * **an allowlist** beside this file (``zh_outputs_allow.json``), each entry a regular expression
   and the reason it may stay (a server's stderr line, Python's own message).
 
 English prose is then a run of three or more words of Latin letters (``don't`` and ``JSON-RPC``
-are one word each), separated by single spaces or a comma, colon or semicolon and a space:
-two spaces or more are a table's columns, not a sentence. An output that holds one run or more
+are one word each, a plain number between two words is skipped), two of them with a small letter,
+separated by single spaces or a comma, colon or semicolon and a space: two spaces or more are a
+table's columns, not a sentence, but a table's head row that names a column in words is prose
+(``function name   server   MCP tool``), and so is a button or a label of one English word
+(Accept) that is no wire value. An output that holds one run or more
 counts once, and is reported with its notebook, the cell's index (0-based, as the file counts
 cells) and the runs found, so a translator can go straight to it.
 """
@@ -48,6 +55,7 @@ LONE = re.compile(r"\s*[A-Za-z]{3,}\s*")  # a button's or a label's one word: Ac
 CAMEL = re.compile(r"\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*")
 REPR_FIELD = re.compile(r"\b\w+=(?:'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")")
 FRAME_LINE = re.compile(r"\{\"[^\n]*")
+STRING_LIST = re.compile(r"\[(?:'[^'\n]*'(?:, )?)+\]")  # ['Tool execution started', ...]: a list of values
 OBJECT_REPR = re.compile(r"<[A-Z]\w*[: ][^<>\n]*>")  # <Client: weather 1.0.0, protocol 2025-11-25>
 TAG = re.compile(r"<(?:script|style)\b.*?</(?:script|style)>|<[^>]+>", re.S | re.I)
 LABEL_KEYS = ("description", "value", "placeholder", "tooltip", "_options_labels")
@@ -110,21 +118,17 @@ def output_texts(output: dict, widgets: dict | None = None) -> tuple[str, list[s
     return "\n".join(parts), [html.unescape(TAG.sub(" ", label)) for label in labels]
 
 
-def code_strings(notebook: dict) -> set[str]:
-    """The string literals of the notebook's code cells that hold a space: English the student reads
-    in the cell itself (a ``print("exit code:", ...)``), code rather than output."""
-    found: set[str] = set()
-    for cell in notebook["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        source = "\n".join(line for line in _text(cell["source"]).splitlines() if not line.lstrip().startswith(("%", "!")))
-        try:
-            tree = compile(source, "<cell>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-        except SyntaxError:
-            continue
-        found.update(node.value.strip() for node in ast.walk(tree)
-                     if isinstance(node, ast.Constant) and isinstance(node.value, str) and " " in node.value.strip())
-    return found
+def cell_literals(cell: dict) -> set[str]:
+    """The pieces of English a code cell writes itself (its string literals and the fixed parts of its
+    f-strings, each holding a word): the student reads them in the cell, code both editions share."""
+    source = "\n".join(line for line in _text(cell.get("source", "")).splitlines()
+                       if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = compile(source, "<cell>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except SyntaxError:
+        return set()
+    pieces = {node.value.strip() for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    return {piece for piece in pieces if re.search(r"[A-Za-z]{2}", piece)}
 
 
 def _json_values(text: str) -> Iterator[tuple[int, int, object]]:
@@ -178,25 +182,41 @@ def _allowlist() -> list[re.Pattern[str]]:
     return [re.compile(entry["pattern"]) for entry in entries]
 
 
+def _elided(text: str, wire: list[str]) -> str:
+    """Take out a wire string cut short with an ellipsis (a trace's one-line summary of a frame)."""
+    def cut(match: re.Match[str]) -> str:
+        line = match.group(1)
+        for start in range(max(0, len(line) - 200), len(line) - 11):
+            if any(string.startswith(line[start:]) for string in wire):
+                return line[:start] + " ¶ "
+        return match.group(0)
+
+    return re.sub(r"([^\n]*)…", cut, text) if "…" in text else text
+
+
 def english_runs(text: str, known: Iterable[str] = (), allowed: Iterable[re.Pattern[str]] | None = None,
-                 label: bool = False) -> list[str]:
+                 label: bool = False, code: Iterable[str] = ()) -> list[str]:
     """The runs of English prose in ``text``, once wire data, code and the allowlist are taken out.
 
-    ``known`` are the texts that may stay (the wire's strings, the cell's own literals); a widget's
-    ``label`` of one English word is prose too (a button's Accept), unless it is one of them.
+    ``known`` are the strings seen on the wire, ``code`` the pieces of English the cell's own code
+    writes; a widget's ``label`` of one English word is prose too (a button's Accept), unless it is one
+    of them.
     """
-    known = sorted(set(known), key=len, reverse=True)
-    if label and LONE.fullmatch(text) and text.strip() not in known:  # a button's Accept
+    wire = sorted({string for string in known if " " in string.strip()}, key=len, reverse=True)
+    if label and LONE.fullmatch(text) and text.strip() not in set(known) | set(code):  # a button's Accept
         return [text.strip()]
     for start, end, _ in sorted(_json_values(text), reverse=True):
         text = text[:start] + " ¶ " + text[end:]
-    for string in known:
-        if " " in string.strip():  # a lone word removed everywhere would cut real sentences short
-            text = text.replace(string, " ¶ ")
+    for string in wire:  # a lone word removed everywhere would cut real sentences short
+        text = text.replace(string, " ¶ ")
+    text = _elided(text, wire)
+    for piece in sorted(set(code), key=len, reverse=True):
+        before, after = r"(?<!\w)" * bool(re.match(r"\w", piece)), r"(?!\w)" * bool(re.search(r"\w$", piece))
+        text = re.sub(before + re.escape(piece) + after, " ¶ ", text)
     for pattern in _allowlist() if allowed is None else allowed:
         text = pattern.sub(" ¶ ", text)
     text = OBJECT_REPR.sub(" ¶ ", FRAME_LINE.sub(" ¶ ", REPR_FIELD.sub(" ¶ ", text)))
-    text = CAMEL.sub(" ¶ ", text)
+    text = CAMEL.sub(" ¶ ", STRING_LIST.sub(" ¶ ", text))
     heads = [" ".join(m.group(0).split()) for m in HEADER.finditer(text)  # a column named in words: prose
              if any(" " in column for column in re.split(r" {2,}", m.group(0).strip()))]
     runs = heads + [match.group(0) for match in RUN.finditer(HEADER.sub(" ¶ ", text))]
@@ -208,35 +228,41 @@ def _widget_state(notebook: dict) -> dict:
         "application/vnd.jupyter.widget-state+json", {}).get("state", {})
 
 
-def _runs(output: dict, notebook: dict, known: set[str], allowed: list[re.Pattern[str]]) -> list[str]:
+def _runs(output: dict, notebook: dict, known: Iterable[str], allowed: list[re.Pattern[str]],
+          code: Iterable[str] = ()) -> list[str]:
     text, labels = output_texts(output, _widget_state(notebook))
-    runs = english_runs(text, known, allowed)
+    runs = english_runs(text, known, allowed, code=code)
     for label in labels:
-        runs += english_runs(label.lstrip("\x00"), known, allowed, label=label.startswith("\x00"))
+        runs += english_runs(label.lstrip("\x00"), known, allowed, label=label.startswith("\x00"), code=code)
     return runs
 
 
-def _known(notebook: dict, more: Iterable[dict] = ()) -> set[str]:
+def _wire(notebook: dict, more: Iterable[dict] = ()) -> set[str]:
     outputs = [o for cell in notebook["cells"] for o in cell.get("outputs", [])] + list(more)
-    texts = [t for o in outputs for t in (output_texts(o)[0],)]
-    return wire_strings(texts) | code_strings(notebook)
+    return wire_strings(output_texts(output)[0] for output in outputs)
+
+
+def _sentences(notebook: dict) -> set[str]:
+    """Whole string literals with a space, from any code cell: a line one cell writes, another may print."""
+    return {piece for cell in notebook["cells"] if cell["cell_type"] == "code"
+            for piece in cell_literals(cell) if " " in piece}
 
 
 def notebook_findings(path: Path, root: Path) -> list[Finding]:
     """Every output of the notebook at ``path`` that shows English prose."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
-    known, allowed = _known(notebook), _allowlist()
+    known, allowed = _wire(notebook) | _sentences(notebook), _allowlist()
     name = path.relative_to(root).as_posix()
     return [Finding(name, index, number, tuple(runs))
             for index, cell in enumerate(notebook["cells"]) if cell["cell_type"] == "code"
             for number, output in enumerate(cell.get("outputs", []))
-            if (runs := _runs(output, notebook, known, allowed))]
+            if (runs := _runs(output, notebook, known, allowed, cell_literals(cell)))]
 
 
 @lru_cache(maxsize=4)
 def _stored(path: Path, mtime: float) -> tuple[dict, frozenset[str]]:
     notebook = json.loads(path.read_text(encoding="utf-8"))
-    return notebook, frozenset(_known(notebook))
+    return notebook, frozenset(_wire(notebook) | _sentences(notebook))
 
 
 def new_english(fresh_outputs: Iterable[dict], stored_notebook: Path, cell_index: int) -> list[str]:
@@ -248,8 +274,8 @@ def new_english(fresh_outputs: Iterable[dict], stored_notebook: Path, cell_index
     notebook, known = _stored(stored_notebook, stored_notebook.stat().st_mtime)
     fresh = [dict(output) for output in fresh_outputs]
     known = set(known) | wire_strings(output_texts(output)[0] for output in fresh)
-    allowed = _allowlist()
-    stored = {run for output in notebook["cells"][cell_index].get("outputs", [])
-              for run in _runs(output, notebook, known, allowed)}
-    found = [run for output in fresh for run in english_runs(output_texts(output)[0], known, allowed)]
+    allowed, cell = _allowlist(), notebook["cells"][cell_index]
+    code = cell_literals(cell)
+    stored = {run for output in cell.get("outputs", []) for run in _runs(output, notebook, known, allowed, code)}
+    found = [run for output in fresh for run in english_runs(output_texts(output)[0], known, allowed, code=code)]
     return [run for run in dict.fromkeys(found) if run not in stored]
