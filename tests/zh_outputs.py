@@ -209,12 +209,12 @@ def english_runs(text: str, known: Iterable[str] = (), allowed: Iterable[re.Patt
         text = text[:start] + " ¶ " + text[end:]
     for string in wire:  # a lone word removed everywhere would cut real sentences short
         text = text.replace(string, " ¶ ")
-    text = _elided(text, wire)
+    text = _elided(text, wire + [string.replace("\n", " ") for string in wire])  # a summary puts lines on one
+    for pattern in _allowlist() if allowed is None else allowed:
+        text = pattern.sub(" ¶ ", text)
     for piece in sorted(set(code), key=len, reverse=True):
         before, after = r"(?<!\w)" * bool(re.match(r"\w", piece)), r"(?!\w)" * bool(re.search(r"\w$", piece))
         text = re.sub(before + re.escape(piece) + after, " ¶ ", text)
-    for pattern in _allowlist() if allowed is None else allowed:
-        text = pattern.sub(" ¶ ", text)
     text = OBJECT_REPR.sub(" ¶ ", FRAME_LINE.sub(" ¶ ", REPR_FIELD.sub(" ¶ ", text)))
     text = CAMEL.sub(" ¶ ", STRING_LIST.sub(" ¶ ", text))
     heads = [" ".join(m.group(0).split()) for m in HEADER.finditer(text)  # a column named in words: prose
