@@ -37,6 +37,7 @@ from typing import Any, Awaitable, Callable
 import anyio
 
 from mcplab.endpoint import Outgoing, Waiter
+from mcplab.i18n import _
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import (
     HTTPStatusError, JSONRPCError, MCPLabError, RemoteProtocolError, RequestTimeout, TransportError,
@@ -107,8 +108,9 @@ class Connection:
             self.outgoing.abandon(request.id, waiter)
             if announce:
                 await self._announce_cancel(request.id, f"no response within {timeout:g} s")
-            raise RequestTimeout(f"no response to {request.method} (id {request.id}) within {timeout:g} s"
-                                 + ("; sent notifications/cancelled" if announce else ""))
+            raise RequestTimeout(_("no response to {method} (id {id}) within {seconds:g} s", method=request.method,
+                                   id=request.id, seconds=timeout)
+                                 + ("; " + _("sent notifications/cancelled") if announce else ""))
         return waiter.value
 
     async def _announce_cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
