@@ -84,3 +84,22 @@ def test_the_client_s_own_errors_explain_in_chinese(zh, make, chinese):
 def test_an_unsupported_answer_is_explained_in_chinese_with_the_versions_as_sent(zh):
     error = UnsupportedVersion("2025-11-25", "2099-01-01")
     assert str(error).startswith("向服务器请求协议版本 2025-11-25，它回答 '2099-01-01'")
+
+
+def test_a_remote_error_explains_in_chinese_and_quotes_the_server_s_message_as_sent(zh):
+    from mcplab.wire.errors import RemoteError
+
+    error = RemoteError(-32601, "Method not found", method="tools/lst")
+    assert str(error) == "服务器对 tools/lst 的回答是错误 -32601（Method not found）：Method not found"
+
+
+@pytest.mark.parametrize("make, chinese", [
+    (lambda: __import__("mcplab.client.eras", fromlist=["first_step"]).first_step("new", None),
+     "era 必须是 'auto'、'legacy' 或 'modern'，实际收到 'new'"),
+    (lambda: __import__("mcplab.client.mrtr", fromlist=["input_required"]).input_required(
+        {"resultType": "input_required"}), "input_required 结果必须带有 inputRequests、requestState 或两者都有"),
+])
+def test_bad_input_and_a_broken_server_answer_are_explained_in_chinese(zh, make, chinese):
+    with pytest.raises(Exception) as caught:
+        make()
+    assert str(caught.value).startswith(chinese), str(caught.value)

@@ -114,8 +114,8 @@ class Host:
         self.transports = {name: place.local(t) if isinstance(t, (str, list, tuple)) else t for name, t in servers.items()}
         unknown = set(trust) - set(servers)
         if unknown:
-            raise ValueError(f"trust names servers this host does not have: {sorted(unknown)} "
-                             f"(servers: {', '.join(servers)})")
+            raise ValueError(_("trust names servers this host does not have: {unknown} (servers: {servers})",
+                               unknown=sorted(unknown), servers=", ".join(servers)))
         # One memory of eras for this host's clients: a server started again after a crash (reconnect)
         # is opened in the era it spoke, with no second probe. The host owns it; no other host shares it.
         given = client_options.pop("era_cache", None)  # (an empty cache is falsy: test for None)
@@ -165,8 +165,9 @@ class Host:
         The pins stay: a restarted server whose tools are unchanged is not asked about again.
         """
         if name not in self.commands:
-            raise LocalProtocolError(f"server {name!r} was given as a transport, not a command, so it cannot be "
-                                     f"started again; servers given as commands: {', '.join(self.commands) or 'none'}")
+            raise LocalProtocolError(_("server {name} was given as a transport, not a command, so it cannot be "
+                                       "started again; servers given as commands: {commands}", name=repr(name),
+                                       commands=", ".join(self.commands) or _("none")))
         await self._all_clients[name].aclose()  # reap what is left of the old process
         self.failures.pop(name, None)
         self.clients.pop(name, None)
@@ -358,12 +359,12 @@ class Host:
         for entry in self.catalogue:
             if entry.name == name:
                 return entry
-        known = ", ".join(e.name for e in self.catalogue) or "none"
+        known = ", ".join(e.name for e in self.catalogue) or _("none")
         down = [f"{s} ({self.status()[s]})" for s in self.failures]
-        held = [f"{s}.{t} ({why})" for (s, t), why in self.withheld.items()]
-        raise LocalProtocolError(f"no tool {name!r} in the catalogue (tools: {known})"
-                                 + (f"; servers out of service: {', '.join(down)}" if down else "")
-                                 + (f"; withheld: {', '.join(held)}" if held else ""))
+        held = [f"{s}.{t} ({_(why)})" for (s, t), why in self.withheld.items()]
+        raise LocalProtocolError(_("no tool {name} in the catalogue (tools: {known})", name=repr(name), known=known)
+                                 + ("; " + _("servers out of service: {down}", down=", ".join(down)) if down else "")
+                                 + ("; " + _("withheld: {held}", held=", ".join(held)) if held else ""))
 
     async def call(self, name: str, arguments: dict | None = None) -> ToolResult:
         """Call a catalogue tool by the name the model sees: one ``tools/call`` on its server.

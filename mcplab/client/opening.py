@@ -149,7 +149,7 @@ async def open_era(connection: Connection, plan: Verdict, make_lifecycle: Callab
                                               "talk to a legacy server: use era='auto' (or 'legacy')"))
         if verdict.step == FAIL:
             raise _failure(answer, verdict)
-    raise EraError("could not settle on an era: " + "; then ".join(d.reason for d in decisions))
+    raise EraError(_("could not settle on an era: {reasons}", reasons=_("; then ").join(d.reason for d in decisions)))
 
 
 def _failure(answer: Any, verdict: Verdict) -> Exception:
