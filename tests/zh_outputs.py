@@ -279,3 +279,27 @@ def new_english(fresh_outputs: Iterable[dict], stored_notebook: Path, cell_index
     stored = {run for output in cell.get("outputs", []) for run in _runs(output, notebook, known, allowed, code)}
     found = [run for output in fresh for run in english_runs(output_texts(output)[0], known, allowed, code=code)]
     return [run for run in dict.fromkeys(found) if run not in stored]
+
+
+def main(argv: list[str]) -> int:
+    """``python tests/zh_outputs.py``: every finding, one a line, for a translator; ``--table`` also writes
+    the counts into the allowlist file's table (after a rebuild; the test then holds them)."""
+    root = Path(__file__).resolve().parent.parent / "labs" / "zh-CN"
+    counts = {}
+    for path in sorted(p for p in root.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts):
+        findings = notebook_findings(path, root)
+        counts[path.relative_to(root).as_posix()] = len(findings)
+        for finding in findings:
+            print(finding)
+    print(f"{sum(counts.values())} outputs in English")
+    if "--table" in argv:
+        table = json.loads(ALLOW_FILE.read_text(encoding="utf-8"))
+        table["still_allowed"] = counts
+        ALLOW_FILE.write_text(json.dumps(table, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
