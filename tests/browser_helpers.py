@@ -170,3 +170,66 @@ CLOSE = """async path => {
   await panel.sessionContext.shutdown();
   panel.dispose();
 }"""
+
+# --- layout: what a student sees is whole -----------------------------------------------------------
+# Opens every frame of every trace view (the viewer, the diff, the playground's trace) in a notebook and
+# reports what is cut or crowded: a widget label or button whose text is wider than its box, a trace
+# view whose lanes take less than MIN_LANES of its output's width, and an opened frame's JSON whose
+# line boxes split a token (two non-blank characters on two lines with no newline between them).
+# Each line box is read from the characters' own rectangles: what the eye sees, whatever CSS made it.
+LAYOUT = """([path, minLanes]) => {
+  const root = window.mcplab[path].node;
+  const seen = node => node.offsetParent !== null;
+  const found = {labels: 0, views: 0, frames: 0, problems: []};
+  // A label's text may run into its box's padding and be cut there with an ellipsis while scrollWidth
+  // still equals clientWidth: the text is measured as well, in the label's own font, against its content box.
+  const pen = document.createElement('canvas').getContext('2d');
+  for (const label of root.querySelectorAll('.widget-label, .widget-toggle-button, .jupyter-button')) {
+    const text = label.textContent.trim();
+    if (!seen(label) || !text) continue;
+    found.labels++;
+    const style = getComputedStyle(label);
+    pen.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const room = label.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const needs = Math.ceil(pen.measureText(text).width);
+    if (label.scrollWidth > label.clientWidth || needs > room)
+      found.problems.push(`label "${text}" cut: it needs ${needs} px, its box has ${room} px`
+                          + ` (scrollWidth ${label.scrollWidth}, clientWidth ${label.clientWidth})`);
+  }
+  for (const view of root.querySelectorAll('table.mcplab-trace-view, table.mcplab-trace-diff')) {
+    if (!seen(view)) continue;
+    found.views++;
+    const output = view.closest('.jp-OutputArea-output');
+    const head = view.rows[0].cells;
+    const lanes = view.classList.contains('mcplab-trace-view') ? head[1].offsetWidth
+                                                               : head[1].offsetWidth + head[2].offsetWidth;
+    if (lanes < minLanes * output.clientWidth)
+      found.problems.push(`${view.className}: lanes ${lanes} px of an output ${output.clientWidth} px wide`);
+    for (const details of view.querySelectorAll('details')) {
+      details.open = true;
+      found.frames++;
+      const pre = details.querySelector('pre');
+      const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+      const range = document.createRange();
+      let previous = null;
+      while (walker.nextNode()) {
+        const node = walker.currentNode;
+        for (let i = 0; i < node.length; i++) {
+          const char = node.data[i];
+          if (char === '\\n') { previous = null; continue; }
+          range.setStart(node, i); range.setEnd(node, i + 1);
+          const box = range.getClientRects()[0];
+          if (!box) continue;
+          if (previous && box.top > previous.top + 1 && /\\S/.test(previous.char) && /\\S/.test(char)) {
+            found.problems.push(`${view.className}: a token split across lines: `
+                                + JSON.stringify(node.data.slice(Math.max(0, i - 24), i) + ' / ' + node.data.slice(i, i + 24)));
+            previous = null;
+            break;
+          }
+          previous = {char, top: box.top};
+        }
+      }
+    }
+  }
+  return found;
+}"""

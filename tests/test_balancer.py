@@ -248,3 +248,14 @@ def _named(name: str):
         return JSONResponse({"backend": name})
 
     return Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])])
+
+
+def test_a_block_of_the_configuration_is_cut_at_its_own_closing_brace() -> None:
+    config = balancer.render([8001, 8002, 8003], 8000, "<prefix>")
+    lb = balancer.Balancer("nginx", "http://127.0.0.1:8000/mcp", "x-upstream", config, "nginx/1", None)
+    upstream = lb.block("upstream mcp_servers")
+    assert upstream.splitlines()[0].strip() == "upstream mcp_servers {"
+    assert upstream.splitlines()[-1].strip() == "}" and upstream.count("server 127.0.0.1:") == 3
+    assert "map $upstream_addr" not in upstream, "the next block is not part of it"
+    with pytest.raises(LookupError, match="'upstream elsewhere {' in the nginx configuration"):
+        lb.block("upstream elsewhere")

@@ -43,6 +43,12 @@ def test_comparison_reads_as_a_sentence():
         "(saves 989,900, ratio 99.01)")
 
 
+def test_comparison_reads_in_chinese_with_the_same_numbers(monkeypatch):
+    monkeypatch.setenv("MCPLAB_LANG", "zh")
+    assert str(economics.compare(100, 10_000)) == (
+        "100 个应用 × 10,000 个工具：1,000,000 个适配器，对比 10,100 个实现（省下 989,900 个，比值 99.01）")
+
+
 @pytest.mark.parametrize("n, m, p2p, protocol", [
     (0, 0, 0, 0), (1, 1, 1, 2), (1, 5, 5, 6), (2, 2, 4, 4), (3, 4, 12, 7), (100, 10_000, 1_000_000, 10_100),
 ])

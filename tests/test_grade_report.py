@@ -68,3 +68,14 @@ def test_the_verdict_counts_lines_not_judged_in_time_apart_from_failures_and_oth
     assert report.text().splitlines()[-1] == "FAIL: 1 of 3 checks failed, 1 not judged in time"
     assert card(passed("a", "does a"), skipped("c", "does c", "no prompts")).text().splitlines()[-1] == \
         "PASS: no line failed (2 checks)"  # no deadline fired: the verdict of every stored card
+
+
+@pytest.mark.parametrize("lang, legacy, modern", [("en", "legacy: ", "modern: "), ("zh", "旧版：", "新版：")])
+def test_a_card_line_names_its_era_in_the_card_s_language(monkeypatch, lang, legacy, modern) -> None:
+    from mcplab.grade.probe import Session
+    from mcplab.grade.server_checks import _first_failure
+
+    monkeypatch.setenv("MCPLAB_LANG", lang)
+    why = "tools/call add {} → -32603"
+    assert _first_failure([(Session("legacy", "2025-11-25"), None, why)]) == legacy + why
+    assert _first_failure([(Session("modern", "2026-07-28"), None, why)]) == modern + why

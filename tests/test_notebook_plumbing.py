@@ -151,3 +151,34 @@ def test_a_post_the_server_does_not_answer_in_time_says_the_machine_was_slow(mon
             raw_post.post(url, {}, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert str(raised.value) == (f"{url} did not answer the POST within 1 s on this machine; this says nothing "
                                  "about the spec or the server; run the cell again (or close other work)")
+
+
+def test_masker_hides_the_labs_folder_this_machines_paths_ports_lengths_and_random_values(tmp_path):
+    shown = notebook.masker(tmp_path)
+    text = (f"{tmp_path}/notes/secret.txt via {sys.executable} at http://127.0.0.1:43123/mcp\n"
+            "Content-Length: 217\nLocation: http://attacker.example:5010/cb?state=Zq3v0x9LmN2b&code=x\n"
+            '{"client_id": "f3b2c1d0e9a8b7c6", "scope": "notes:read"}')
+    assert shown(text) == ("<work>/notes/secret.txt via <python> at http://127.0.0.1:PORT/mcp\n"
+                           "Content-Length: …\nLocation: http://attacker.example:PORT/cb?state=‹random›&code=x\n"
+                           '{"client_id": "‹random›", "scope": "notes:read"}')
+
+
+def test_masker_prints_json_indented_with_the_same_masks(tmp_path):
+    shown = notebook.masker(tmp_path)
+    block = {"command": sys.executable, "args": [str(tmp_path / "notes")], "env": {"CITY": "北京"}}
+    assert json.loads(shown(block)) == {"command": "<python>", "args": ["<work>/notes"], "env": {"CITY": "北京"}}
+    assert shown(block).startswith('{\n  "command"'), "two spaces a level, as a host's config file"
+    assert notebook.masker()("short=abc state=abc") == "short=abc state=abc", "a value under 8 characters is a word"
+
+
+def test_source_prints_a_function_or_the_statement_that_makes_a_modules_name():
+    sys.path.insert(0, str(ROOT / "labs" / "build"))
+    try:
+        import bookshelf
+    finally:
+        sys.path.remove(str(ROOT / "labs" / "build"))
+    assert notebook.source(bookshelf, "server").startswith('server = Server("bookshelf", "0.1.0"')
+    assert notebook.source(bookshelf, "server").endswith('"shelf://books lists them all.")')
+    assert notebook.source(bookshelf.add_book).startswith("@server.tool")
+    with pytest.raises(LookupError, match="'nowhere' in bookshelf"):
+        notebook.source(bookshelf, "nowhere")

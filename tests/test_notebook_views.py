@@ -208,6 +208,15 @@ def test_the_html_is_the_sequence_diagram_with_a_badge_per_frame_and_no_machine_
     assert str(with_schemas) not in html and "/shared/" not in html and "/.cache/" not in html
 
 
+def test_the_html_opens_with_the_count_of_frames_the_text_view_opens_with(without_schemas):
+    # Hints say "read the first line of the trace, which counts the frames": it must be there in the HTML too.
+    view = notebook.show(legacy_session())
+    first = repr(view).splitlines()[0]
+    assert first.startswith("8 frames: ") and view._repr_html_().startswith(f'<div style="font:12px sans-serif;'
+                                                                            f'color:#333">{first}</div>')
+    assert first not in view.diagram_html()  # the playground shows its own count above the diagram
+
+
 def test_nbval_compares_the_same_html_with_and_without_schemas(with_schemas, monkeypatch, tmp_path):
     """nbval compares text/html too, after its sanitizer: what the badges add must vanish there."""
     from nbval.plugin import get_sanitize_patterns

@@ -148,12 +148,24 @@ def test_html_styles_notifications_errors_refusals_and_stderr_differently():
     views = {v.kind: v for v in trace_views.describe(session().frames)}
     assert set(views) == {"request", "response", "notification", "error", "refused", "stderr"}
     page = session()._repr_html_()
-    rows = re.findall(r"<tr>.*?</tr>", page, re.S)[1:]
+    rows = re.findall(r"<tr[^>]*>.*?</tr>", page, re.S)[1:]
     assert "dotted" in rows[2] and "(no id)" in rows[2]                   # notification
     assert trace_views.ERROR_TINT in rows[6] and "-32601" in rows[6]     # error response
     assert trace_views.REFUSED_TINT in rows[7] and "-32700" in rows[7]   # refused frame
     assert "weather: ready" in rows[8] and "<details" not in rows[8]      # stderr lane
     assert all("<details" in row and "<pre" in row for row in rows[:8])
+
+
+def test_html_states_every_style_the_page_would_otherwise_impose():
+    # JupyterLab gives an output's tables equal fixed columns, right-aligned cells and striped rows, and
+    # breaks a <pre> anywhere; a <style> element would be dropped from an untrusted output. Inline it is.
+    page = session()._repr_html_()
+    assert page.startswith('<table class="mcplab-trace-view"') and "<style" not in page
+    assert "table-layout:fixed" in page and f"width:{trace_views.LANES_WIDTH}" in page
+    assert all("background:none" in row for row in re.findall(r"<tr[^>]*>", page))
+    assert all("text-align:" in cell for cell in re.findall(r'<td [^>]*>', page))
+    pres = re.findall(r'<pre style="([^"]*)"', page)
+    assert pres and all("white-space:pre;" in s and "word-break:normal" in s and "overflow-x:auto" in s for s in pres)
 
 
 def test_raw_json_is_pretty_printed_in_the_expandable_block():

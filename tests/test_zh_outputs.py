@@ -83,6 +83,20 @@ def test_the_words_a_cell_s_own_code_writes_are_code_and_the_values_it_fills_in_
                                    allowed=[]) == ["it does not speak it"]
 
 
+def test_an_allowlist_entry_matches_the_output_as_printed_before_the_cell_s_code_is_cut_out():
+    printed = "ping, ended → 404 unknown or ended session: send initialize again to start a new one"
+    entry = re.compile(r"unknown or ended session: send initialize again to start a new one")
+    assert zh_outputs.english_runs(printed, code={"initialize", "ping, ended"}, allowed=[entry]) == []
+    assert zh_outputs.english_runs(printed, code={"initialize", "ping, ended"}, allowed=[]) != []
+
+
+def test_a_printed_python_function_is_code_and_the_prose_after_it_is_read():
+    entry = next(re.compile(e["pattern"]) for e in TABLE["allowed"] if e["pattern"].startswith("(?ms)^(?:@"))
+    printed = ('@server.tool\ndef add(a: int, b: int) -> int:\n    """Add two numbers, as the model reads it."""\n\n'
+               '    return a + b  # the sum goes back as text\n\nand this sentence is still read as prose\n')
+    assert zh_outputs.english_runs(printed, allowed=[entry]) == ["and this sentence is still read as prose"]
+
+
 def test_a_wire_string_cut_short_in_a_summary_line_is_still_wire_data():
     wire = {"no method 'server/discover'; this server answers: initialize, ping, tools/list"}
     line = "  3 ← server/discover 的错误：-32601 no method 'server/discover'; this server answers: initialize, ping, to…"

@@ -205,13 +205,13 @@ def english_runs(text: str, known: Iterable[str] = (), allowed: Iterable[re.Patt
     wire = sorted({string for string in known if " " in string.strip()}, key=len, reverse=True)
     if label and LONE.fullmatch(text) and text.strip() not in set(known) | set(code):  # a button's Accept
         return [text.strip()]
+    for pattern in _allowlist() if allowed is None else allowed:
+        text = pattern.sub(" ¶ ", text)  # as printed: before anything is cut out
     for start, end, _ in sorted(_json_values(text), reverse=True):
         text = text[:start] + " ¶ " + text[end:]
     for string in wire:  # a lone word removed everywhere would cut real sentences short
         text = text.replace(string, " ¶ ")
     text = _elided(text, wire + [string.replace("\n", " ") for string in wire])  # a summary puts lines on one
-    for pattern in _allowlist() if allowed is None else allowed:
-        text = pattern.sub(" ¶ ", text)
     for piece in sorted(set(code), key=len, reverse=True):
         before, after = r"(?<!\w)" * bool(re.match(r"\w", piece)), r"(?!\w)" * bool(re.search(r"\w$", piece))
         text = re.sub(before + re.escape(piece) + after, " ¶ ", text)

@@ -85,8 +85,11 @@ WITHHELD = {(True, True): N_("changed since it was approved, and the user said n
 MAX_RESTARTS = 3  # times one server is started again after crashing, in a host's life
 
 
+TOOLS = (N_("{n} tool"), N_("{n} tools"))  # the playground counts with the same pair (notebook/inspector.py)
+
+
 def _tools(n: int) -> Said:
-    return Said("{n} tool", "{n} tools", n)
+    return Said(*TOOLS, n)
 
 
 class ServerFailed(TransportError):

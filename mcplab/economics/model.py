@@ -60,9 +60,9 @@ class Comparison:
     ratio: float  # point_to_point / protocol; above 1 the protocol needs fewer pieces
 
     def __str__(self) -> str:
-        return (f"{self.n:,} apps × {self.m:,} tools: {self.point_to_point:,} adapters "
-                f"vs {self.protocol:,} implementations (saves {self.saving:,}, "
-                f"ratio {self.ratio:,.2f})")
+        return _("{n:,} apps × {m:,} tools: {point_to_point:,} adapters vs {protocol:,} implementations "
+                 "(saves {saving:,}, ratio {ratio:,.2f})", n=self.n, m=self.m, point_to_point=self.point_to_point,
+                 protocol=self.protocol, saving=self.saving, ratio=self.ratio)
 
 
 @dataclass(frozen=True)

@@ -206,7 +206,8 @@ class Explorer:
             self.sliders[field.name] = widgets.FloatSlider(
                 value=getattr(costs, field.name), min=low, max=10.0 if low else 2.0, step=0.05,
                 description=COST_LABELS.get(field.name, field.name.replace("_", " ")), continuous_update=False,
-                style={"description_width": "150px"}, layout={"width": "420px"})
+                # Wide enough for "implementation revision" whole (150 px cut it to "implementation revi…").
+                style={"description_width": "170px"}, layout={"width": "440px"})
         # The figure's own renderer: a PNG on a machine; in the page, where there is no matplotlib, an
         # output area showing the chart's Vega-Lite, set as data (no capture of a cell's output needed).
         self.picture = widgets.Output() if chart.IN_BROWSER else widgets.Image(format="png")
@@ -214,7 +215,10 @@ class Explorer:
         self.table = widgets.HTML()
         scenario = [self.sliders[name] for name, *_ in SCENARIO_SLIDERS]
         priced = [self.sliders[field.name] for field in fields(Costs)]
-        self.widget = widgets.VBox([widgets.HBox([widgets.VBox(scenario), widgets.VBox(priced)]),
+        # The two columns of sliders wrap: side by side they need about 750 px, and an output at 1024 px
+        # with the file browser open has less (the prices' readouts were cut off).
+        self.widget = widgets.VBox([widgets.HBox([widgets.VBox(scenario), widgets.VBox(priced)],
+                                                 layout={"flex_flow": "row wrap"}),
                                     self.picture, self.table])
         self.redraws = 0
         for slider in self.sliders.values():

@@ -136,6 +136,20 @@ class Balancer:
         # Header names are case-insensitive (RFC 9110 §5.1): nginx says X-Upstream, uvicorn x-backend.
         return next((value for name, value in headers.items() if name.lower() == self.header), None)
 
+    def block(self, head: str) -> str:
+        """The block of nginx's configuration that opens with ``head`` (``"upstream mcp_servers"``), to its brace."""
+        lines = self.config.splitlines()
+        start = next((n for n, line in enumerate(lines) if line.strip().startswith(head + " {")), None)
+        if start is None:
+            raise LookupError(f"expected a block '{head} {{' in the {self.kind} configuration, found none")
+        depth = 0
+        for end in range(start, len(lines)):
+            code = lines[end].split("#", 1)[0]  # a comment's braces are not the block's
+            depth += code.count("{") - code.count("}")
+            if depth == 0:
+                break
+        return "\n".join(lines[start:end + 1])
+
     def stop(self) -> int | None:
         return self.process.stop()
 

@@ -204,6 +204,6 @@ def client(target: str | Path | Sequence[str], *, server: Sequence[str] | None =
                      "answered {method} in time on this machine", scenario=name, timeout=r.timeout, first=first,
                      method=method)
                    for name, r in runs.items() for first, method in r.slow[:1])
-    return Report(f"client {shown}", tuple(client_checks.lines(runs, timeout)),
+    return Report(_("client {target}", target=shown), tuple(client_checks.lines(runs, timeout)),
                   {name: r.trace for name, r in runs.items()}, notes=reruns)
 

@@ -59,8 +59,13 @@ PHASE_OF = {"legacy-open": "open", "modern-open": "open", "tools": "tools", "unk
             "brief-resource": "resources", "prompts": "prompts", "brief-prompt": "prompts",
             "malformed-line": "malformed", "eof": "open"}  # a server still starting cannot see its stdin close
 ERA_OF = {"legacy-open": "legacy", "modern-open": "modern"}
+ERA_NAMES = {"legacy": N_("legacy"), "modern": N_("modern")}  # a card line names its era in the card's language
 SEEN_FAILING = ("tools", "resources", "prompts")  # their failure names a call that was answered
 SEEN_PASSING = ("brief-tools", "brief-resource", "brief-prompt", "brief-tool-error", "eof")  # a pass names a find
+
+
+def era_name(session: Session) -> str:
+    return _(ERA_NAMES[session.era])
 
 
 def command(target: str | Path | Sequence[str]) -> list[str]:
@@ -181,7 +186,7 @@ def stdout(sessions: list[Session]) -> Line:
         for frame in session.trace.frames:
             if frame.direction == "s2c" and frame.channel == "stdio" and isinstance(frame.message, JSONRPCError):
                 return failed("stdout", title, _("one JSON-RPC message per line; logs go to stderr"),
-                              _("{era} session, line {seq}: {raw}", era=session.era, seq=frame.seq,
+                              _("{era} session, line {seq}: {raw}", era=era_name(session), seq=frame.seq,
                                 raw=quote(frame.raw, 120)),
                               spec(M, "basic/transports/stdio"), spec(L, "basic/transports#stdio"),
                               _("{lab} §7 (run(): print() lands on stderr)", lab=_(LAB)))
@@ -193,7 +198,7 @@ def stdout(sessions: list[Session]) -> Line:
 def _first_failure(calls: list[tuple[Session, Call, str]]) -> str:
     session, call, why = calls[0]
     more = _("; {count} more failed", count=len(calls) - 1) if len(calls) > 1 else ""
-    return f"{session.era}: {why}{more}"
+    return _("{era}: {said}", era=era_name(session), said=f"{why}{more}")
 
 
 def tools(sessions: list[Session]) -> Line:
@@ -202,8 +207,8 @@ def tools(sessions: list[Session]) -> Line:
     with_tools = [s for s in _open(sessions) if s.tools is not None]
     bad = [(s, r) for s in with_tools for m, r in s.listing_errors if m == "tools/list"]
     if bad:
-        return failed(check, title, _("tools/list answered with a list of tools"), f"{bad[0][0].era}: "
-                      f"{quote(bad[0][1].said())}", *WHERE_TOOLS)
+        return failed(check, title, _("tools/list answered with a list of tools"),
+                      _("{era}: {said}", era=era_name(bad[0][0]), said=quote(bad[0][1].said())), *WHERE_TOOLS)
     if not any(s.tools for s in with_tools):
         return skipped(check, title, _("no tools listed"))
     wrong = []
@@ -229,8 +234,8 @@ def resources(sessions: list[Session]) -> Line:
     with_res = [s for s in _open(sessions) if s.resources is not None]
     bad = [(s, m, r) for s in with_res for m, r in s.listing_errors if m.startswith("resources/")]
     if bad:
-        return failed(check, title, _("{method} answered with a list", method=bad[0][1]), f"{bad[0][0].era}: "
-                      f"{quote(bad[0][2].said())}", *where)
+        return failed(check, title, _("{method} answered with a list", method=bad[0][1]),
+                      _("{era}: {said}", era=era_name(bad[0][0]), said=quote(bad[0][2].said())), *where)
     if not any(s.reads for s in with_res):
         return skipped(check, title, _("no resources or templates listed"))
     wrong = []
@@ -257,8 +262,8 @@ def prompts(sessions: list[Session]) -> Line:
     with_prompts = [s for s in _open(sessions) if s.prompts is not None]
     bad = [(s, r) for s in with_prompts for m, r in s.listing_errors if m == "prompts/list"]
     if bad:
-        return failed(check, title, _("prompts/list answered with a list"), f"{bad[0][0].era}: "
-                      f"{quote(bad[0][1].said())}", *where)
+        return failed(check, title, _("prompts/list answered with a list"),
+                      _("{era}: {said}", era=era_name(bad[0][0]), said=quote(bad[0][1].said())), *where)
     if not any(s.gets for s in with_prompts):
         return skipped(check, title, _("no prompts listed"))
     wrong = [(s, g, f"prompts/get {g.name} {excerpt(g.arguments)} → {quote(g.reply.said(), 160)}")
@@ -284,12 +289,12 @@ def malformed(sessions: list[Session]) -> Line:
     for s in tried:
         reply = s.malformed
         if reply.kind != "error" or reply.code != PARSE_ERROR:
-            return failed(check, title, expected, f"{s.era}: {quote(reply.said())}", *where)
+            return failed(check, title, expected, _("{era}: {said}", era=era_name(s), said=quote(reply.said())), *where)
         if '"id":null' not in reply.raw.replace(" ", "") and '"id"' in reply.raw:
-            return failed(check, title, expected, _("{era}: an id that names no request: {raw}", era=s.era,
+            return failed(check, title, expected, _("{era}: an id that names no request: {raw}", era=era_name(s),
                                                     raw=quote(reply.raw)), *where)
         if s.alive.kind not in ("result", "error"):  # any answer shows it still serves
-            return failed(check, title, expected, _("{era}: after the -32700, {method} → {said}", era=s.era,
+            return failed(check, title, expected, _("{era}: after the -32700, {method} → {said}", era=era_name(s),
                           method='ping' if s.era == 'legacy' else 'server/discover', said=quote(s.alive.said())),
                           *where)
     return passed(check, title)
@@ -306,7 +311,7 @@ def unknown_tool(sessions: list[Session]) -> Line:
             hint = (_(" (isError is for a tool that ran and failed; a tool that does not exist is a protocol error)")
                     if reply.ok and reply.result.get("isError") else "")
             return failed(check, title, _("error -32602 for tools/call {tool!r}", tool=UNKNOWN_TOOL),
-                          f"{s.era}: {quote(reply.said(), 160)}{hint}", spec(L, "server/tools#error-handling"),
+                          _("{era}: {said}", era=era_name(s), said=f"{quote(reply.said(), 160)}{hint}"), spec(L, "server/tools#error-handling"),
                           spec(M, "server/tools#error-handling"), _("Lab 03 §2 (isError against a protocol error)"))
     return passed(check, title)
 
@@ -323,7 +328,7 @@ def eof(sessions: list[Session]) -> Line:
                    if not end.by_itself else _("exited with status {code}", code=end.returncode))
             tail = [f.raw for f in s.trace.frames if f.channel == "stderr"][-1:]
             return failed(check, title, _("exit status 0 within a few seconds of end-of-file on stdin"),
-                          f"{s.era}: {got}" + (_("; its last stderr line: {line}", line=quote(tail[0], 160))
+                          _("{era}: {said}", era=era_name(s), said=got) + (_("; its last stderr line: {line}", line=quote(tail[0], 160))
                                                if tail else ""),
                           spec(L, "basic/lifecycle#shutdown"), spec(M, "basic/transports/stdio#shutdown"),
                           _("{lab} §7 (run() returns at end-of-file)", lab=_(LAB)))

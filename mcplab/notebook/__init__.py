@@ -5,9 +5,10 @@ traces side by side), ``schema_check`` (each frame against the official JSON Sch
 ``inspector`` (``playground``: an Inspector inside the notebook), ``matrix`` (the compatibility
 matrix of 2026-07-28, run live), ``prediction`` (``predict``: predict, then run: a question before a live exchange;
 the course's questions are in ``predictions``), and the labs' plumbing, kept out of their cells so that
-a student sees protocol: ``shown`` (ports masked, a message whole, a request and its answer found in a
-trace, a sealed ``requestState`` opened), ``raw_post`` (a hand-written POST, shown as it went and came
-back) and ``confirm`` (an elicitation answered by a form, or by a callback when nobody clicks).
+a student sees protocol: ``shown`` (ports, paths and random values masked, a message whole, a
+request and its answer found in a trace, a sealed ``requestState`` opened, a server's code printed
+from its file), ``raw_post`` (a hand-written POST, shown as it went and came back) and ``confirm``
+(an elicitation answered by a form, or by a callback when nobody clicks).
 
 Layer: near the top. It may import the client and the server sides, ``ecosystem`` (the matrix
 starts ``ecosystem.proxy``), ``trace``, ``transports``, ``wire``, ``schemas`` and ``course``; above it
@@ -38,7 +39,7 @@ _LAZY = {
                     "mcplab.notebook.schema_check"),
     **dict.fromkeys(("Prediction", "digest_of"), "mcplab.notebook.prediction"),
     "predict": "mcplab.notebook.predictions",
-    **dict.fromkeys(("masked", "pretty", "first_exchange", "request_state_text"), "mcplab.notebook.shown"),
+    **dict.fromkeys(("masked", "masker", "pretty", "source", "first_exchange", "request_state_text"), "mcplab.notebook.shown"),
     **dict.fromkeys(("post", "post_discover", "send_post", "send_discover", "Posted"), "mcplab.notebook.raw_post"),
     **dict.fromkeys(("ConfirmForm", "always_confirm"), "mcplab.notebook.confirm"),
 }

@@ -141,10 +141,14 @@ class Playground:
             transport = "http"
         self.transport_buttons = widgets.ToggleButtons(options=["stdio", "http"], value=transport,
                                                        style={"button_width": "60px"})
+        # 80 px: a button's 10 px paddings and "modern" in the widgets' 13 px font (70 px read "mode…").
         self.era_buttons = widgets.ToggleButtons(options=["legacy", "modern", "auto"], value=era,
-                                                 style={"button_width": "70px"})
-        self.connect_button = widgets.Button(description=_("Connect"), button_style="primary")
-        self.close_button = widgets.Button(description=_("Disconnect"))
+                                                 style={"button_width": "80px"})
+        # The buttons keep their width when a long status line shares their row (at 1024 px they shrank
+        # to "Con…"); the status wraps instead.
+        self.connect_button = widgets.Button(description=_("Connect"), button_style="primary",
+                                             layout={"flex": "0 0 auto"})
+        self.close_button = widgets.Button(description=_("Disconnect"), layout={"flex": "0 0 auto"})
         self.status = widgets.HTML(html.escape(_("not connected")))
         self.kind_buttons = widgets.ToggleButtons(options=list(KINDS), style={"button_width": "90px"})
         self.items = widgets.Select(options=[], rows=6, layout={"width": "320px"})
@@ -163,11 +167,14 @@ class Playground:
         self.send_button.on_click(lambda _: self._start(self.send))
         self.kind_buttons.observe(lambda _: self._list_items(), names="value")
         self.items.observe(lambda _: self._select(), names="value")
+        # Rows wrap: in a narrow output (1024 px with the file browser open) the form goes below the list
+        # instead of running past the output's edge.
+        wrap = {"flex_flow": "row wrap"}
         self.widget = widgets.VBox([
-            widgets.HBox([self.server_box, self.transport_buttons, self.era_buttons]),
+            widgets.HBox([self.server_box, self.transport_buttons, self.era_buttons], layout=wrap),
             widgets.HBox([self.connect_button, self.close_button, self.status]),
             widgets.HBox([widgets.VBox([self.kind_buttons, self.items]),
-                          widgets.VBox([self.about, self.form_box, self.send_button])]),
+                          widgets.VBox([self.about, self.form_box, self.send_button])], layout=wrap),
             self.result, self.trace_count, self.trace_html])
         self.widget.add_class("mcplab-playground")
 
@@ -388,7 +395,7 @@ class Playground:
 
             view = show(client.trace)
             self.trace_count.value = f"<b>{html.escape(_('trace'))}</b>: {html.escape(trace_views.summary(list(view.frames)))}"
-            self.trace_html.value = view._repr_html_()
+            self.trace_html.value = view.diagram_html()
 
     def _status(self, text: str, error: bool = False) -> None:
         colour = trace_views.ERROR_COLOUR if error else "#333"

@@ -133,7 +133,8 @@ class Asked:
         self.right = self.prediction.is_right(value)
         if self.right:
             text = _("✓ Right.") + (" " + _(self.prediction.right) if self.prediction.right else "")
-            text += " " + _("Run the next cell to see it on the wire.")
+            # Not "on the wire": some labs (the economics) have none; every lab's next cell has an output.
+            text += " " + _("Run the next cell and find it in its output.")
         else:
             text = _("✗ Not this one.") + " " + _(self.prediction.wrong) + " " + _("Then try again.")
         self.feedback.value = html.escape(text, quote=False)

@@ -4,31 +4,44 @@ Theory of operation
 -------------------
 A lab's stored outputs are checked by nbval on every run, so nothing in them may depend on the run:
 not the port the system picked for a server (:func:`masked`), not the clock inside a sealed
-``requestState`` (:func:`request_state_text`). And the point of a frame is often deep inside it
+``requestState`` (:func:`request_state_text`), not a lab's temporary folder, this machine's paths or
+the random values an OAuth exchange makes up (:func:`masker`, for labs whose outputs hold them). And the point of a frame is often deep inside it
 (``params._meta``, a result's ``capabilities``), where a one-line trace cuts it off: :func:`pretty`
 shows one message whole, indented, and :func:`first_exchange` finds the request and the response
 that answers it in a trace, so a lab can print exactly that pair.
 
+A lab that teaches a server's code prints that code from the file it runs (:func:`source`: a
+function, or the statement that makes one name of a module), so what it shows cannot drift from it.
+
 These are the labs' plumbing, not their lesson: a student reads the frames they print, not them.
-Pure functions, no I/O.
+Pure functions, no I/O (:func:`source` reads a module's file, as :mod:`inspect` does).
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import binascii
+import inspect
 import json
+import os
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from mcplab.trace.recorder import Frame
 from mcplab.wire import jsonrpc
 
-__all__ = ["masked", "pretty", "first_exchange", "request_state_text", "PORT", "EXPIRY"]
+__all__ = ["masked", "masker", "pretty", "source", "first_exchange", "request_state_text", "PORT", "EXPIRY"]
 
 PORT = "127.0.0.1:PORT"                  # what a loopback address with its port reads as
 EXPIRY = "<now + 15 minutes>"           # what a sealed expiry reads as (the servers seal 15 minutes ahead)
 _LOOPBACK = re.compile(r"127\.0\.0\.1:\d+")
+_ATTACKER = re.compile(r"attacker\.example:\d+")  # Lab 11's pretend attacker listens on a loopback port too
+_LENGTH = re.compile(r"(?im)^(content-length): \d+$")  # an HTTP body holding a port or a random id varies in length
+# OAuth's made-up values (RFC 6749 client_id, state; RFC 7636 code_challenge; the consent page's nonce), in
+# JSON ("client_id": "…"), a query string (state=…) or a header: eight characters or more, so a word stays.
+_RANDOM = re.compile(r'("?(?:client_id|consent|state|code_challenge|client_id_issued_at)"?[=:]\s?"?)[\w.~-]{8,}')
+RANDOM = "‹random›"
 
 
 def masked(text: str) -> str:
@@ -36,11 +49,50 @@ def masked(text: str) -> str:
     return _LOOPBACK.sub(PORT, text)
 
 
+def masker(folder: str | os.PathLike[str] | None = None) -> Callable[[Any], str]:
+    """A function that prints text or JSON as a lab shows it: ``folder`` (the lab's temporary folder) as
+    ``<work>``, this machine's paths as ``<python>``, ``<mcplab>`` and ``~``, ports as in :func:`masked`,
+    ``Content-Length`` values as ``…`` and OAuth's random values as ``‹random›``.
+
+    >>> shown = masker(WORK)
+    >>> shown({"command": sys.executable, "args": [f"{WORK}/notes"]})
+    '{\n  "command": "<python>",\n  "args": [\n    "<work>/notes"\n  ]\n}'
+    """
+    from mcplab.ecosystem.hostconfig import sanitise  # this machine's paths, as `mcplab config` prints them
+
+    def shown(value: Any) -> str:
+        text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+        if folder is not None:
+            text = text.replace(str(folder), "<work>")
+        text = _ATTACKER.sub("attacker.example:PORT", masked(sanitise(text)))
+        return _RANDOM.sub(rf"\1{RANDOM}", _LENGTH.sub(r"\1: …", text))
+    return shown
+
+
 def pretty(message: Any) -> str:
     """One message whole, indented one space a level: a dict, or a decoded JSON-RPC message."""
     if not isinstance(message, (dict, list)):
         message = jsonrpc.to_dict(message)
     return json.dumps(message, indent=1, ensure_ascii=False)
+
+
+def source(obj: Any, name: str | None = None) -> str:
+    """The source of a function or class; with ``name``, the statement of module ``obj`` that assigns it.
+
+    >>> print(source(bookshelf, "server"))
+    server = Server("bookshelf", "0.1.0", title="A bookshelf", ...)
+
+    Raises :class:`LookupError`, naming both, when the module assigns no such name at its top level.
+    """
+    if name is None:
+        return inspect.getsource(obj).rstrip()
+    text = inspect.getsource(obj)
+    for statement in ast.parse(text).body:
+        targets = (statement.targets if isinstance(statement, ast.Assign)
+                   else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+        if any(isinstance(target, ast.Name) and target.id == name for target in targets):
+            return ast.get_source_segment(text, statement) or ""
+    raise LookupError(f"expected a top-level assignment to {name!r} in {obj.__name__}, found none")
 
 
 def first_exchange(trace: Iterable[Frame], method: str) -> tuple[Any, Any]:

@@ -84,6 +84,12 @@ class TraceView:
         return "\n".join([trace_views.summary(list(self.frames), self.dropped), *marker, *lines])
 
     def _repr_html_(self) -> str:
+        # The first line counts the frames by kind, as the text view's first line does: hints point at it.
+        count = trace_views.summary(list(self.frames), self.dropped)
+        return f'<div style="font:12px sans-serif;color:#333">{html.escape(count)}</div>' + self.diagram_html()
+
+    def diagram_html(self) -> str:
+        """The badges' note and the sequence diagram, without the count (the playground shows its own)."""
         badges = {seq: check.badge() for seq, check in self.checks.items()}
         return _note(self.checks, self.schemas_found) + trace_views.render_html(list(self.frames), badges,
                                                                                  dropped=self.dropped)
@@ -234,24 +240,27 @@ class TraceDiff:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        cell = "padding:2px 6px;vertical-align:top;border-bottom:1px solid #eee"
-        head = "".join(f'<th style="{cell};text-align:left;color:#555">{html.escape(t)}</th>'
-                       for t in ("", *self.labels))
+        # Inline styles against the page's table rules, as in mcplab.trace.views: fixed columns, a narrow
+        # mark, the two traces halves of the rest, every cell left-aligned, no striped rows.
+        cell = "padding:2px 6px;vertical-align:top;border-bottom:1px solid #eee;text-align:left"
+        widths = ("width:2em", "", "")
+        head = "".join(f'<th style="{cell};color:#555;{width}">{html.escape(t)}</th>'
+                       for t, width in zip(("", *self.labels), widths))
         rows = []
         for step in self.steps:
-            tint = f";background:{STEP_TINTS[step.kind]}" if STEP_TINTS[step.kind] else ""
+            tint = f"background:{STEP_TINTS[step.kind] or 'none'}"
             sides = [_diff_cell(view, checks) for view, checks in zip((step.a, step.b), self.checks)]
             changes = "".join(f"<div>{html.escape(c)}</div>" for c in _shown_changes(step.changes))
-            extra = (f'<div style="font:11px monospace;color:#1565c0;margin-top:2px">{changes}</div>'
-                     if changes else "")
-            rows.append(f'<tr style="{tint[1:]}"><td style="{cell};color:#555">{MARKS[step.kind]}</td>'
+            extra = (f'<div style="font:11px monospace;color:#1565c0;margin-top:2px;overflow-wrap:anywhere">'
+                     f'{changes}</div>' if changes else "")
+            rows.append(f'<tr style="{tint}"><td style="{cell};color:#555">{MARKS[step.kind]}</td>'
                         f'<td style="{cell}">{sides[0]}</td><td style="{cell}">{sides[1]}{extra}</td></tr>')
         legend = ('<div style="font:11px sans-serif;color:#666;margin:2px 0 4px">'
                   + html.escape(_("= same · ~ same step, different members (listed) · ≠ different messages · "
                                   "◀ ▶ only on one side")) + '</div>')
         return (f'{legend}<div style="font:12px sans-serif;color:#333">{html.escape(self.summary())}</div>'
-                f'<table style="border-collapse:collapse;width:100%;font:12px/1.4 sans-serif">'
-                f'<tr>{head}</tr>{"".join(rows)}</table>')
+                f'<table class="mcplab-trace-diff" style="border-collapse:collapse;table-layout:fixed;width:100%;'
+                f'margin:0;font:12px/1.4 sans-serif"><tr style="background:none">{head}</tr>{"".join(rows)}</table>')
 
 
 def _shown_changes(changes: tuple[str, ...]) -> list[str]:

@@ -191,14 +191,27 @@ def render_text(frames: list[Frame], width: int = 100, *, dropped: int = 0) -> s
 
 # --- HTML ----------------------------------------------------------------------------------------
 
-# Short inline styles only: a stored notebook keeps one copy per frame, and sanitizers keep them.
-_TABLE = "border-collapse:collapse;width:100%;font:12px/1.4 sans-serif"
-_HEAD = "color:#555;border-bottom:1px solid #ccc;padding:2px 6px"
+# Short inline styles only: a stored notebook keeps one copy per frame, and sanitizers keep them. They are
+# also the only styles that hold everywhere the view is shown: JupyterLab's sanitizer drops a <style> element
+# from an untrusted output (a stored notebook opened before it runs), and an inline style outranks the page's
+# own rules for HTML outputs (table-layout:fixed with equal columns, right-aligned cells, striped rows, and
+# word-break:break-all in every <pre>). So each element the page styles states what it needs, and nothing
+# leaks out: the view's one class, mcplab-trace-view, is there for tests and readers, not for a stylesheet.
+# The columns are fixed: a narrow frame number, the two lanes at LANES_WIDTH, stderr in what is left.
+LANES_WIDTH = "68%"
+_TABLE = "border-collapse:collapse;table-layout:fixed;width:100%;margin:0;font:12px/1.4 sans-serif"
+_ROW = "background:none"
+_HEAD = "color:#555;border-bottom:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:bottom"
 _SEQ = "color:#888;vertical-align:top;text-align:right;padding:2px 6px"
-_LANES = "border:solid #bbb;border-width:0 3px;padding:2px 10px;vertical-align:top"
-_STDERR = "font-family:monospace;color:#555;white-space:pre-wrap;vertical-align:top;padding:2px 6px"
-_NOTE = "color:#555;font-style:italic;background:#fafafa;border:1px dashed #ccc;padding:2px 10px"
-_PRE = "margin:2px 0;padding:4px;background:#f6f8fa;font-size:11px;white-space:pre-wrap;text-align:left"
+_LANES = "border:solid #bbb;border-width:0 3px;padding:2px 10px;vertical-align:top;text-align:left"
+_STDERR = ("font-family:monospace;color:#555;white-space:pre-wrap;overflow-wrap:anywhere;vertical-align:top;"
+           "text-align:left;padding:2px 6px")
+_NOTE = "color:#555;font-style:italic;background:#fafafa;border:1px dashed #ccc;padding:2px 10px;text-align:left"
+# An opened frame keeps its lines as the JSON has them, and a line longer than the lane scrolls: a token is
+# never broken ("7-da / y" under break-all). Wrapping at spaces would still break after a hyphen
+# ("2026- / 07-28") and between Chinese characters, and no CSS property stops that short of not wrapping.
+_PRE = ("margin:2px 0;padding:4px;background:#f6f8fa;font-size:11px;white-space:pre;word-break:normal;"
+        "overflow-wrap:normal;overflow-x:auto;text-align:left")
 
 
 def _text(value: str) -> str:
@@ -246,9 +259,10 @@ def _row(view: View, badge: Badge | None = None) -> str:
     frame = view.frame
     seq = f'<td style="{_SEQ}">#{frame.seq}</td>'
     if view.kind == "stderr":
-        return f'<tr>{seq}<td style="{_LANES}"></td><td style="{_STDERR}">{_text(view.label)}</td></tr>'
+        return (f'<tr style="{_ROW}">{seq}<td style="{_LANES}"></td>'
+                f'<td style="{_STDERR}">{_text(view.label)}</td></tr>')
     if view.kind == "note":
-        return f'<tr>{seq}<td colspan="2" style="{_NOTE}">✎ {_text(view.label)}</td></tr>'
+        return f'<tr style="{_ROW}">{seq}<td colspan="2" style="{_NOTE}">✎ {_text(view.label)}</td></tr>'
     line, style, ink, tint = _look(view)
     label = {"error": "✗ ", "refused": "⊘ "}.get(view.kind, "") + view.label
     if view.answers is not None:
@@ -265,7 +279,7 @@ def _row(view: View, badge: Badge | None = None) -> str:
     arrow = (f'<div style="border-bottom:2px {style} {line};color:{line};font-size:9px;line-height:7px;'
              f'text-align:{"right" if to_server else "left"}">{"▶" if to_server else "◀"}</div>')
     background = f";background:{tint}" if tint else ""
-    return f'<tr>{seq}<td style="{_LANES}{background}">{summary}{arrow}</td><td></td></tr>'
+    return f'<tr style="{_ROW}">{seq}<td style="{_LANES}{background}">{summary}{arrow}</td><td></td></tr>'
 
 
 def render_html(frames: list[Frame], badges: Mapping[int, Badge] | None = None, *, dropped: int = 0) -> str:
@@ -274,12 +288,14 @@ def render_html(frames: list[Frame], badges: Mapping[int, Badge] | None = None, 
     ``badges`` maps a frame's ``seq`` to the :class:`Badge` shown beside it; ``dropped`` earlier
     frames (let go by a bounded trace) are announced in a first row.
     """
-    marker = f'<tr><td colspan="3" style="{_NOTE}">{_text(dropped_line(dropped))}</td></tr>' if dropped else ""
+    marker = (f'<tr style="{_ROW}"><td colspan="3" style="{_NOTE}">{_text(dropped_line(dropped))}</td></tr>'
+              if dropped else "")
     if not frames and not dropped:
         return f'<div style="color:#777"><em>{_text(_("empty trace"))}</em></div>'
-    head = (f'<tr><th style="{_HEAD}"></th><th style="{_HEAD}"><span style="float:left">{_text(_("client"))}</span>'
+    head = (f'<tr style="{_ROW}"><th style="{_HEAD};width:3.5em"></th>'
+            f'<th style="{_HEAD};width:{LANES_WIDTH}"><span style="float:left">{_text(_("client"))}</span>'
             f'<span style="float:right">{_text(_("server"))}</span></th>'
-            f'<th style="{_HEAD};text-align:left;width:28%">stderr</th></tr>')
+            f'<th style="{_HEAD}">stderr</th></tr>')
     badges = badges or {}
     rows = "".join(_row(view, badges.get(view.frame.seq)) for view in describe(frames))
-    return f'<table style="{_TABLE}">{head}{marker}{rows}</table>'
+    return f'<table class="mcplab-trace-view" style="{_TABLE}">{head}{marker}{rows}</table>'
