@@ -69,12 +69,43 @@ def live_answers() -> dict[str, object]:
         async with Client(MemoryTransport(_tools_only), version="2025-03-26") as client:
             pass
         made["handshake_toy"] = client.trace
+        made.update(await _paged_traces(Client, stdio))
         async with Client(stdio(FILES)) as client:
             made["notes"] = await client.read_resource("file:///notes.md")
             made["notes_tool"] = await client.call_tool("read_file", {"path": "notes.md"})
             made["readme"] = await client.read_resource("file:///" + OTHER_FILE)
 
     anyio.run(main)
+    return made
+
+
+async def _paged_traces(Client, stdio) -> dict[str, object]:
+    """Lab 03's tools/list paged by hand: the solution, and the ways a student pages it wrong, for real."""
+    from mcplab.wire.errors import RemoteError
+
+    made: dict[str, object] = {}
+
+    async def paged(name: str, size: str | None, cursor_of, stop_after: int | None = None, again: bool = False):
+        async with Client(stdio(FILES + (["--page-size", size] if size else []))) as client:
+            params: dict = {}
+            for number in range(1, 10):
+                try:
+                    page = await client.request("tools/list", params)
+                except RemoteError:
+                    break
+                if "nextCursor" not in page or number == stop_after:
+                    break
+                params = {"cursor": cursor_of(page["nextCursor"])}
+            if again:
+                await client.request("tools/list", {})
+        made[name] = client.trace
+
+    await paged("paged", "1", lambda cursor: cursor)
+    await paged("paged_one_page", None, lambda cursor: cursor)
+    await paged("paged_stopped", "1", lambda cursor: cursor, stop_after=2)
+    await paged("paged_changed", "1", lambda cursor: cursor.rstrip("=") + "x")
+    await paged("paged_again", "1", lambda cursor: cursor, again=True)
+    await paged("paged_pages_of_two", "2", lambda cursor: cursor)
     return made
 
 
@@ -137,6 +168,26 @@ CONVERT_SCHEMA = {"type": "object", "properties": {"amount": {"type": "number"},
                   "required": ["amount"]}
 PRIMITIVES = {"a": "tool", "b": "resource", "c": "prompt", "d": "tool", "e": "resource"}
 KINDS = {"a": "isError", "b": "protocol error", "c": "protocol error", "d": "isError", "e": "isError"}
+AFTER_CANCEL = {"a": "stop, no response", "b": "ignore it", "c": "ignore it", "d": "ignore it", "e": "do not send it",
+                "f": "do not send it", "g": "close the stream"}
+TOO_EARLY = {"a": "error -32600", "b": "result", "c": "result", "d": "error -32602", "e": "HTTP 400",
+             "f": "HTTP 400", "g": "result"}
+STRUCTURED = {"a": "use", "b": "reject", "c": "reject", "d": "not checked", "e": "use", "f": "reject"}
+_ASK = {"jsonrpc": "2.0", "method": "tools/list"}
+
+
+def _pages(*cursors_asked, next_cursors, method="tools/list", error_at=None):
+    """A made-up paging trace: request n carries cursors_asked[n], response n gives next_cursors[n]."""
+    messages = []
+    for number, (asked, given) in enumerate(zip(cursors_asked, next_cursors), 2):
+        params = {"cursor": asked} if asked is not None else None
+        messages.append(("c2s", jsonrpc.Request(number, method, params)))
+        if number == error_at:
+            messages.append(("s2c", jsonrpc.ErrorResponse(number, -32602, "expected a cursor")))
+            continue
+        result = {"tools": [{"name": f"t{number}", "inputSchema": {"type": "object"}}]}
+        messages.append(("s2c", jsonrpc.Response(number, {**result, **({"nextCursor": given} if given else {})})))
+    return _trace(*messages)
 
 # --- Lab 04 -------------------------------------------------------------------------------------------
 
@@ -274,6 +325,10 @@ RIGHT: dict[str, object] = {
     "check_error_kinds": KINDS,
     "check_forecast": Live("forecast"),
     "check_notes_resource": Live("notes"),
+    "check_paged_tools": Live("paged"),
+    "check_structured_verdicts": STRUCTURED,
+    "check_too_early": TOO_EARLY,
+    "check_after_cancel": AFTER_CANCEL,
     "check_openai_tool": OPENAI,
     "check_anthropic_tool": ANTHROPIC,
     "check_tools_call_for": ROUTE,
@@ -514,6 +569,63 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("two contents", ResourceRead.from_json({"contents": [{"uri": "file:///notes.md", "text": "# MCP notes"},
                                                               {"uri": "file:///notes.md", "text": "# MCP notes"}]})),
         ("a list of resources", [{"uri": "file:///notes.md"}]),
+    ],
+    "check_paged_tools": [
+        ("one page: the server was not started with --page-size 1", Live("paged_one_page")),
+        ("stopped while nextCursor was still there", Live("paged_stopped")),
+        ("a cursor changed before it was sent back", Live("paged_changed")),
+        ("asked again after the last page", Live("paged_again")),
+        ("two pages of two", Live("paged_pages_of_two")),
+        ("resources paged instead of tools", _pages(None, "c1", "c2", next_cursors=("c1", "c2", None),
+                                                    method="resources/list")),
+        ("a cursor on the first request", _pages("c0", "c1", "c2", next_cursors=("c1", "c2", None))),
+        ("every request without a cursor", _pages(None, None, None, next_cursors=("c1", "c1", "c1"))),
+        ("the first cursor sent twice", _pages(None, "c1", "c1", next_cursors=("c1", "c2", None))),
+        ("a refused page", _pages(None, "c1", "oops", next_cursors=("c1", "c2", None), error_at=4)),
+        ("a request with no answer", _trace(("c2s", jsonrpc.Request(2, "tools/list", None)))),
+        ("the last result alone", Live("forecast")),
+    ],
+    "check_structured_verdicts": [
+        ("b used: a string is close enough", {**STRUCTURED, "b": "use"}),
+        ("c used: the text is there", {**STRUCTURED, "c": "use"}),
+        ("c not checked: nothing to check", {**STRUCTURED, "c": "not checked"}),
+        ("d rejected", {**STRUCTURED, "d": "reject"}),
+        ("e rejected: an extra property", {**STRUCTURED, "e": "reject"}),
+        ("f used: city is there", {**STRUCTURED, "f": "use"}),
+        ("a not checked", {**STRUCTURED, "a": "not checked"}),
+        ("booleans", {k: v == "use" for k, v in STRUCTURED.items()}),
+        ("accept instead of use", {k: v.replace("use", "accept") for k, v in STRUCTURED.items()}),
+        ("f missing", without(STRUCTURED, "f")),
+        ("all use", dict.fromkeys(STRUCTURED, "use")),
+        ("one still ...", {**STRUCTURED, "b": ...}),
+    ],
+    "check_after_cancel": [
+        ("a: an error response, so the client knows", {**AFTER_CANCEL, "a": "do not send it"}),
+        ("a: the tool finishes anyway", {**AFTER_CANCEL, "a": "ignore it"}),
+        ("b: stop the finished call", {**AFTER_CANCEL, "b": "stop, no response"}),
+        ("c: stop whatever runs", {**AFTER_CANCEL, "c": "stop, no response"}),
+        ("d: the late response is used", {**AFTER_CANCEL, "d": "stop, no response"}),
+        ("e: initialize cancelled like any request", {**AFTER_CANCEL, "e": "stop, no response"}),
+        ("f: a server cancels as in 2025-11-25", {**AFTER_CANCEL, "f": "stop, no response"}),
+        ("g: a notification over HTTP too", {**AFTER_CANCEL, "g": "do not send it"}),
+        ("g: the legacy answer", {**AFTER_CANCEL, "g": "stop, no response"}),
+        ("b missing", without(AFTER_CANCEL, "b")),
+        ("all ignored", dict.fromkeys(AFTER_CANCEL, "ignore it")),
+        ("one still ...", {**AFTER_CANCEL, "d": ...}),
+    ],
+    "check_too_early": [
+        ("a answered: the server is friendly", {**TOO_EARLY, "a": "result"}),
+        ("b refused: nothing before initialize", {**TOO_EARLY, "b": "error -32600"}),
+        ("c refused: initialize is always first", {**TOO_EARLY, "c": "error -32600"}),
+        ("d -32600 as in a", {**TOO_EARLY, "d": "error -32600"}),
+        ("e -32600 as over stdio", {**TOO_EARLY, "e": "error -32600"}),
+        ("f answered: ping is allowed", {**TOO_EARLY, "f": "result"}),
+        ("g refused: no session", {**TOO_EARLY, "g": "HTTP 400"}),
+        ("404 for no session", {**TOO_EARLY, "e": "HTTP 404"}),
+        ("bare codes", {**TOO_EARLY, "a": -32600}),
+        ("g missing", without(TOO_EARLY, "g")),
+        ("all results", dict.fromkeys(TOO_EARLY, "result")),
+        ("one still ...", {**TOO_EARLY, "c": ...}),
     ],
     "check_openai_tool": [
         ("the Anthropic shape", ANTHROPIC), ("the MCP tool itself", TOOL),

@@ -9,6 +9,18 @@ right one through its Check button, and the Chinese Lab 08's kernel must draw Ch
 font, every glyph found. Screenshots of what the student sees (traces, plots, widgets) are written to
 ``test-output/browser/``.
 
+The layout half measures what the student sees is whole, on Labs 00, 03, 06, 08 and the Chinese Labs 00
+and 08 as their Run All left them, at the default width and again at 1024 px (the window resized):
+``browser_helpers.LAYOUT`` opens every frame of every trace view and checks that every widget label and
+button shows its whole text (``scrollWidth <= clientWidth``, and the text measured in the label's own
+font fits its content box: an ellipsis cut into the padding leaves scrollWidth as it was), that the
+client and server lanes of each trace view take at least 60% of its output's width, and that no opened
+frame's JSON is broken inside a token. JupyterLab styles the tables of an HTML output (``table-layout:
+fixed``, right-aligned cells) and breaks the lines of every ``pre`` anywhere (``word-break:
+break-all``); the views must hold against both. One screenshot per lab and width, of its first trace
+view (two frames open) and of its playground or explorer, goes to ``test-output/layout/``. Where a lab
+invites the student to try its playground (Labs 00 and 03), it must still be connected after Run All.
+
 Chromium comes from Debian (``make test`` installs it when missing and it may), never from
 ``playwright install``. Without it, or without Playwright, the tests skip, and fail under CI=true.
 """
@@ -24,8 +36,8 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import (APP_READY, CHROMIUM, CHROMIUM_ARGS, CLOSE, KERNEL_IDLE, KERNEL_RUN, OPEN, PROBLEMS,
-                             PROGRESS, RUN_ALL, SHOW, JupyterLab)
+from browser_helpers import (APP_READY, CHROMIUM, CHROMIUM_ARGS, CLOSE, KERNEL_IDLE, KERNEL_RUN, LAYOUT, OPEN,
+                             PROBLEMS, PROGRESS, RUN_ALL, SHOW, JupyterLab)
 from conftest import ROOT, need
 
 pytestmark = pytest.mark.browser
@@ -35,7 +47,17 @@ LABS = (sorted(path.name for path in (ROOT / "labs").glob("*.ipynb"))
 OUTPUT = ROOT / "test-output" / "browser"
 RUN_TIMEOUT = 120_000  # ms for one notebook's Run All
 CHANGE_TIMEOUT = 20_000  # ms for a widget to react
-KEEP_OPEN = {"00_start_here.ipynb", "02_handshake.ipynb", "08_economics.ipynb", "zh-CN/08_economics.ipynb"}  # later tests use these pages
+# The layout half: these labs as their Run All left them, at the default width and a small laptop's.
+LAYOUT_LABS = ("00_start_here.ipynb", "03_primitives.ipynb", "06_stateless.ipynb", "08_economics.ipynb",
+               "zh-CN/00_start_here.ipynb", "zh-CN/08_economics.ipynb")
+VIEWS = {"00_start_here.ipynb", "03_primitives.ipynb", "06_stateless.ipynb", "zh-CN/00_start_here.ipynb"}
+PLAY = {"00_start_here.ipynb", "03_primitives.ipynb", "zh-CN/00_start_here.ipynb"}  # their text says "try it"
+WIDTHS = (1400, 1024)
+MIN_LANES = 0.6
+LAYOUT_OUTPUT = ROOT / "test-output" / "layout"
+# JupyterLab lays a panel out again in the animation frame after the window's resize event: wait two.
+LAID_OUT = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+KEEP_OPEN = {"02_handshake.ipynb", *LAYOUT_LABS}  # later tests use these pages
 
 TRACE = "th:text-is('stderr')"  # the header of every trace diagram (mcplab.trace.views)
 
@@ -66,11 +88,12 @@ def page(lab):
     """One JupyterLab page for every test of this module."""
     from playwright.sync_api import sync_playwright
 
-    shutil.rmtree(OUTPUT, ignore_errors=True)
-    OUTPUT.mkdir(parents=True)
+    for folder in (OUTPUT, LAYOUT_OUTPUT):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        page = chromium.new_page(viewport={"width": WIDTHS[0], "height": 1000})
         page.goto(f"{lab.url}/lab")
         page.wait_for_function(APP_READY, timeout=60_000)
         yield page
@@ -124,6 +147,46 @@ def opened(page, kept, name: str):
         pytest.fail(f"labs/{name} did not run cleanly in the browser (see its own test)")
     page.evaluate(SHOW, name)
     return page.locator(f"#{kept[name]}")
+
+
+def shoot_layout(page, panel: str, stem: str) -> None:
+    """The lab's first trace view, its first two frames open, and its first widget, each on its own."""
+    page.locator(f"#{panel}").evaluate("lab => lab.querySelectorAll('details').forEach(d => { d.open = false; })")
+    outputs = page.locator(f"#{panel} .jp-OutputArea-output").filter(visible=True)
+    view = outputs.filter(has=page.locator("table.mcplab-trace-view, table.mcplab-trace-diff"))
+    if view.count():
+        view.first.evaluate("out => out.querySelectorAll('details').forEach((d, i) => { d.open = i < 2; })")
+        view.first.screenshot(path=LAYOUT_OUTPUT / f"{stem}-trace.png", timeout=10_000)
+    widget = outputs.filter(has=page.locator(".mcplab-playground, .widget-slider"))
+    if widget.count():
+        widget.first.screenshot(path=LAYOUT_OUTPUT / f"{stem}-widget.png", timeout=10_000)
+
+
+@pytest.mark.parametrize("name", LAYOUT_LABS)
+def test_after_run_all_labels_are_whole_trace_views_wide_and_unbroken_and_playgrounds_open_where_invited(page, kept,
+                                                                                                          name):
+    notebook = opened(page, kept, name)
+    panel = kept[name]
+    # After Run All the playground is still connected where the lab invites play: Send can be clicked.
+    send = notebook.locator(".mcplab-playground button.mcplab-send")
+    playable = send.count() > 0 and send.first.is_enabled()
+    stem = name.removesuffix(".ipynb").replace("/", "-")
+    found = {}
+    try:
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 1000})
+            page.evaluate(LAID_OUT)
+            found[width] = page.evaluate(LAYOUT, [name, MIN_LANES])
+            shoot_layout(page, panel, f"{stem}-{width}")
+    finally:
+        page.set_viewport_size({"width": WIDTHS[0], "height": 1000})
+        page.evaluate(LAID_OUT)
+    assert playable == (name in PLAY), f"{name}: the playground is {'open' if playable else 'closed or absent'}"
+    for width, seen in found.items():
+        assert seen["labels"] > 0, f"{name} at {width} px: no widget label found"
+        if name in VIEWS:
+            assert seen["views"] > 0 and seen["frames"] > 0, f"{name} at {width} px: no trace view found"
+        assert seen["problems"] == [], f"{name} at {width} px:\n" + "\n".join(seen["problems"])
 
 
 def test_moving_a_slider_in_lab_07_redraws_the_plot_and_the_table(page, kept):

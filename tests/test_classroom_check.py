@@ -16,7 +16,7 @@ import classroom  # noqa: E402  (bench/classroom.py)
 STDIO = "client  server  ...\n\n7 rows over stdio: 7 as the spec says\n"
 HTTP = "client  server  ...\n\n7 rows over http: 7 as the spec says\n"
 SERVER = "Report card · server solutions/build/my_server.py\n  ✓ opens a legacy session\nPASS: no line failed (14 checks)\n"
-CLIENT = "Report card · client solutions/build/my_client.py\n  ✓ runs the whole session\nPASS: no line failed (15 checks)\n"
+CLIENT = "Report card · client solutions/build/my_client.py\n  ✓ runs the whole session\nPASS: no line failed (16 checks)\n"
 
 WRONG = [
     ("a row differs", [STDIO.replace("7 as the spec says", "6 as the spec says, 1 not"), HTTP, SERVER, CLIENT],

@@ -7,7 +7,7 @@ from typing import Literal
 
 import pytest
 
-from mcplab.grade.arguments import TYPICAL, UNLIKELY, Unbuildable, admitted
+from mcplab.grade.arguments import EMPTY, TYPICAL, UNLIKELY, Unbuildable, admitted
 from mcplab.server.schema import compile_validator, reflect
 
 OBJ = "object"
@@ -95,3 +95,20 @@ def test_a_cyclic_schema_stops_with_a_reason() -> None:
     with pytest.raises(Unbuildable) as refused:
         admitted(schema)
     assert "nests deeper than the grader follows" in str(refused.value)
+
+
+# (schema, the "empty" arguments): the typical ones with every free string empty
+EMPTIED = [
+    (tool({"note": {"type": "string"}}), {"note": ""}),
+    (tool({"note": {"type": "string", "minLength": 2}}), {"note": "xx"}),
+    (tool({"day": {"type": "string", "format": "date"}}), {"day": "2026-07-28"}),
+    (tool({"units": {"type": "string", "enum": ["metric", "imperial"]}}), {"units": "metric"}),
+    (tool({"n": {"type": "integer"}, "on": {"type": "boolean"}}), {"n": 1, "on": True}),
+    (tool({"tags": {"type": "array", "items": {"type": "string"}}}), {"tags": [""]}),
+]
+
+
+@pytest.mark.parametrize("schema, expected", EMPTIED)
+def test_the_empty_set_empties_every_free_string_and_still_passes_the_schema(schema, expected) -> None:
+    assert admitted(schema, EMPTY) == expected
+    assert compile_validator(schema)(expected) is None

@@ -135,3 +135,93 @@ def test_mcplab_grade_server_prints_the_card_and_exits_1_when_a_line_fails(targe
     assert cli.main(["grade", "server", str(target)]) == code
     out = capsys.readouterr().out
     assert out.startswith("Report card · server ") and ("PASS:" in out) is (code == 0)
+
+
+NOTES = '''
+import os, sys
+from mcplab.server import Server, ToolError, run
+
+server = Server("notes", "0.1.0")
+NOTES: list[str] = []
+
+
+@server.tool
+def add_note(text: str) -> str:
+    """Keep a note."""
+    if EMPTY_IS_AN_ERROR and not text.strip():
+        raise ToolError("an empty note: write something")
+    NOTES.append(text)
+    return f"{len(NOTES)} notes"
+
+
+@server.tool
+def count_notes() -> int:
+    """How many notes there are."""
+    return len(NOTES)
+
+
+@server.tool(schema=UNTYPED)
+def echo(value):
+    """Says it back."""
+    if CRASH_ON_ECHO:
+        print("notes: the disk is full", file=sys.stderr, flush=True)
+        os._exit(3)
+    return str(value)
+
+
+@server.resource("notes://all")
+def everything() -> list:
+    """Every note."""
+    return NOTES
+
+
+@server.prompt
+def summarise() -> str:
+    """Summarise the notes."""
+    return "Summarise my notes."
+
+
+if __name__ == "__main__":
+    run(server)
+'''
+TYPED_ECHO = {"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]}
+UNTYPED_ECHO = {"type": "object", "properties": {"value": {"description": "anything"}}, "required": ["value"]}
+
+
+def notes_server(folder, *, empty_is_an_error: bool = True, untyped: bool = False, crash: bool = False):
+    path = folder / "notes.py"
+    path.write_text(f"EMPTY_IS_AN_ERROR = {empty_is_an_error}\nCRASH_ON_ECHO = {crash}\n"
+                    f"UNTYPED = {UNTYPED_ECHO if untyped else TYPED_ECHO!r}\n" + NOTES)
+    return path
+
+
+def test_a_tool_error_for_an_empty_string_is_found_because_strings_are_also_tried_empty(tmp_path) -> None:
+    report = grade.server(notes_server(tmp_path))
+    full_card(report)
+    assert report.line("brief-tool-error").note == 'add_note {"text":""}'
+
+
+def test_a_server_whose_tools_accept_empty_strings_fails_the_tool_error_line_saying_it_tried_them(tmp_path) -> None:
+    report = grade.server(notes_server(tmp_path, empty_is_an_error=False))
+    assert [line.check for line in report.failed] == ["brief-tool-error"], report.text()
+    assert "with its strings empty" in report.line("brief-tool-error").got
+
+
+def test_a_tool_without_arguments_counts_as_typed_and_an_untyped_argument_is_named(tmp_path) -> None:
+    assert statuses(grade.server(notes_server(tmp_path)))["brief-tools"] == PASS  # count_notes takes nothing
+    report = grade.server(notes_server(tmp_path, untyped=True))
+    assert [line.check for line in report.failed] == ["brief-tools"], report.text()
+    assert report.line("brief-tools").got == ("add_note (typed), count_notes (no arguments), "
+                                              "echo (an argument without a type: value)")
+
+
+def test_a_server_that_crashes_mid_walk_gets_a_card_that_says_so_with_its_last_words(tmp_path) -> None:
+    report = grade.server(notes_server(tmp_path, crash=True))
+    crashed = "the server crashed at tools/call echo (exit status 3); its stderr ends: notes: the disk is full"
+    assert [line.check for line in report.failed] == ["tools"], report.text()
+    # the modern session crashed at the same call: the one more; the calls never sent count for nothing
+    assert report.line("tools").got == f'legacy: tools/call echo {{"value":"example"}} → {crashed}; 1 more failed'
+    for check in ("resources", "prompts", "unknown-tool", "malformed-line"):
+        assert report.line(check).status == SKIP and report.line(check).note.endswith(f"not sent: {crashed}")
+    for check in ("brief-resource", "brief-prompt"):  # never "both lists are empty": they were never asked for
+        assert report.line(check).status == SKIP and report.line(check).note.endswith(f": {crashed}")

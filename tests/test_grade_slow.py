@@ -85,7 +85,7 @@ def test_a_client_whose_server_is_slower_than_its_timeout_is_judged_on_a_rerun_t
 
 def test_a_client_whose_server_never_answers_is_not_judged_in_time_and_the_verdict_counts_it_apart() -> None:
     report = grade.client(FAULT_CLIENT, server=slow("forever", WEATHER), timeout=0.5, patience=1.0)
-    sent = {"jsonrpc-lines", "schema", "initialize", "ids"}  # about what the client sent: judged all the same
+    sent = {"jsonrpc-lines", "flush", "schema", "initialize", "ids"}  # about what the client sent: judged all the same
     seen = {"closes-stdin"}  # it closed its server's stdin when it gave up: a pass stays a pass
     late = {line.check for line in report.lines} - sent - seen
     no_failure_and_no_other_skip(report, late=late)
@@ -93,7 +93,7 @@ def test_a_client_whose_server_never_answers_is_not_judged_in_time_and_the_verdi
         "not judged in time: the server had not answered initialize when the client's last run ended "
         "(--timeout 2 s): this machine was too slow, which says nothing about your client; close other "
         "work, or pass a longer --timeout")
-    assert report.text().splitlines()[-1] == f"PASS: no line failed (15 checks, {len(late)} not judged in time)"
+    assert report.text().splitlines()[-1] == f"PASS: no line failed (16 checks, {len(late)} not judged in time)"
 
 
 def test_a_client_that_takes_long_to_start_gets_a_full_card() -> None:
@@ -101,7 +101,7 @@ def test_a_client_that_takes_long_to_start_gets_a_full_card() -> None:
     # the start, but the client gave up 1 s after its call, as it should.
     report = grade.client(slow("6", FAULT_CLIENT), timeout=1.0)
     no_failure_and_no_other_skip(report, late=set())
-    assert report.text().splitlines()[-1] == "PASS: no line failed (15 checks)"
+    assert report.text().splitlines()[-1] == "PASS: no line failed (16 checks)"
 
 
 def test_a_client_stopped_before_its_first_line_is_not_judged_in_time_and_nothing_else_fails(monkeypatch) -> None:
@@ -113,7 +113,7 @@ def test_a_client_stopped_before_its_first_line_is_not_judged_in_time_and_nothin
                          "it started: still starting on this busy machine, or stuck before its first line; close "
                          "other work, or run it again")
     assert report.ok and all(line.status == SKIP for line in report.lines), report.text()
-    assert report.text().splitlines()[-1] == "PASS: no line failed (15 checks, 1 not judged in time)"
+    assert report.text().splitlines()[-1] == "PASS: no line failed (16 checks, 1 not judged in time)"
 
 
 def test_a_client_that_drains_stderr_too_slowly_for_its_timeout_is_not_failed_for_a_deadlock() -> None:

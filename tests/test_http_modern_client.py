@@ -110,7 +110,7 @@ async def test_a_timeout_closes_the_stream_and_that_cancels_the_request():
     events: list = []
     async with served(create_app(toy_server(events))) as url:
         async with Client(http(url), era="modern") as client:
-            with pytest.raises(RequestTimeout):
+            with pytest.raises(RequestTimeout) as timed_out:
                 await client.call_tool("crawl", {}, timeout=0.5, on_progress=lambda params: None)
             with anyio.fail_after(3):
                 while not events:
@@ -118,6 +118,9 @@ async def test_a_timeout_closes_the_stream_and_that_cancels_the_request():
             assert (await client.call_tool("where", {"region": "eu"})).text == "eu/1"  # and the client goes on
     assert events == ["crawl cancelled"]
     assert not any(getattr(f.message, "method", None) == "notifications/cancelled" for f in wire(client))
+    # the message says what went on the wire: a closed response, no notification
+    assert str(timed_out.value).endswith("; closed its HTTP response, which cancels it (2026-07-28: no "
+                                         "notifications/cancelled over HTTP)")
 
 
 async def test_a_timeout_cancels_a_silent_request_whose_reply_would_be_json():
@@ -136,12 +139,14 @@ async def test_a_timeout_cancels_a_silent_request_whose_reply_would_be_json():
 
     async with served(create_app(server)) as url:
         async with Client(http(url), era="modern") as client:
-            with anyio.fail_after(4), pytest.raises(RequestTimeout):
+            with anyio.fail_after(4), pytest.raises(RequestTimeout) as timed_out:
                 await client.call_tool("nap", {"seconds": 5}, timeout=0.5)
             with anyio.fail_after(3):
                 while not events:
                     await asyncio.sleep(0.05)
     assert events == ["nap cancelled"]
+    assert "sent notifications/cancelled" not in str(timed_out.value)
+    assert not any(getattr(f.message, "method", None) == "notifications/cancelled" for f in wire(client))
 
 
 # --- era="auto": what a 4xx body says --------------------------------------------------------------------
@@ -379,3 +384,22 @@ async def test_a_stream_that_keeps_breaking_is_reissued_a_bounded_number_of_time
             with anyio.fail_after(4), pytest.raises(TransportError, match="broke"):
                 await client.call_tool("echo", {"text": "hi"})
     assert len(attempts) == 1 + MAX_REISSUES and len({a["id"] for a in attempts}) == len(attempts)
+
+
+async def test_a_legacy_timeout_over_http_posts_notifications_cancelled_and_says_so():
+    server = toy_server()
+
+    @server.tool
+    async def nap(seconds: float) -> str:
+        """Sleep, then answer."""
+        await anyio.sleep(seconds)
+        return "rested"
+
+    async with served(create_app(server)) as url:
+        async with Client(http(url), era="legacy") as client:
+            with anyio.fail_after(4), pytest.raises(RequestTimeout) as timed_out:
+                await client.call_tool("nap", {"seconds": 5}, timeout=0.5)
+    assert str(timed_out.value).endswith("; sent notifications/cancelled")
+    posted = [f for f in wire(client) if f.direction == "c2s" and getattr(f.message, "method", None)
+              == "notifications/cancelled"]
+    assert len(posted) == 1 and posted[0].message.params["requestId"] is not None

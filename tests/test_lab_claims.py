@@ -207,3 +207,81 @@ def test_lab12_shows_seed_2s_survey_in_stored_outputs_kinds_sdks_and_the_registr
     assert "github.com/modelcontextprotocol/python-sdk" in output("12_ecosystem.ipynb", "12_ecosystem-27")
     registry = output("12_ecosystem.ipynb", "12_ecosystem-29")
     assert '"name": "io.github.mcplab/weather"' in registry and "registry.modelcontextprotocol.io/v0/servers" in registry
+
+
+# --- issue 31's corrections, each against the spec text it cites --------------------------------------------
+
+def test_lab05_says_only_the_clients_messages_are_posts_and_names_no_event_type_for_streamable_http():
+    # 2025-11-25 transports: every JSON-RPC message sent from the client is a new POST; the server's come
+    # back in the reply (or a GET stream). 2024-11-05 HTTP+SSE: server messages are SSE "message" events.
+    assert "every client message is one POST" in words("05_streamable_http.ipynb", "cell-00")
+    events = words("05_streamable_http.ipynb", "cell-10")
+    assert "each `event: message`" not in events
+    assert "Streamable HTTP names no event type" in events and "2024-11-05" in events
+
+
+def test_lab05_keeps_the_bare_202_out_of_the_2024_11_05_text_and_says_when_http_sse_may_be_removed():
+    # 2026-07-28 deprecated.mdx: HTTP+SSE deprecated in 2025-03-26, earliest removal three months after
+    # SEP-2596 reaches Final.
+    text = words("05_streamable_http.ipynb", "cell-22")
+    assert "answered with a bare `202`" not in text
+    assert "the 2024-11-05 text does not say" in text
+    assert "deprecated since (2025-03-26)" in text
+    assert "eligible for removal three months after SEP-2596" in text and f"{SPEC}2026-07-28/deprecated" in text
+
+
+def test_lab06_says_a_legacy_server_may_assign_a_session():
+    # 2025-11-25 transports, Session Management: a server MAY assign a session id at initialization.
+    assert "a server MAY assign an `Mcp-Session-Id` (sessions are optional)" in words("06_stateless.ipynb", "01f956e7")
+
+
+def test_lab07_counts_four_deprecations_in_2026_07_28_dynamic_client_registration_among_them():
+    # 2026-07-28 deprecated.mdx: Roots, Sampling, Logging (SEP-2577) and Dynamic Client Registration.
+    section = words("07_scaling.ipynb", "7e5a0001")
+    assert "four features are on their way out" in section
+    assert "Roots, Sampling, Logging; Dynamic Client Registration" in section
+    assert "first revision released on or after 2027-07-28" in section
+    summary = words("07_scaling.ipynb", "7c0a0004")
+    assert "deprecated four features: Roots, Sampling, Logging and Dynamic Client Registration" in summary
+
+
+def test_lab07_words_the_must_on_request_state_with_its_condition():
+    # 2026-07-28 mrtr.mdx: if requestState influences authorization, resource access or business logic,
+    # servers MUST protect its integrity and MUST reject state that fails verification.
+    for cell_id in ("eb18eb0d", "7c0a0004"):
+        text = words("07_scaling.ipynb", cell_id)
+        assert "influences authorization, resource access or business logic" in text, cell_id
+
+
+def test_lab07_resumes_from_the_priming_events_id_not_the_last_events():
+    shown = output("07_scaling.ipynb", "7e5a0008").splitlines()
+    legacy = next(line for line in shown if line.startswith("legacy"))
+    assert legacy.endswith("the last event id to resume from: 1") and "priming: an id, no data" in shown[1]
+    modern = next(line for line in shown if line.startswith("modern"))
+    assert modern.endswith("none: this stream has no event ids")
+
+
+def test_lab08_bounds_only_the_ratio_of_the_two_costs():
+    text = words("08_economics.ipynb", "90a40c87")
+    assert "bounded by the smaller of N and M" not in text
+    assert "Only its ratio is bounded" in text and "989,900" in text
+    assert 100 * 10_000 - (100 + 10_000) == 989_900
+
+
+def test_lab10_says_should_not_for_taking_stderr_for_an_error():
+    # 2026-07-28 stdio: clients MAY capture, forward or ignore stderr and SHOULD NOT assume it is an error.
+    text = words("10_build_client.ipynb", "df0577b5")
+    assert "SHOULD NOT take a line there for an error" in text and "must not take" not in text
+
+
+def test_lab11_says_dynamic_registration_is_deprecated_in_2026_07_28_with_application_type_a_must():
+    # 2026-07-28 client-registration.mdx: DCR deprecated; clients MUST specify an application_type.
+    text = words("11_security.ipynb", "11_security-06")
+    assert "deprecated in 2026-07-28, where a client using it MUST send an `application_type`" in text
+
+
+def test_labs_09_and_10_explain_why_an_offline_card_has_no_schema_tick():
+    for name, cell_id in (("09_build_server.ipynb", "c166378c"), ("10_build_client.ipynb", "5a5c88ab")):
+        text = words(name, cell_id)
+        assert "the official schemas are not available here" in text and "`mcplab schemas`" in text, name
+        assert "✓" in text, name

@@ -180,3 +180,29 @@ def test_a_root_that_is_not_a_folder_is_refused(tmp_path: Path) -> None:
     done = subprocess.run(server_argv("files", "--root", str(tmp_path / "nope")), capture_output=True, text=True,
                           timeout=10)
     assert done.returncode == 2 and "not a folder" in done.stderr
+
+
+@pytest.mark.subprocess
+def test_page_size_pages_the_resource_list_until_next_cursor_is_absent_and_refuses_a_made_up_cursor(root: Path) -> None:
+    with RawServer(server_argv("files", "--root", str(root), "--page-size", "2"), version="2025-11-25") as server:
+        server.initialize("2025-11-25")
+        pages, cursor = [], None
+        while True:
+            page = server.result("resources/list", {"cursor": cursor} if cursor is not None else {})
+            pages.append([resource["name"] for resource in page["resources"]])
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                break
+        assert pages == [["README.txt", "data.json"], ["logo.png", "notes.md"], ["src/greet.py"]]
+        refused = server.request("resources/list", {"cursor": "page-2"})
+        assert refused["error"]["code"] == -32602
+        assert server.close() == 0
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("size", ["0", "-1", "two"])
+def test_a_page_size_that_is_not_one_or_more_is_refused_with_what_was_expected(size: str) -> None:
+    import subprocess
+
+    done = subprocess.run(server_argv("files", f"--page-size={size}"), capture_output=True, text=True, timeout=20)
+    assert done.returncode == 2 and "expected a whole number of items, 1 or more" in done.stderr

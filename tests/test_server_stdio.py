@@ -626,3 +626,23 @@ def test_a_plain_request_never_begins_before_an_earlier_one_of_its_chunk(tmp_pat
         assert replies == {1: "done", 2: "slow"}
 
 
+
+
+@pytest.mark.subprocess
+def test_an_answer_that_crosses_the_server_s_cancellation_is_ignored_in_silence_and_the_session_goes_on():
+    with RawServer(server_argv("weather", "--ask-timeout", "0.3")) as server:
+        server.initialize("2025-11-25", {"elicitation": {}})
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "get_forecast", "arguments": {"city": "China"}}})
+        question = server.recv()
+        assert question["method"] == "elicitation/create"
+        cancelled = server.recv()   # the server gave up waiting for the user
+        assert cancelled["method"] == "notifications/cancelled"
+        assert cancelled["params"]["requestId"] == question["id"]
+        answer = server.recv()
+        assert answer["id"] == 2 and answer["result"]["isError"] is True
+        server.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept",
+                                                                         "content": {"city": "Beijing"}}})
+        assert server.request("ping")["result"] == {}
+        assert server.close() == 0
+    assert b"".join(line for line in server.stderr if line) == b""

@@ -11,7 +11,7 @@ quiz ...) with:
   4. a tool that reports a failure as a tool error (isError: true) when it is asked for something it
      cannot do, for example an item that does not exist.
 The grader builds arguments from your tools' schemas (defaults, Literal choices, examples, types), so
-it can call every tool; it also tries unlikely values, which is where your tool error should show.
+it can call every tool; it also tries unlikely values and empty strings, which is where your tool error should show.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ one, a Client remembers nothing beyond itself.
 **Every request** goes through the lifecycle (``lifecycle/``), which refuses a method whose
 server capability was never declared and, in the modern era, stamps ``_meta``; the connection
 (``connection.py``) matches the response by id, gives up after the timeout and says so with
-``notifications/cancelled``. A result's ``resultType`` is checked: missing means complete,
+``notifications/cancelled`` (over 2026-07-28 HTTP, by closing the request's response). A result's ``resultType`` is checked: missing means complete,
 unknown is an error. ``tools/call``, ``resources/read`` and ``prompts/get`` answered with
 ``input_required`` are answered and retried (MRTR, ``mrtr.py``).
 

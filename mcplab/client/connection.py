@@ -15,7 +15,9 @@ notebook can open it in one cell and use it in the next. Notifications that arri
 is waiting are dispatched when the next one is.
 
 **Failures.** A request with no answer within its timeout is given up and announced with
-``notifications/cancelled`` (spec "basic/utilities/cancellation"; never for ``initialize``);
+``notifications/cancelled`` (spec "basic/utilities/cancellation"; never for ``initialize``), except
+over 2026-07-28 Streamable HTTP, where closing the request's response is the cancellation and the
+timeout's message says so;
 a late answer to it is ignored, as the spec says. A server that exits, writes a line that is not
 JSON-RPC, or answers an id nobody asked for ends the connection: the request that met the failure
 raises it (:class:`~mcplab.wire.errors.ServerExited` with the server's stderr tail …), and the
@@ -110,8 +112,17 @@ class Connection:
                 await self._announce_cancel(request.id, f"no response within {timeout:g} s")
             raise RequestTimeout(_("no response to {method} (id {id}) within {seconds:g} s", method=request.method,
                                    id=request.id, seconds=timeout)
-                                 + ("; " + _("sent notifications/cancelled") if announce else ""))
+                                 + (f"; {self._cancelled_how()}" if announce else ""))
         return waiter.value
+
+    def _cancelled_how(self) -> str:
+        """How a request given up was cancelled, in words: what went on the wire, and nothing else.
+
+        2026-07-28 over Streamable HTTP cancels by closing the request's response ("cancellation",
+        transport-specific): the transport closes it and POSTs no notifications/cancelled."""
+        if self.transport.channel == "http" and self.lifecycle.era == "modern":
+            return _("closed its HTTP response, which cancels it (2026-07-28: no notifications/cancelled over HTTP)")
+        return _("sent notifications/cancelled")
 
     async def _announce_cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
         if self.failure is None:

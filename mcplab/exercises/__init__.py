@@ -23,9 +23,12 @@ from __future__ import annotations
 from mcplab.exercises._feedback import Feedback
 from mcplab.exercises.lab01 import *  # noqa: F401,F403
 from mcplab.exercises.lab02 import *  # noqa: F401,F403
+from mcplab.exercises.lab02_cancel import *  # noqa: F401,F403
 from mcplab.exercises.lab03 import *  # noqa: F401,F403
+from mcplab.exercises.lab03_pages import *  # noqa: F401,F403
 from mcplab.exercises.lab04 import *  # noqa: F401,F403
 from mcplab.exercises.lab05 import *  # noqa: F401,F403
+from mcplab.exercises.lab05_opening import *  # noqa: F401,F403
 from mcplab.exercises.lab06 import *  # noqa: F401,F403
 from mcplab.exercises.lab07 import *  # noqa: F401,F403
 from mcplab.exercises.lab08 import *  # noqa: F401,F403

@@ -13,11 +13,13 @@ builds the arguments the way a careful client would, from the schema's own hints
         typical   → {"city": "example"}
         unlikely  → {"city": "zz-unknown", "days": 7}
 
-Two sets per tool. The **typical** one fills the required properties with the most ordinary value
+Three sets per tool. The **typical** one fills the required properties with the most ordinary value
 each admits: it should just work. The **unlikely** one fills every property with a value the schema
 still admits but a tool will rarely know (a name nobody has, a number out of its usual range): a
 well-behaved tool answers that with a tool error (``isError: true``) the model can read, which is
-one of the brief's requirements. Numbers stay within ``minimum``/``maximum``; strings within
+one of the brief's requirements. The **empty** one is the typical one with every free string
+empty (``""``, where ``minLength`` and ``format`` allow it): the mistake a tool meets first in real
+use (an empty note, a blank name) and the natural place for its tool error. Numbers stay within ``minimum``/``maximum``; strings within
 ``minLength``/``maxLength``; ``$ref`` is followed inside the schema, ``anyOf``/``oneOf`` take their
 first branch that is not ``null``.
 
@@ -34,9 +36,9 @@ from typing import Any
 from mcplab.i18n import _
 from mcplab.server.schema import compile_validator
 
-TYPICAL, UNLIKELY = "typical", "unlikely"
-TEXT = {TYPICAL: "example", UNLIKELY: "zz-unknown"}
-NUMBER = {TYPICAL: 1, UNLIKELY: 987_654}
+TYPICAL, UNLIKELY, EMPTY = "typical", "unlikely", "empty"
+TEXT = {TYPICAL: "example", UNLIKELY: "zz-unknown", EMPTY: ""}
+NUMBER = {TYPICAL: 1, UNLIKELY: 987_654, EMPTY: 1}
 FORMATS = {"date": "2026-07-28", "date-time": "2026-07-28T09:00:00Z", "time": "09:00:00Z",
            "email": "student@example.com", "uri": "https://example.com/", "uri-reference": "https://example.com/",
            "uuid": "00000000-0000-4000-8000-000000000000", "hostname": "example.com", "ipv4": "192.0.2.1"}
@@ -52,7 +54,7 @@ class Unbuildable(ValueError):
 
 
 def arguments(schema: dict[str, Any], kind: str = TYPICAL) -> dict[str, Any]:
-    """Arguments for a tool with this ``inputSchema`` (``kind`` is ``"typical"`` or ``"unlikely"``)."""
+    """Arguments for a tool with this ``inputSchema`` (``kind`` is ``"typical"``, ``"unlikely"`` or ``"empty"``)."""
     value = _value(schema, schema, kind, "", 0)
     if not isinstance(value, dict):
         raise Unbuildable("", _("an inputSchema must describe an object (\"type\": \"object\")"))
@@ -81,12 +83,12 @@ def _value(node: Any, root: dict[str, Any], kind: str, path: str, depth: int) ->
                                       "or \"examples\"", key=key))
     if "const" in node:
         return node["const"]
-    if kind == TYPICAL and "default" in node:
+    if kind != UNLIKELY and "default" in node:
         return node["default"]
     if isinstance(node.get("examples"), list) and node["examples"]:
         return node["examples"][0]
     if isinstance(node.get("enum"), list) and node["enum"]:
-        return node["enum"][0] if kind == TYPICAL else node["enum"][-1]
+        return node["enum"][-1] if kind == UNLIKELY else node["enum"][0]
     for union in ("anyOf", "oneOf"):
         if isinstance(node.get(union), list) and node[union]:
             branches = [b for b in node[union] if not (isinstance(b, dict) and b.get("type") == "null")]
@@ -109,7 +111,7 @@ def _by_type(type_: str, node: dict[str, Any], root: dict[str, Any], kind: str, 
         return {name: _value(properties.get(name, {}), root, kind, f"{path}.{name}".lstrip("."), depth + 1)
                 for name in wanted}
     if type_ == "array":
-        count = max(int(node.get("minItems", 0)), 1 if kind == TYPICAL else 0)
+        count = max(int(node.get("minItems", 0)), 0 if kind == UNLIKELY else 1)
         item = node.get("items", {})
         values = [_value(item, root, kind, f"{path}[{i}]", depth + 1) for i in range(count)]
         if node.get("uniqueItems") and count > 1:
@@ -118,11 +120,11 @@ def _by_type(type_: str, node: dict[str, Any], root: dict[str, Any], kind: str, 
     if type_ in ("integer", "number"):
         return _number(node, kind, type_ == "integer")
     if type_ == "boolean":
-        return kind == TYPICAL
+        return kind != UNLIKELY
     if type_ == "null":
         return None
     if type_ == "string":
-        text = FORMATS.get(node.get("format", ""), TEXT[kind])
+        text = FORMATS.get(node.get("format", ""), TEXT[kind])  # an empty string has no format
         low, high = int(node.get("minLength", 0)), node.get("maxLength")
         text = text + "x" * max(0, low - len(text))
         return text[: int(high)] if high is not None else text

@@ -1,4 +1,4 @@
-"""The client grader's 15 checks: what a student's client sent, and when, judged from the recorder's frames.
+"""The client grader's 16 checks: what a student's client sent, and when, judged from the recorder's frames.
 
 Each function takes the runs of client.py (one per scenario) and returns one report line. The order
 of frames is the order the recorder saw them, so "after the answer arrived" means after the recorder
@@ -10,6 +10,12 @@ The server the client talks to is ours, so when a run ended while it had not ans
 scenario again with a longer one, and if the last run is still cut short, the lines that depend on
 the session going on are "not judged in time" (a pass stays a pass). The lines about what the client
 sent (:data:`ABOUT_SENT`) are judged whatever came back.
+
+A client that writes without flushing sends its request only when it closes stdin (closing flushes):
+the recorder sees the line and the end together (``NOTE_UNFLUSHED``). That is the client's fault, not
+the machine's, so it is no reason to run again: the flush line fails, pointing at the lab's section
+on writing, and the lines of a run it spoiled are skipped with a pointer to it, rather than failed
+(or passed) for what the missing flush did.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from mcplab.wire import jsonrpc
 from mcplab.grade import frames
 from mcplab.grade.output import KEPT
 from mcplab.grade.recorder import (FUTURE, NOTE_ANSWERED, NOTE_DRAINING, NOTE_EOF, NOTE_LEFT, NOTE_NOISE, NOTE_SIGTERM,
-                                   NOTE_WAITED)
+                                   NOTE_UNFLUSHED, NOTE_WAITED)
 from mcplab.grade.report import PASS, Line, failed, late, passed, quote, skipped, spec
 from mcplab.i18n import N_, _
 from mcplab.trace import Trace
@@ -104,6 +110,24 @@ def runs_line(r: dict) -> Line:
     return failed("runs", title, _("exit status 0 after list, call and shutdown"),
                   got + (_("; its stderr ends: {line}", line=quote(tail, 160)) if tail else "")
                   + (f"; {cut(run)}" if run.cut else ""), _("{lab} §8 (your client)", lab=_(LAB)))
+
+
+def unflushed(run: Any) -> str:
+    """The method of a request that reached our server only as the client closed stdin, or ""."""
+    return next((f.raw.split(": ", 1)[-1] for f in run.trace.frames
+                 if f.channel == "note" and f.raw.startswith(NOTE_UNFLUSHED)), "")
+
+
+def flush_line(r: dict) -> Line:
+    title = _("flushes each line it writes, so the server reads a request while the client waits for its answer")
+    for name in ("plain", "future", "noisy", "silent"):
+        method = unflushed(r[name])
+        if method:
+            return failed("flush", title, _("write the line, then flush(): the request reaches the server at once"),
+                          _("{method} reached the server only when the client closed its stdin: until then it sat in "
+                            "the client's own buffer, and the client waited for an answer to a request nobody "
+                            "had read", method=method), STDIO, _("{lab} §3 (write and flush)", lab=_(LAB)))
+    return passed("flush", title)
 
 
 def lines_line(r: dict) -> Line:
@@ -346,13 +370,13 @@ def cancel_line(r: dict) -> Line:
 
 
 CHECKS: tuple[Callable[[dict], Line], ...] = (
-    runs_line, lines_line, schema_line, initialize_line, initialized_line, ids_line, tools_list_line,
+    runs_line, lines_line, flush_line, schema_line, initialize_line, initialized_line, ids_line, tools_list_line,
     tools_call_line, prints_line, closes_line, waits_line, mismatch_line, stderr_line)
 
 
 SCENARIO_OF = {"version-mismatch": "future", "stderr": "noisy", "timeout": "silent", "cancel": "silent"}
 """The run each line is judged on (the others: the plain run)."""
-ABOUT_SENT = ("jsonrpc-lines", "schema", "initialize", "ids")
+ABOUT_SENT = ("jsonrpc-lines", "flush", "schema", "initialize", "ids")
 """Lines about the client's own lines: judged even in a run our server was too slow for."""
 
 
@@ -366,6 +390,8 @@ def waiting_on(run: Any) -> str:
     (one that read more of the log than the pipe holds was reading: then our answer was just slow).
     """
     trace = run.trace
+    if unflushed(run):
+        return ""  # the client held its own request back: no server could have answered it
     ends = [s for s in (_note(trace, NOTE_EOF), _note(trace, NOTE_SIGTERM)) if s is not None] + [
         s for s, o in _sent(trace) if isinstance(o, dict) and o.get("method") == "notifications/cancelled"]
     end = min(ends, default=len(trace.frames) + 1)
@@ -400,6 +426,14 @@ def _in_time(line: Line, run: Any) -> Line:
         "--timeout", method=method, timeout=run.timeout))
 
 
+def _flushed(line: Line, run: Any) -> Line:
+    """``line``, or skipped when its run was spoiled by a request the client never flushed."""
+    if line.check in ABOUT_SENT or line.check in ("closes-stdin", "waits") or not unflushed(run):
+        return line
+    return skipped(line.check, line.title, _("a request reached the server only when the client "
+                                             "closed its stdin (see the flush line)"))
+
+
 def lines(runs: dict, timeout: float) -> list[Line]:
     """Every line of the client's report card, in order.
 
@@ -409,6 +443,7 @@ def lines(runs: dict, timeout: float) -> list[Line]:
     is not judged in time).
     """
     found = [check(runs) for check in CHECKS] + [timeout_line(runs, timeout), cancel_line(runs)]
-    timely = [_in_time(line, runs[SCENARIO_OF.get(line.check, "plain")]) for line in found]
+    timely = [_flushed(_in_time(line, runs[SCENARIO_OF.get(line.check, "plain")]),
+                       runs[SCENARIO_OF.get(line.check, "plain")]) for line in found]
     return [line if line.check == "runs" or _sent(runs[SCENARIO_OF.get(line.check, "plain")].trace)
             else skipped(line.check, line.title, _("the client sent nothing; see the first line")) for line in timely]

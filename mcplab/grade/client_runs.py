@@ -9,7 +9,7 @@ The student's client is a command that takes, after its own options, the server 
 :func:`client` runs it four times, each time handing it the recorder (recorder.py) wrapped around the
 weather server, and reads the frames the recorder wrote down:
 
-    plain    a well-behaved server that logs before each answer      → lines 1-11
+    plain    a well-behaved server that logs before each answer      → lines 1-12
     future   it answers initialize with a revision nobody speaks      → version-mismatch
     noisy    it writes 256 KiB to stderr before answering             → stderr
     silent   it never answers tools/call                              → timeout, cancel

@@ -8,7 +8,8 @@ writing down everything that came back in a :class:`Session`:
 
     legacy   initialize (2025-11-25) → notifications/initialized
     modern   server/discover, every request stamped with params._meta (2026-07-28 "basic", _meta)
-    then     tools/list → tools/call each tool twice (typical, then unlikely arguments: arguments.py)
+    then     tools/list → tools/call each tool with typical, then unlikely arguments (arguments.py),
+             and once more with its strings empty when it takes any
              → tools/call a tool that does not exist
              → resources/list, resources/templates/list → resources/read each (and one URI per template)
              → prompts/list → prompts/get each (argument values from completion/complete when offered)
@@ -18,7 +19,10 @@ writing down everything that came back in a :class:`Session`:
 It asks only for lists the server declared a capability for, as any client must (2025-11-25
 "lifecycle", operation: only use what was negotiated). The walk judges nothing: server.py turns a
 Session into report lines. A request that gets no answer within the timeout ends the walk there (the
-session is ``stuck``), so a silent server costs one timeout, not one per request.
+session is ``stuck``), so a silent server costs one timeout, not one per request; a server that
+exits mid-walk ends it too. Either way the session keeps where (``halt``: the request, and the
+server's last stderr line when it exited), so the card can say the server crashed rather than that
+the lists it never got to were empty.
 
 The first request's timeout counts from the moment the server *read* it, not from our write: a
 server still importing on a busy machine (seconds, with no bytecode cache) is slow to start, which
@@ -130,6 +134,8 @@ class Session:
     stray: list[str] = field(default_factory=list)  # responses that answered no request of ours
     trace: Trace = field(default_factory=Trace)
     unjudged: tuple[str, ...] = ()  # the phases the card's time ran out in, or before
+    halt: str = ""  # why the walk stopped short (the server exited, or stopped answering), and where
+    halt_phase: str = ""  # the phase (PHASES) it stopped in
     started: bool = True  # False: the server had not read its first request when the time ran out
 
     @property
@@ -154,6 +160,8 @@ class Probe:
         self.started = False  # the server has read a request of ours (or we cannot tell: see _read)
         self.completions: dict[str, int] = {}  # asked per template or prompt
         self.stray: list[str] = []
+        self.asking = ""  # the request being answered, in words, for a halt
+        self.halted: tuple[str, str, str] | None = None  # (kind: gone or timeout, request, phase)
 
     def _late(self) -> Reply:
         self.late_in = self.late_in or self.phase
@@ -174,6 +182,8 @@ class Probe:
             params = {**(params or {}), "_meta": {META_PROTOCOL_VERSION: LATEST_MODERN,
                                                    META_CLIENT_CAPABILITIES: {}, META_CLIENT_INFO: GRADER}}
         request_id = self.ids()
+        named = (params or {}).get("name") or (params or {}).get("uri")
+        self.asking = f"{method} {named}" if isinstance(named, str) else method
         self.child.send(jsonrpc.encode(jsonrpc.Request(request_id, method, params)))
         if not self.started and not self._read():
             return self._late()
@@ -195,6 +205,7 @@ class Probe:
         if (stopped := self._stopped()) is not None:
             return stopped
         self.child.send(NOT_JSON)
+        self.asking = _("a line that is not JSON")
         return self._await(lambda m: True)
 
     def _await(self, wanted: Callable[[Any], bool]) -> Reply:
@@ -206,6 +217,7 @@ class Probe:
                 return self._late()  # the card's time ran out, not the answer's: no fault of the server
             if event.kind in ("timeout", "eof"):
                 self.stuck = True
+                self.halted = (event.kind, self.asking, self.phase)
                 return (Reply("timeout", message=_("no answer within {timeout:g} s", timeout=self.timeout))
                         if event.kind == "timeout"
                         else Reply("gone"))
@@ -267,7 +279,21 @@ def walk(argv: Sequence[str], era: str, timeout: float = 5.0, grace: float = 5.0
         session.stray = probe.stray
         session.unjudged = _unjudged(probe, session)
         session.started = probe.started or not probe.late_in
+        if probe.halted and session.opened:  # a server that never opened has its own sentence (server_checks)
+            session.halt, session.halt_phase = _halt(probe, session), probe.halted[2]
     return session
+
+
+def _halt(probe: Probe, session: Session) -> str:
+    """Why the walk stopped short, in a sentence: where, and the server's last stderr line if it exited."""
+    kind, request, _phase = probe.halted or ("", "", "")
+    if kind == "timeout":
+        return _("the server stopped answering at {request} (no answer within {timeout:g} s)", request=request,
+                 timeout=probe.timeout)
+    tail = [f.raw for f in session.trace.frames if f.channel == "stderr" and f.raw.strip()][-1:]
+    code = session.ending.returncode if session.ending is not None else None
+    return _("the server crashed at {request} (exit status {code})", request=request, code=code) + (
+        _("; its stderr ends: {line}", line=tail[0][:160]) if tail else "")
 
 
 def _unjudged(probe: Probe, session: Session) -> tuple[str, ...]:
@@ -297,8 +323,10 @@ def _explore(probe: Probe, session: Session) -> None:
         probe.phase = "tools"
         session.tools = probe.listing(session, "tools/list", "tools")
         for tool in session.tools:
-            for kind in (made_up.TYPICAL, made_up.UNLIKELY):
-                session.calls.append(_call_tool(probe, tool, kind))
+            for kind in (made_up.TYPICAL, made_up.UNLIKELY, made_up.EMPTY):
+                call = _call_tool(probe, tool, kind)
+                if call is not None:
+                    session.calls.append(call)
         session.unknown_tool = probe.request("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}})
     if "resources" in caps:
         probe.phase = "resources"
@@ -320,13 +348,20 @@ def _explore(probe: Probe, session: Session) -> None:
             session.gets.append(Call(name, given, probe.request("prompts/get", {"name": name, "arguments": given})))
 
 
-def _call_tool(probe: Probe, tool: dict, kind: str) -> Call:
+def _call_tool(probe: Probe, tool: dict, kind: str) -> Call | None:
+    """One call of ``tool`` with ``kind`` arguments; None for empty strings where it takes no free string."""
     name = str(tool.get("name"))
-    schema = tool.get("inputSchema")
+    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
     try:
-        given = made_up.admitted(schema if isinstance(schema, dict) else {}, kind)
+        given = made_up.admitted(schema, kind)
     except made_up.Unbuildable as exc:
-        return Call(name, None, SKIPPED, kind, str(exc))
+        return None if kind == made_up.EMPTY else Call(name, None, SKIPPED, kind, str(exc))
+    if kind == made_up.EMPTY:
+        try:
+            if given == made_up.admitted(schema, made_up.TYPICAL):
+                return None  # nothing to empty: the typical call already asked this
+        except made_up.Unbuildable:
+            return None
     return Call(name, given, probe.request("tools/call", {"name": name, "arguments": given}), kind)
 
 

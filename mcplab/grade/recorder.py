@@ -16,6 +16,8 @@ what it saw, and a notebook can draw it). Notes record what no wire shows::
     (or: the client had gone)                     client that started us is still our parent (it
                                                   waits for us, as it should), or it left already
     the server exited with status 0               written last
+    the client's request came only with the end   a request and end-of-file were waiting together:
+    of its stdin                                  the line sat in the client's buffer (no flush)
 
 Like many real servers, this one logs (``notifications/message``) before each answer after
 ``initialize``, and says so in the capabilities it relays. A ``--fault`` makes it misbehave the
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -56,6 +59,7 @@ NOTE_ANSWERED = "the server answered initialize: writing 256 KiB to stderr first
 NOTE_DRAINING = "the client reads stderr: more of the log went through than the pipe holds"
 NOTE_HELD = "held back the answer to tools/call"
 NOTE_FUTURE = "answered initialize with protocolVersion 2099-01-01"
+NOTE_UNFLUSHED = "the client's request came only with the end of its stdin"
 FAULTS = ("none", "future-version", "noisy", "silent")
 FUTURE = "2099-01-01"
 NOISE = (b"recorder: a very chatty server log line, padded to sixty-four bytes ........\n"[:64]) * 4096  # 256 KiB
@@ -170,6 +174,43 @@ def _write_all(fd: int, data: bytes) -> None:
         pass  # the client closed that pipe: there is nobody left to tell
 
 
+def _readable(fd: int) -> bool:
+    """Is something (data, or end-of-file) waiting on ``fd`` right now?"""
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+def _rest(data: bytes) -> tuple[bytes, bool, bool]:
+    """``data`` and whatever else is already waiting on our stdin; then whether end-of-file is waiting
+    too, and whether we saw the pipe empty (from then on we are listening: see relay()).
+
+    A client that writes a request without flushing it sends it only when it closes the pipe (closing
+    flushes): the line and the end come together, and no answer could have reached it before. That is
+    an event, the state of the pipe when the line came, not a clock: a client that flushes has its line
+    read while it waits, and closes stdin later, after an answer or a timeout of its own."""
+    os.set_blocking(0, False)
+    try:
+        while True:
+            more = os.read(0, CHUNK)
+            if not more:
+                return data, True, False
+            data += more
+    except BlockingIOError:  # nothing more is waiting: the client is still there
+        return data, False, True
+    finally:
+        os.set_blocking(0, True)
+
+
+def _requests_held(framer: jsonrpc.LineFramer, data: bytes, state: Relay, judged: bool) -> None:
+    """Relay the lines that came with end-of-file, noting each request among them as held if ``judged``
+    (we were listening before they were written)."""
+    for line in framer.lines(data):
+        if isinstance(line, bytes):
+            state.from_client(line)
+            message = _decoded(line)
+            if judged and isinstance(message, jsonrpc.Request):
+                state.note(f"{NOTE_UNFLUSHED}: {message.method}")
+
+
 def _drain(framer: jsonrpc.LineFramer, handle: Any) -> None:
     """Every whole line already waiting on our stdin, without blocking."""
     os.set_blocking(0, False)
@@ -217,6 +258,10 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
     selector.register(server.stderr, selectors.EVENT_READ, "log")  # type: ignore[arg-type]
     selector.register(wake_read, selectors.EVENT_READ, "signal")
     deadline = time.monotonic() + LIFETIME
+    # Listening: we have seen our stdin empty, so whatever comes now was written after we were ready to
+    # read it. A client that wrote while we were still starting (a busy machine) and gave up before we
+    # read is not judged on its flushing: its line and its end were waiting together through no fault of its.
+    listening = not _readable(0)
     # Until the server's stdout ends: it has exited (or closed it), and nothing more can come.
     while any(key.data == "server" for key in selector.get_map().values()):
         if time.monotonic() > deadline:
@@ -230,7 +275,13 @@ def relay(server_argv: Sequence[str], log_path: str, fault: str) -> int:
                     os._exit(after_sigterm())
                 continue
             data = os.read(key.fileobj.fileno(), CHUNK)  # type: ignore[union-attr]
-            if not data:
+            ended, was_listening = False, listening
+            if data and key.data == "client":
+                was_listening = listening
+                data, ended, listening = _rest(data)
+            if not data or ended:
+                if data:
+                    _requests_held(framers["client"], data, state, judged=was_listening)
                 selector.unregister(key.fileobj)
                 if key.data == "client":
                     state.note(NOTE_EOF)

@@ -42,7 +42,7 @@ from typing import Sequence
 from mcplab import place
 from mcplab.wire.errors import INVALID_PARAMS, PARSE_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
 from mcplab.grade import frames
-from mcplab.grade.probe import UNKNOWN_TOOL, Call, Session, excerpt, walk
+from mcplab.grade.probe import PHASES, UNKNOWN_TOOL, Call, Reply, Session, excerpt, walk
 from mcplab.grade.report import FAIL, JSONRPC_ERRORS, PASS, Line, Report, failed, late, passed, quote, skipped, spec
 from mcplab.i18n import N_, _, ngettext
 from mcplab.server.schema import load_jsonschema
@@ -141,6 +141,27 @@ def _open(sessions: list[Session]) -> list[Session]:
     return [s for s in sessions if s.opened]
 
 
+def _said(session: Session, reply: Reply) -> str:
+    """A reply in words; once the server crashed or stopped answering, the sentence that says so."""
+    if session.halt and reply.kind == "gone":
+        return session.halt
+    if session.halt and reply.kind == "skipped":
+        return _("not sent: {halt}", halt=session.halt)
+    return quote(reply.said(), 160)
+
+
+def _unsent(session: Session, reply: Reply) -> str:
+    """"not sent: the server crashed at ..." for a request the walk never made because of a halt, else ""."""
+    return _("not sent: {halt}", halt=session.halt) if session.halt and reply.kind == "skipped" else ""
+
+
+def _halted_before(session: Session | None, phase: str) -> str:
+    """The halt sentence if the walk stopped in ``phase`` or before it, else ""."""
+    if session is None or not session.halt:
+        return ""
+    return session.halt if PHASES.index(session.halt_phase) <= PHASES.index(phase) else ""
+
+
 # --- opening and the wire ----------------------------------------------------------------------------
 
 def opening(session: Session) -> Line:
@@ -206,22 +227,24 @@ def tools(sessions: list[Session]) -> Line:
     expected = _("a CallToolResult (content, and isError when the tool failed) for every call")
     with_tools = [s for s in _open(sessions) if s.tools is not None]
     bad = [(s, r) for s in with_tools for m, r in s.listing_errors if m == "tools/list"]
+    if bad and _unsent(bad[0][0], bad[0][1]):
+        return skipped(check, title, _unsent(bad[0][0], bad[0][1]))
     if bad:
         return failed(check, title, _("tools/list answered with a list of tools"),
-                      _("{era}: {said}", era=era_name(bad[0][0]), said=quote(bad[0][1].said())), *WHERE_TOOLS)
+                      _("{era}: {said}", era=era_name(bad[0][0]), said=_said(bad[0][0], bad[0][1])), *WHERE_TOOLS)
     if not any(s.tools for s in with_tools):
         return skipped(check, title, _("no tools listed"))
     wrong = []
     for s in with_tools:
         for call in s.calls:
-            if call.reply.kind == "late":
-                continue  # not judged: see in_time
+            if call.reply.kind == "late" or _unsent(s, call.reply):
+                continue  # not judged: see in_time; or never sent, after the call the server crashed on
             if call.unbuildable:
                 wrong.append((s, call, _("no arguments could be made for {name}: {why}", name=call.name,
                                          why=call.unbuildable)))
             elif not call.reply.ok or not isinstance(call.reply.result.get("content"), list):
                 wrong.append((s, call, f"tools/call {call.name} {excerpt(call.arguments)} → "
-                                       f"{quote(call.reply.said(), 160)}"))
+                                       f"{_said(s, call.reply)}"))
     if wrong:
         return failed(check, title, expected, _first_failure(wrong), *WHERE_TOOLS)
     names = sorted({c.name for s in with_tools for c in s.calls})
@@ -233,9 +256,11 @@ def resources(sessions: list[Session]) -> Line:
     where = (_("{lab} §4 (resources)", lab=_(LAB)), spec(L, "server/resources"))
     with_res = [s for s in _open(sessions) if s.resources is not None]
     bad = [(s, m, r) for s in with_res for m, r in s.listing_errors if m.startswith("resources/")]
+    if bad and _unsent(bad[0][0], bad[0][2]):
+        return skipped(check, title, _unsent(bad[0][0], bad[0][2]))
     if bad:
         return failed(check, title, _("{method} answered with a list", method=bad[0][1]),
-                      _("{era}: {said}", era=era_name(bad[0][0]), said=quote(bad[0][2].said())), *where)
+                      _("{era}: {said}", era=era_name(bad[0][0]), said=_said(bad[0][0], bad[0][2])), *where)
     if not any(s.reads for s in with_res):
         return skipped(check, title, _("no resources or templates listed"))
     wrong = []
@@ -248,7 +273,7 @@ def resources(sessions: list[Session]) -> Line:
             if read.kind == "template" and read.reply.kind == "error" and read.reply.code == missing:
                 fine = True  # a made-up value may name nothing: not found is the right answer then
             if not fine:
-                wrong.append((s, read, f"resources/read {read.name} → {quote(read.reply.said(), 160)}"))
+                wrong.append((s, read, f"resources/read {read.name} → {_said(s, read.reply)}"))
     if wrong:
         return failed(check, title, _("a ReadResourceResult with contents (for a template's made-up URI, "
                                       "contents or the revision's resource-not-found error)"),
@@ -261,12 +286,14 @@ def prompts(sessions: list[Session]) -> Line:
     where = (_("{lab} §5 (prompts)", lab=_(LAB)), spec(L, "server/prompts"))
     with_prompts = [s for s in _open(sessions) if s.prompts is not None]
     bad = [(s, r) for s in with_prompts for m, r in s.listing_errors if m == "prompts/list"]
+    if bad and _unsent(bad[0][0], bad[0][1]):
+        return skipped(check, title, _unsent(bad[0][0], bad[0][1]))
     if bad:
         return failed(check, title, _("prompts/list answered with a list"),
-                      _("{era}: {said}", era=era_name(bad[0][0]), said=quote(bad[0][1].said())), *where)
+                      _("{era}: {said}", era=era_name(bad[0][0]), said=_said(bad[0][0], bad[0][1])), *where)
     if not any(s.gets for s in with_prompts):
         return skipped(check, title, _("no prompts listed"))
-    wrong = [(s, g, f"prompts/get {g.name} {excerpt(g.arguments)} → {quote(g.reply.said(), 160)}")
+    wrong = [(s, g, f"prompts/get {g.name} {excerpt(g.arguments)} → {_said(s, g.reply)}")
              for s in with_prompts for g in s.gets
              if g.reply.kind != "late" and not (g.reply.ok and isinstance(g.reply.result.get("messages"), list))]
     if wrong:
@@ -285,7 +312,9 @@ def malformed(sessions: list[Session]) -> Line:
     where = (JSONRPC_ERRORS, spec(M, "basic/index#error-codes"), _("Lab 01 §8 (every way to be refused)"))
     tried = [s for s in sessions if s.malformed.kind != "skipped"]
     if not tried:
-        return skipped(check, title, _("the server answered nothing, so the line was not sent"))
+        halts = [s.halt for s in sessions if s.halt]
+        return skipped(check, title, _("not sent: {halt}", halt=halts[0]) if halts
+                       else _("the server answered nothing, so the line was not sent"))
     for s in tried:
         reply = s.malformed
         if reply.kind != "error" or reply.code != PARSE_ERROR:
@@ -307,12 +336,14 @@ def unknown_tool(sessions: list[Session]) -> Line:
         return skipped(check, title, _("the server declares no tools"))
     for s in with_tools:
         reply = s.unknown_tool
+        if _unsent(s, reply):
+            return skipped(check, title, _unsent(s, reply))
         if not (reply.kind == "error" and reply.code == INVALID_PARAMS):
             hint = (_(" (isError is for a tool that ran and failed; a tool that does not exist is a protocol error)")
                     if reply.ok and reply.result.get("isError") else "")
             return failed(check, title, _("error -32602 for tools/call {tool!r}", tool=UNKNOWN_TOOL),
-                          _("{era}: {said}", era=era_name(s), said=f"{quote(reply.said(), 160)}{hint}"), spec(L, "server/tools#error-handling"),
-                          spec(M, "server/tools#error-handling"), _("Lab 03 §2 (isError against a protocol error)"))
+                          _("{era}: {said}", era=era_name(s), said=f"{_said(s, reply)}{hint}"),
+                          spec(L, "server/tools#error-handling"), spec(M, "server/tools#error-handling"), _("Lab 03 §2 (isError against a protocol error)"))
     return passed(check, title)
 
 
@@ -337,9 +368,17 @@ def eof(sessions: list[Session]) -> Line:
 
 # --- the brief ---------------------------------------------------------------------------------------
 
-def _typed(tool: dict) -> bool:
+def _untyped(tool: dict) -> list[str]:
+    """The tool's arguments whose schema gives no type; a tool with no arguments has none to type."""
     properties = (tool.get("inputSchema") or {}).get("properties") or {}
-    return bool(properties) and all(isinstance(p, dict) and any(k in p for k in TYPED) for p in properties.values())
+    return [name for name, p in properties.items() if not (isinstance(p, dict) and any(k in p for k in TYPED))]
+
+
+def _kind(tool: dict) -> str:
+    untyped = _untyped(tool)
+    if untyped:
+        return _("an argument without a type: {names}", names=", ".join(untyped))
+    return _("typed") if (tool.get("inputSchema") or {}).get("properties") else _("no arguments")
 
 
 def brief(sessions: list[Session]) -> list[Line]:
@@ -352,10 +391,9 @@ def brief(sessions: list[Session]) -> list[Line]:
     if tools_ is None:
         got = _(NOT_OPEN) if first is None else _('no tools: the server declares no "tools" capability')
     else:
-        typed = [t for t in tools_ if _typed(t)]
-        got = "" if len(typed) >= 2 else ", ".join(
-            f"{t.get('name')} ({_('typed') if _typed(t) else _('an argument without a type, or no arguments')})"
-            for t in tools_) or _("an empty tools/list")
+        # Each argument typed, in every tool: a tool with no arguments has nothing to type, and counts.
+        got = "" if len(tools_) >= 2 and not any(_untyped(t) for t in tools_) else ", ".join(f"{t.get('name')} ({_kind(t)})" for t in tools_) or (
+            _halted_before(first, "tools") or _("an empty tools/list"))
     lines.append(passed("brief-tools", title, _("{count} tools", count=len(tools_ or [])))
                  if tools_ is not None and not got
                  else failed("brief-tools", title, _("at least two tools whose inputSchema gives each argument a "
@@ -363,13 +401,17 @@ def brief(sessions: list[Session]) -> list[Line]:
                              spec(L, "server/tools#listing-tools")))
     count = len(first.resources or []) + len(first.templates or []) if first else 0
     title = _("brief: a resource or a resource template")
-    lines.append(passed("brief-resource", title) if count else failed(
+    halted = _halted_before(first, "resources")
+    lines.append(passed("brief-resource", title) if count else skipped("brief-resource", title, halted) if halted
+                 else failed(
         "brief-resource", title, _("resources/list or resources/templates/list naming at least one"),
         _(NOT_OPEN) if first is None else _('no resources: the server declares no "resources" capability')
         if "resources" not in caps
         else _("both lists are empty"), _("{lab} §4 (resources)", lab=_(LAB)), spec(L, "server/resources")))
     title = _("brief: a prompt")
-    lines.append(passed("brief-prompt", title) if first and first.prompts else failed(
+    halted = _halted_before(first, "prompts")
+    lines.append(passed("brief-prompt", title) if first and first.prompts else skipped("brief-prompt", title, halted)
+                 if halted else failed(
         "brief-prompt", title, _("prompts/list naming at least one prompt"),
         _(NOT_OPEN) if first is None else _('no prompts: the server declares no "prompts" capability')
         if "prompts" not in caps else _("an empty list"),
@@ -381,8 +423,10 @@ def brief(sessions: list[Session]) -> list[Line]:
                  else failed("brief-tool-error", title,
                              _("a tools/call answered with isError: true and a text saying what went wrong (raise "
                                "ToolError for a request the tool cannot serve: a name or an id it does not know)"),
+                             _halted_before(first, "tools") or
                              _("{count} calls, none with isError (each tool was called with typical and with "
-                               "unlikely arguments)", count=len(calls)) if calls else _(NOT_OPEN) if first is None
-                             else _("no tool was called"),
+                               "unlikely arguments, and with its strings empty)", count=len(calls)) if calls
+                             else _(NOT_OPEN) if first is None else _halted_before(first, "tools")
+                             or _("no tool was called"),
                              _("{lab} §3 (return values and errors)", lab=_(LAB)), spec(L, "server/tools#error-handling")))
     return lines

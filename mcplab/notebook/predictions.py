@@ -138,6 +138,20 @@ _ALL = (
                  "latest (Lifecycle: Version Negotiation); section 5 above showed which revisions this server "
                  "speaks."),
     ),
+    Prediction(
+        key="02.cancelled",
+        question=N_("get_forecast for China is waiting on the user (the server sent elicitation/create). The "
+                    "client sends notifications/cancelled for its tools/call, then ping with id 3. What is the next "
+                    "message the server sends?"),
+        choices=(N_("the tools/call response, with isError: true"),
+                 N_("an error response to the tools/call: request cancelled"),
+                 N_("the ping response: the cancelled call gets no response at all"),
+                 N_("notifications/cancelled for its own elicitation/create")),
+        digest="sha256:76362ab3eb9ed2ee49d7a69c86f6ccaff0cd384365d9bad0ed61ab1357858e69",
+        wrong=N_("Run the next cell and read the frames after the notifications/cancelled the client sent: the "
+                 "receiver of a cancellation SHOULD stop the work and not send a response for that request "
+                 "(Basic: Cancellation, Behavior Requirements), so the next frame from the server answers id 3."),
+    ),
     # --- Lab 03 · tools, resources, prompts -----------------------------------------------------
     Prediction(
         key="03.default_units",
@@ -168,6 +182,29 @@ _ALL = (
         wrong=N_('Run the next cell and read its "resources/read:" line: the server did not look for a file '
                  'and miss it (that would be -32002, Resource not found); it refused the argument itself, '
                  'before touching the disk.'),
+    ),
+    Prediction(
+        key="03.pages",
+        question=N_("The file server now sends at most 2 resources a page, and it has 5 files. How many "
+                    "resources/list requests does list_resources() send before it has them all?"),
+        choices=(),
+        digest="sha256:d532dcf44fcf443edc001679d6c66f4315e00b4d7137d15842f89a505a5df00d",
+        wrong=N_("Run the next cell and count the lines that start with → resources/list: a page ends with "
+                 "nextCursor while more items exist, and only a result without it is the last page "
+                 "(Server: Pagination, Response Format)."),
+    ),
+    Prediction(
+        key="03.structured_mismatch",
+        question=N_('The next cell\'s second server declares the forecast\'s outputSchema but sends "high_c": '
+                    '"19", a string where the schema says integer. What does a client that validates do?'),
+        choices=(N_("it answers the server with a JSON-RPC error for that response"),
+                 N_("it keeps the result but does not use structuredContent as data"),
+                 N_("nothing: the response is well-formed JSON-RPC, so the object is used as it came"),
+                 N_("it calls the tool again until the object conforms")),
+        digest="sha256:fe09d6a3f1e5d3ca0f10cb28b975f8ca08cfdb6edec1841a6b53f9874bf38d24",
+        wrong=N_("Run the next cell and read the ✗ line under \"what came\" and the trace below it: nobody answers "
+                 "a response, so the check happens in the client after the frame has crossed, and the server "
+                 "broke its MUST (Server: Tools, Output Schema: servers MUST conform, clients SHOULD validate)."),
     ),
     # --- Lab 04 · the host ----------------------------------------------------------------------
     Prediction(
@@ -233,6 +270,18 @@ _ALL = (
                  "for a request whose Accept the server cannot meet."),
     ),
     # --- Lab 06 · the stateless core (2026-07-28) -----------------------------------------------
+    Prediction(
+        key="05.before_initialize",
+        question=N_("Over stdio the weather server answers tools/list sent before initialize with the error "
+                    "-32600. What does the same server answer over Streamable HTTP to a POST of tools/list "
+                    "before any initialize, so with no Mcp-Session-Id header?"),
+        choices=(N_("HTTP 200 with the tool list"), N_("HTTP 400 Bad Request, with -32600 in the body"),
+                 N_("HTTP 404 (Not Found)"), N_("HTTP 202 Accepted and an empty body")),
+        digest="sha256:845fb2c652e77c11b7bba7a1cd3f91640c6b005c21874924977f820098a7c537",
+        wrong=N_("Run the next cell and read the status line under the HTTP POST: a server that requires a "
+                 "session SHOULD answer a request without Mcp-Session-Id (other than initialize) with 400 Bad "
+                 "Request, and 404 is for a session id it no longer knows (Transports: Session Management)."),
+    ),
     Prediction(
         key="06.modern_frames",
         question=N_("The same get_weather call, from a client that speaks 2026-07-28 only and opens with "

@@ -73,6 +73,9 @@ class RunnerPeer:
             with anyio.fail_after(timeout):
                 reply = await waiter.wait()
         except TimeoutError:
+            # Given up, not forgotten: an answer that crosses our cancellation is ignored in silence, as the
+            # spec asks of a cancellation's sender ("cancellation"), not logged as an answer to nothing.
+            self.outgoing.abandon(request_id, waiter)
             why = f"no answer within {timeout:g} s"
             self.post(Notification("notifications/cancelled", {"requestId": request_id, "reason": why}),
                       related_to=related_to)

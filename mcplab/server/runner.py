@@ -9,6 +9,7 @@ Every bundled server ends with ``run(server)``; this module turns the command li
     ... --era dual|legacy|modern                   which protocol generations to speak (default dual)
     ... --http --auth http://127.0.0.1:9000        require OAuth access tokens (mcplab/auth/middleware.py)
     ... --http --tls-cert C.pem --tls-key K.pem    serve https:// instead
+    ... --page-size 2                              two items per page of a list: the cursors show
 
 A server with flags of its own (``files.py --root DIR``) builds on :func:`arguments` and passes the
 parsed namespace to :func:`run`. A server started with no flags at all (how a client usually starts
@@ -57,7 +58,7 @@ BACKENDS = ("asyncio", "trio")
 # and arguments() gives the parser the same defaults.
 DEFAULTS = MappingProxyType({
     "http": False, "host": "127.0.0.1", "port": 8000, "era": "dual", "diagnostics": False, "auth": None,
-    "tls_cert": None, "tls_key": None, "ca": None, "ask_timeout": None, "log_level": "warning",
+    "tls_cert": None, "tls_key": None, "ca": None, "ask_timeout": None, "log_level": "warning", "page_size": None,
 })
 
 
@@ -91,8 +92,20 @@ def arguments(description: str | None = None) -> argparse.ArgumentParser:
                              f"it is cancelled (default {Server.ask_timeout:g})")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
                         help="level of the log on stderr (default warning)")
+    parser.add_argument("--page-size", type=_page_size, metavar="N",
+                        help="items per page of tools/list, resources/list, ... (default 50): "
+                             "a small N makes the pages and their nextCursor visible")
     parser.set_defaults(**DEFAULTS)  # the values run() uses when there are no flags at all
     return parser
+
+
+def _page_size(text: str) -> int:
+    """A page holds at least one item: a page of none would never reach the end of a list."""
+    import argparse
+
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of items, 1 or more, got {text!r}")
+    return int(text)
 
 
 def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, *, scopes: Any = None) -> None:
@@ -109,6 +122,8 @@ def run(server: Server, args: Sequence[str] | argparse.Namespace | None = None, 
         args = arguments(server.info.get("title") or server.info["name"]).parse_args(args)
     if getattr(args, "ask_timeout", None) is not None:
         server.ask_timeout = args.ask_timeout
+    if getattr(args, "page_size", None) is not None:
+        server.page_size = args.page_size
     if getattr(args, "diagnostics", False):
         from mcplab.server import diagnostics
 

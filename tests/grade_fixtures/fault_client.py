@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-FAULTS = ("runs", "jsonrpc-lines", "schema", "initialize", "initialized", "ids", "tools-list", "tools-call",
+FAULTS = ("runs", "jsonrpc-lines", "flush", "schema", "initialize", "initialized", "ids", "tools-list", "tools-call",
           "prints-result", "closes-stdin", "waits", "version-mismatch", "stderr", "timeout", "cancel")
 SPEAKS = ("2025-06-18", "2025-11-25")
 
@@ -27,8 +27,9 @@ class Client:
     def __init__(self, command: list[str], timeout: float, fault: str | None, drain_delay: float = 0.0,
                  pause: float = 0.0) -> None:
         self.fault, self.timeout, self.next_id, self.pause = fault, timeout, 0, pause
+        # bufsize=0 writes each line at once; the "flush" fault buffers them and never flushes (closing does)
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, bufsize=0)
+                                        stderr=subprocess.PIPE, bufsize=-1 if fault == "flush" else 0)
         self.lines: queue.Queue = queue.Queue()
         if fault != "timeout":
             threading.Thread(target=self._pump, daemon=True).start()
