@@ -14,6 +14,11 @@
 
 Each subcommand imports what it needs only when it runs, so ``mcplab --help`` is instant.
 
+Every subcommand but ``i18n`` takes ``--lang en|zh``; without it ``MCPLAB_LANG`` decides, then the
+locale (``LANG=zh_CN.UTF-8`` is Chinese). The choice is made before the parser is built, so the help,
+argparse's own words (``usage:``, its errors) and every message come from the catalog in that language
+(mcplab/i18n/commandline.py), and whatever the command starts (JupyterLab's kernels, a server) inherits it.
+
 ``inspect`` and ``call`` are a terminal view of the client: the era (with ``--era auto``, the
 default, the probe and why it decided as it did), the server's capabilities and its tools,
 resources and prompts as tables, or one request's result, and then the wire trace, every frame
@@ -43,6 +48,7 @@ from typing import Any
 # these names stay here for the code that has always imported them from the command line module.
 from mcplab import terminal
 from mcplab.course import BUNDLED as SERVERS
+from mcplab.i18n import _, language, ngettext
 from mcplab.course import server_command, servers_dir
 
 
@@ -57,20 +63,28 @@ def _lab(args: argparse.Namespace) -> int:
         try:
             report = course.copy_course(args.dir or course.DEFAULT_COPY)
         except (OSError, ValueError) as exc:
-            raise SystemExit(f"mcplab: could not copy the course: {exc}") from None
+            raise SystemExit(_("mcplab: could not copy the course: {error}", error=exc)) from None
         print(report.text(), file=sys.stderr)
         folder = report.dest
     if args.copy_only:
         return 0
     if importlib.util.find_spec("jupyterlab") is None:
-        raise SystemExit("mcplab: JupyterLab is not installed in this environment; install the lab extra: "
-                         "pip install 'mcplab[lab]' (pipx: pipx install 'mcplab[lab]')")
-    argv = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}", *args.jupyter_args]
-    if args.lang:
-        _choose_language(args.lang)  # the kernels inherit it: feedback in the language even in an English lab
-        start = _language_start(Path(folder), args.lang)
-        if start:
-            argv.append(f"--ServerApp.default_url=/lab/tree/{start}")
+        raise SystemExit(_("mcplab: JupyterLab is not installed in this environment; install the lab extra: "
+                           "pip install 'mcplab[lab]' (pipx: pipx install 'mcplab[lab]')"))
+    jupyter_args = list(args.jupyter_args)
+    code = language()  # --lang (main() set it), else $MCPLAB_LANG, else the locale; normalized
+    if code != "en":
+        _choose_language(code)  # the kernels inherit it: feedback in the language even in an English lab
+        start = _language_start(Path(folder), code)
+        if start:  # LabApp's own default_url: JupyterLab overrides ServerApp's with its launcher
+            jupyter_args.append(f"--LabApp.default_url=/lab/tree/{start}")
+        from mcplab import lab_language
+
+        jupyter_args, translated = lab_language.launch_flags(code, jupyter_args)
+        if not translated:
+            print(_("mcplab: JupyterLab's own menus stay English: its language pack is not installed "
+                    "(pip install jupyterlab-language-pack-zh-CN, or python3 -m mcplab setup)"), file=sys.stderr)
+    argv = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={folder}", *jupyter_args]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in argv:
         argv.append("--allow-root")  # containers and CI machines often run as root
     if os.name != "posix":  # Windows' execv starts a new process and ends this one, leaving Ctrl-C to neither
@@ -85,7 +99,7 @@ def _choose_language(code: str) -> None:
     try:
         i18n.set_language(code)
     except ValueError as exc:
-        raise SystemExit(f"mcplab: {exc}") from None
+        raise SystemExit(_("mcplab: {error}", error=exc)) from None
 
 
 def _language_start(folder: Path, code: str) -> str | None:
@@ -116,54 +130,66 @@ def _transport(args: argparse.Namespace) -> Any:
     try:
         from mcplab.transports.http import http  # type: ignore[import-not-found]
     except ImportError:
-        raise SystemExit("mcplab: --url needs the Streamable HTTP transport, which this version does not "
-                         "have yet; use --stdio") from None
+        raise SystemExit(_("mcplab: --url needs the Streamable HTTP transport, which this version does not "
+                           "have yet; use --stdio")) from None
     return http(args.url)
 
 
 def _era(client: Any) -> str:
     """The era line, then one line per decision of the opening (the probe, when there was one)."""
-    lines = [f"era           {client.era}"]
-    lines += [f"              {'→ ' if i else ''}{terminal.line(d.reason)}" for i, d in enumerate(client.era_decisions)]
+    lines = [_label(_("era")) + client.era]
+    lines += [_label("") + f"{'→ ' if i else ''}{terminal.line(d.reason)}" for i, d in enumerate(client.era_decisions)]
     return "\n".join(lines)
+
+
+def _label(word: str) -> str:
+    """A label of the inspect view, padded to the column its values start at (a CJK character is two wide)."""
+    return word + " " * max(1, LABEL_WIDTH - terminal.text_width(word))
+
+
+LABEL_WIDTH = 14
 
 
 async def _inspect_server(client: Any) -> int:
     info = client.server_info
     title = f" ({terminal.line(str(info['title']), 60)})" if info.get("title") else ""
-    print(f"server        {terminal.line(str(info.get('name', '?')), 60)} {terminal.line(str(info.get('version', '')), 60)}{title}")
+    print(_label(_("server")) + f"{terminal.line(str(info.get('name', '?')), 60)} "
+          f"{terminal.line(str(info.get('version', '')), 60)}{title}")
     print(_era(client))
     asked = client.requested_version
-    print(f"protocol      {terminal.line(str(client.protocol_version))}" + ("" if asked == client.protocol_version else
-                                                                   f" (asked for {asked})"))
+    print(_label(_("protocol")) + terminal.line(str(client.protocol_version))
+          + ("" if asked == client.protocol_version else _(" (asked for {version})", version=asked)))
     if client.discovery is not None:
-        print(f"discovery     may be cached {terminal.line(str(client.discovery.get('ttlMs', '?')), 60)} ms, "
-              f"{terminal.line(str(client.discovery.get('cacheScope', 'scope not said')), 60)}")
+        print(_label(_("discovery")) + _("may be cached {ttl} ms, {scope}",
+                                           ttl=terminal.line(str(client.discovery.get("ttlMs", "?")), 60),
+                                           scope=terminal.line(str(client.discovery.get("cacheScope")
+                                                                   or _("scope not said")), 60)))
     from mcplab.wire.versions import capabilities_text
 
-    print(f"capabilities  {terminal.line(capabilities_text(client.server_capabilities))}")
+    print(_label(_("capabilities")) + terminal.line(capabilities_text(client.server_capabilities)))
     if client.instructions:
-        print(f"instructions  {terminal.line(client.instructions)}")
+        print(_label(_("instructions")) + terminal.line(client.instructions))
     declared = client.server_capabilities
     if "tools" in declared:
         tools = await client.list_tools()
         required = {t.name: set(t.input_schema.get("required", [])) for t in tools}
-        print(f"\ntools ({len(tools)})")
-        print(terminal.table([("name", "arguments", "description")] + [
+        print("\n" + _("tools ({n})", n=len(tools)))
+        print(terminal.table([(_("name"), _("arguments"), _("description"))] + [
             (t.name, ", ".join(p if p in required[t.name] else p + "?" for p in t.parameters),
              t.description) for t in tools]))
     if "resources" in declared:
         resources = await client.list_resources()
-        print(f"\nresources ({len(resources)})")
-        print(terminal.table([("uri", "name", "mime type")] + [(r.uri, r.name, r.mime_type or "") for r in resources]))
+        print("\n" + _("resources ({n})", n=len(resources)))
+        print(terminal.table([("uri", _("name"), _("mime type"))]
+                             + [(r.uri, r.name, r.mime_type or "") for r in resources]))
         templates = await client.list_resource_templates()
-        print(f"\nresource templates ({len(templates)})")
-        print(terminal.table([("uri template", "name", "mime type")]
+        print("\n" + _("resource templates ({n})", n=len(templates)))
+        print(terminal.table([(_("uri template"), _("name"), _("mime type"))]
                     + [(t.uri_template, t.name, t.mime_type or "") for t in templates]))
     if "prompts" in declared:
         prompts = await client.list_prompts()
-        print(f"\nprompts ({len(prompts)})")
-        print(terminal.table([("name", "arguments", "description")] + [
+        print("\n" + _("prompts ({n})", n=len(prompts)))
+        print(terminal.table([(_("name"), _("arguments"), _("description"))] + [
             (p.name, ", ".join(a["name"] + ("" if a.get("required") else "?") for a in p.arguments),
              p.description) for p in prompts]))
     return 0
@@ -180,12 +206,12 @@ def ask_on_terminal(params: dict) -> dict:
     """
     message = str(params.get("message", ""))
     if not sys.stdin.isatty():
-        print(f"mcplab: the server asks '{terminal.line(message)}'; there is no terminal to answer, so: decline",
-              file=sys.stderr)
+        print(_("mcplab: the server asks '{question}'; there is no terminal to answer, so: decline",
+                question=terminal.line(message)), file=sys.stderr)
         return {"action": "decline"}
-    print(f"\nthe server asks: {terminal.message(message)}", file=sys.stderr)
+    print("\n" + _("the server asks: {question}", question=terminal.message(message)), file=sys.stderr)
     if params.get("mode") == "url":
-        print(f"  open {terminal.line(str(params.get('url')))}", file=sys.stderr)
+        print("  " + _("open {url}", url=terminal.line(str(params.get("url")))), file=sys.stderr)
     content: dict[str, Any] = {}
     try:  # input() blocks the event loop: fine here, the CLI has one connection and nothing else to do
         for name, field in (params.get("requestedSchema") or {}).get("properties", {}).items():
@@ -196,12 +222,12 @@ def ask_on_terminal(params: dict) -> dict:
                 content[name] = field["default"]
             elif text != "":
                 content[name] = FIELD_TYPES.get(kind, str)(text)
-        if input("  send? [Y/n] ").strip().lower() in ("n", "no"):
+        if input("  " + _("send? [Y/n] ")).strip().lower() in ("n", "no"):
             return {"action": "decline"}
     except (EOFError, KeyboardInterrupt):
         return {"action": "cancel"}
     except ValueError as exc:
-        print(f"mcplab: {exc}; declining", file=sys.stderr)
+        print(_("mcplab: {error}; declining", error=exc), file=sys.stderr)
         return {"action": "decline"}
     return {"action": "accept", "content": content} if params.get("mode") != "url" else {"action": "accept"}
 
@@ -229,7 +255,7 @@ async def _session(args: argparse.Namespace, work: Any) -> int:
     finally:
         if not args.no_trace:
             width = max(60, shutil.get_terminal_size((120, 24)).columns - 2)
-            print(f"\nwire trace ({len(transport.trace)} frames)")
+            print("\n" + ngettext("wire trace ({n} frame)", "wire trace ({n} frames)", len(transport.trace)))
             print(terminal.visible(transport.trace.text(width)))  # each frame's line is cut to the width already
         if args.trace_jsonl:
             transport.trace.save(args.trace_jsonl)
@@ -246,16 +272,14 @@ def _call(args: argparse.Namespace) -> int:
     try:
         params = json.loads(args.params) if args.params else None
     except json.JSONDecodeError as exc:
-        raise SystemExit(f"mcplab: JSON-PARAMS is not valid JSON: {exc}") from None
+        raise SystemExit(_("mcplab: JSON-PARAMS is not valid JSON: {error}", error=exc)) from None
     if params is not None and not isinstance(params, dict):
-        raise SystemExit("mcplab: JSON-PARAMS must be a JSON object, e.g. '{\"name\": \"get_weather\"}'")
+        raise SystemExit(_("mcplab: JSON-PARAMS must be a JSON object, e.g. '{\"name\": \"get_weather\"}'"))
     return anyio.run(_session, args, lambda client: _call_method(client, args.method, params))
 
 
 def _demo(args: argparse.Namespace) -> int:
     from mcplab import demo
-    if args.lang:
-        _choose_language(args.lang)
     return demo.run(args.step, color=False if args.no_color else None)
 
 
@@ -267,7 +291,7 @@ def _config(args: argparse.Namespace) -> int:
         outcome = hostconfig.run(args.host, args.servers, era=args.era, root=args.root, writable=args.writable,
                                  env=env, path=args.write, tap=args.tap, replace=args.replace)
     except (hostconfig.HostConfigError, OSError) as exc:
-        print(f"mcplab config: {exc}", file=sys.stderr)
+        print(_("mcplab config: {error}", error=exc), file=sys.stderr)
         return 2
     if args.write is None:
         print(json.dumps(outcome.config, indent=2, ensure_ascii=False))
@@ -277,7 +301,8 @@ def _config(args: argparse.Namespace) -> int:
 
 def _setup(args: argparse.Namespace) -> int:
     from mcplab import install
-    return install.main(args.jupyter_args, extra=args.extra, open_lab=not args.no_lab)
+    language_flag = ["--lang", args.lang] if getattr(args, "lang", None) else []  # for the lab it opens: its first page
+    return install.main([*language_flag, *args.jupyter_args], extra=args.extra, open_lab=not args.no_lab)
 
 
 def _schemas(args: argparse.Namespace) -> int:
@@ -295,108 +320,126 @@ def _site(args: argparse.Namespace) -> int:
 
 def _client_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--stdio", metavar="CMD", help='start the server with this command, e.g. "python servers/weather.py"')
-    where.add_argument("--url", help="connect to a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
-    where.add_argument("--server", choices=SERVERS, help="start a bundled server over stdio (wherever mcplab is installed)")
+    where.add_argument("--stdio", metavar="CMD",
+                       help=_('start the server with this command, e.g. "python servers/weather.py"'))
+    where.add_argument("--url", help=_("connect to a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp"))
+    where.add_argument("--server", choices=SERVERS,
+                       help=_("start a bundled server over stdio (wherever mcplab is installed)"))
     parser.add_argument("--era", choices=("auto", "legacy", "modern"), default="auto",
-                        help="how to open: auto (default) probes with server/discover and falls back to "
-                             "initialize; legacy: initialize; modern: server/discover")
-    parser.add_argument("--version", help="the protocol revision to ask for, e.g. 2024-11-05 (default: the latest)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each response")
-    parser.add_argument("--trace-jsonl", metavar="FILE", help="save every frame to FILE, one JSON object a line")
-    parser.add_argument("--no-trace", action="store_true", help="do not print the wire trace")
+                        help=_("how to open: auto (default) probes with server/discover and falls back to "
+                               "initialize; legacy: initialize; modern: server/discover"))
+    parser.add_argument("--version", help=_("the protocol revision to ask for, e.g. 2024-11-05 (default: the latest)"))
+    parser.add_argument("--timeout", type=float, default=30.0, help=_("seconds to wait for each response"))
+    parser.add_argument("--trace-jsonl", metavar="FILE", help=_("save every frame to FILE, one JSON object a line"))
+    parser.add_argument("--no-trace", action="store_true", help=_("do not print the wire trace"))
+
+
+def _language_option() -> argparse.ArgumentParser:
+    """``--lang``, shared by every subcommand but ``i18n`` (read before parsing: mcplab.i18n.commandline)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--lang", metavar="LANG", default=argparse.SUPPRESS,  # not None over the main parser's
+                        help=_("the language of this command and of what it starts: en or zh (简体中文); "
+                               "default: $MCPLAB_LANG, else the locale (LANG=zh_CN.UTF-8 is zh)"))
+    return common
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcplab", description="A teaching lab for the Model Context Protocol.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    common = _language_option()
+    parser = argparse.ArgumentParser(prog="mcplab", description=_("A teaching lab for the Model Context Protocol."),
+                                     parents=[common])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    setup = sub.add_parser("setup", help="what `make lab` does: .venv, the pinned packages (uv), the official "
-                                         "schemas, then JupyterLab (other flags go to jupyter lab)")
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=text, description=text, parents=[common])
+
+    setup = command("setup", _("what `make lab` does: .venv, the pinned packages (uv), the official "
+                               "schemas, then JupyterLab (other flags go to jupyter lab)"))
     setup.add_argument("--extra", choices=("lab", "test", "dev", "site"), default="lab",
-                       help="what to install besides the package: lab (default), test, dev (both) or site "
-                            "(what builds the browser edition: mcplab site)")
-    setup.add_argument("--no-lab", action="store_true", help="stop after installing; do not open JupyterLab")
+                       help=_("what to install besides the package: lab (default), test, dev (both) or site "
+                              "(what builds the browser edition: mcplab site)"))
+    setup.add_argument("--no-lab", action="store_true", help=_("stop after installing; do not open JupyterLab"))
     setup.set_defaults(run=_setup, passthrough="jupyter_args")
 
-    lab = sub.add_parser("lab", help="open JupyterLab on the labs (other flags go to jupyter lab); installed "
-                                     "from a wheel, it first copies the course into a folder of your own")
-    lab.add_argument("--dir", metavar="DIR", help="copy the course into DIR and open it there (default: labs/ in "
-                                                  "a clone, ~/mcplab-course otherwise); your changes are kept")
-    lab.add_argument("--copy-only", action="store_true", help="copy or bring the course up to date, do not open it")
-    lab.add_argument("--lang", metavar="LANG", help="open the labs in this language: en (default) or zh (简体中文, "
-                                                    "labs/zh-CN/); feedback and plots follow it")
+    lab = command("lab", _("open JupyterLab on the labs (other flags go to jupyter lab); installed "
+                           "from a wheel, it first copies the course into a folder of your own"))
+    lab.add_argument("--dir", metavar="DIR", help=_("copy the course into DIR and open it there (default: labs/ "
+                                                    "in a clone, ~/mcplab-course otherwise); your changes are kept"))
+    lab.add_argument("--copy-only", action="store_true",
+                     help=_("copy or bring the course up to date, do not open it"))
     lab.set_defaults(run=_lab, passthrough="jupyter_args")
 
-    serve = sub.add_parser("serve", help="start a bundled server (stdio unless --http; other flags go to the server)")
+    serve = command("serve", _("start a bundled server (stdio unless --http; other flags go to the server)"))
     serve.add_argument("name", choices=SERVERS)
     serve.set_defaults(run=_serve, passthrough="server_args")
 
-    inspect = sub.add_parser("inspect", help="connect to a server: capabilities, tools, resources, prompts, trace")
+    inspect = command("inspect", _("connect to a server: capabilities, tools, resources, prompts, trace"))
     _client_options(inspect)
     inspect.set_defaults(run=_inspect)
 
-    call = sub.add_parser("call", help="send one request and print its result and the trace")
+    call = command("call", _("send one request and print its result and the trace"))
     _client_options(call)
-    call.add_argument("method", help="e.g. tools/call, resources/read, prompts/get, ping")
-    call.add_argument("params", nargs="?", help='the params as JSON, e.g. \'{"name": "get_weather", '
-                                               '"arguments": {"city": "Beijing"}}\'')
+    call.add_argument("method", help=_("e.g. tools/call, resources/read, prompts/get, ping"))
+    call.add_argument("params", nargs="?", help=_('the params as JSON, e.g. \'{"name": "get_weather", '
+                                                  '"arguments": {"city": "Beijing"}}\''))
     call.set_defaults(run=_call)
 
-    demo = sub.add_parser("demo", help="the whole tour in the terminal, every step with its wire trace")
-    demo.add_argument("--step", type=int, metavar="N", help="run only step N (1-6)")
-    demo.add_argument("--no-color", action="store_true", help="no colours (also: NO_COLOR set, or not a terminal)")
-    demo.add_argument("--lang", metavar="LANG", help="en (default) or zh (简体中文)")
+    demo = command("demo", _("the whole tour in the terminal, every step with its wire trace"))
+    demo.add_argument("--step", type=int, metavar="N", help=_("run only step N (1-6)"))
+    demo.add_argument("--no-color", action="store_true",
+                      help=_("no colours (also: NO_COLOR set, or not a terminal)"))
     demo.set_defaults(run=_demo)
 
-    grade = sub.add_parser("grade", help="grade your own server or client (Labs 09, 10): a report card, "
-                                         "exit status 1 if a line fails")
-    grade.add_argument("kind", choices=("server", "client"))
-    grade.add_argument("target", nargs="+", metavar="PATH", help="my_server.py / my_client.py, or a command")
-    grade.add_argument("--timeout", type=float, help="seconds to wait for each answer (server 5, client 3)")
-    grade.add_argument("--lang", metavar="LANG", help="the report card in en (default) or zh (简体中文)")
+    grade = command("grade", _("grade your own server or client (Labs 09, 10): a report card, "
+                               "exit status 1 if a line fails"))
+    grade.add_argument("kind", choices=("server", "client", "http-client"))
+    grade.add_argument("target", nargs="+", metavar="PATH", help=_("my_server.py / my_client.py, or a command"))
+    grade.add_argument("--timeout", type=float, help=_("seconds to wait for each answer (server 5, client 3)"))
+    grade.add_argument("--era", choices=("legacy", "modern", "both"), default="both",
+                       help=_("http-client: the era(s) to grade it in (default both)"))
     grade.set_defaults(run=_grade)
 
-    i18n = sub.add_parser("i18n", help="for authors: bring the translation catalogs up to date with the English "
-                                       "labs, then rebuild labs/zh-CN/ (make translations)")
+    i18n_text = _("for authors: bring the translation catalogs up to date with the English labs, then "
+                  "rebuild labs/zh-CN/ (make translations)")
+    i18n = sub.add_parser("i18n", help=i18n_text, description=i18n_text)
     i18n.add_argument("step", nargs="?", choices=("update", "build", "status", "check"),
-                      help="only this step: update the catalogs, build the labs, list what is left to "
-                           "translate, or check that all is in step (default: update, then build)")
-    i18n.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="build only these (e.g. 01_jsonrpc)")
-    i18n.add_argument("--lang", default="zh", help="the language (default zh)")
-    i18n.add_argument("--no-execute", action="store_true", help="build without running the notebooks")
+                      help=_("only this step: update the catalogs, build the labs, list what is left to "
+                             "translate, or check that all is in step (default: update, then build)"))
+    i18n.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help=_("build only these (e.g. 01_jsonrpc)"))
+    i18n.add_argument("--lang", default="zh", help=_("the language of the catalogs (default zh)"))
+    i18n.add_argument("--no-execute", action="store_true", help=_("build without running the notebooks"))
     i18n.set_defaults(run=_i18n)
 
-    config = sub.add_parser("config", help="print (or --write) the block a real host reads to start these servers")
+    config = command("config", _("print (or --write) the block a real host reads to start these servers"))
     config.add_argument("host", choices=("claude-desktop", "vscode", "generic"))
     config.add_argument("servers", nargs="*", metavar="SERVER",
-                        help="[NAME=]weather|files|conformance|weather_sdk|PATH.py|URL (default: weather files)")
+                        help=_("[NAME=]weather|files|conformance|weather_sdk|PATH.py|URL (default: weather files)"))
     config.add_argument("--era", choices=("dual", "legacy", "modern"), default="dual",
-                        help="--era for servers built on mcplab (default dual)")
-    config.add_argument("--root", help="the folder the files server serves (default: servers/samples)")
-    config.add_argument("--writable", action="store_true", help="let the files server write")
-    config.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="add to each env block")
-    config.add_argument("--write", metavar="FILE", help="merge into FILE (atomically) instead of printing")
-    config.add_argument("--replace", action="store_true", help="with --write: replace entries of these names that "
-                                                               "you wrote yourself (FILE is backed up first)")
-    config.add_argument("--tap", metavar="DIR", help="record each stdio server's traffic in DIR/NAME.jsonl (mcplab.ecosystem.wiretap)")
+                        help=_("--era for servers built on mcplab (default dual)"))
+    config.add_argument("--root", help=_("the folder the files server serves (default: servers/samples)"))
+    config.add_argument("--writable", action="store_true", help=_("let the files server write"))
+    config.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help=_("add to each env block"))
+    config.add_argument("--write", metavar="FILE", help=_("merge into FILE (atomically) instead of printing"))
+    config.add_argument("--replace", action="store_true", help=_("with --write: replace entries of these names "
+                                                                 "that you wrote yourself (FILE is backed up first)"))
+    config.add_argument("--tap", metavar="DIR",
+                        help=_("record each stdio server's traffic in DIR/NAME.jsonl (mcplab.ecosystem.wiretap)"))
     config.set_defaults(run=_config)
 
-    fetch = sub.add_parser("schemas", help="download the official MCP schemas (for the trace viewer's badges) "
-                                           "into the user's cache, each checked against its SHA-256 digest")
-    fetch.add_argument("--base-url", help="a mirror holding <version>/schema.json (default: $MCPLAB_SCHEMA_URL, "
-                                          "else the official repository at the pinned commit)")
-    fetch.add_argument("--cache-dir", metavar="DIR", help="fill DIR instead of the user's cache folder")
+    fetch = command("schemas", _("download the official MCP schemas (for the trace viewer's badges) "
+                                 "into the user's cache, each checked against its SHA-256 digest"))
+    fetch.add_argument("--base-url", help=_("a mirror holding <version>/schema.json (default: $MCPLAB_SCHEMA_URL, "
+                                            "else the official repository at the pinned commit)"))
+    fetch.add_argument("--cache-dir", metavar="DIR", help=_("fill DIR instead of the user's cache folder"))
     fetch.set_defaults(run=_schemas)
 
-    site = sub.add_parser("site", help="the course as a static JupyterLite site (Pyodide): lock (authors), fetch "
-                                       "(online), build (offline, into site/); serve it with python -m http.server")
+    site = command("site", _("the course as a static JupyterLite site (Pyodide): lock (authors), fetch "
+                             "(online), build (offline, into site/); serve it with python -m http.server"))
     site.add_argument("step", choices=("lock", "fetch", "build"))
-    site.add_argument("--out", metavar="DIR", help="build: the site's folder (default: site/ in the checkout)")
-    site.add_argument("--cache-dir", metavar="DIR", help="the cache of locked files (default: "
-                                                         "$XDG_CACHE_HOME/mcplab/site, else ~/.cache/mcplab/site)")
-    site.add_argument("--mirror", metavar="URL", help="fetch: take every file from URL/<file name> "
-                                                      "(default: $MCPLAB_SITE_MIRROR, else its registry)")
+    site.add_argument("--out", metavar="DIR", help=_("build: the site's folder (default: site/ in the checkout)"))
+    site.add_argument("--cache-dir", metavar="DIR", help=_("the cache of locked files (default: "
+                                                           "$XDG_CACHE_HOME/mcplab/site, else ~/.cache/mcplab/site)"))
+    site.add_argument("--mirror", metavar="URL", help=_("fetch: take every file from URL/<file name> "
+                                                        "(default: $MCPLAB_SITE_MIRROR, else its registry)"))
     site.set_defaults(run=_site)
     return parser
 
@@ -409,11 +452,12 @@ def _i18n(args: argparse.Namespace) -> int:
 
 def _grade(args: argparse.Namespace) -> int:
     from mcplab import grade
-    if args.lang:
-        _choose_language(args.lang)
     target = args.target[0] if len(args.target) == 1 else args.target
-    report = (grade.server if args.kind == "server" else grade.client)(
-        target, **({"timeout": args.timeout} if args.timeout else {}))
+    if args.kind == "http-client":
+        report = grade.http_client(target, eras=("legacy", "modern") if args.era == "both" else (args.era,))
+    else:
+        report = (grade.server if args.kind == "server" else grade.client)(
+            target, **({"timeout": args.timeout} if args.timeout else {}))
     print(report)
     for note in report.notes:  # how this machine's speed was taken out of the card: beside it, not in it
         print(note, file=sys.stderr)
@@ -421,12 +465,19 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mcplab.i18n import commandline
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    code = commandline.chosen(argv)
+    if code:  # before the parser is built: its help is written in the language
+        _choose_language(code)
+    commandline.speak_argparse()
     parser = build_parser()
-    # `lab` and `serve` hand every flag they do not know to jupyter / the server itself.
+    # `lab`, `setup` and `serve` hand every flag they do not know to jupyter / the server itself.
     args, extra = parser.parse_known_args(argv)
     passthrough = getattr(args, "passthrough", None)
     if extra and passthrough is None:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parser.error(_("unrecognized arguments: %s") % " ".join(extra))
     if passthrough:
         setattr(args, passthrough, extra)
     return args.run(args)

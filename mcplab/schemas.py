@@ -33,6 +33,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Iterable, Mapping
 from urllib.parse import urlsplit
 
+from mcplab.i18n import _
 from mcplab.wire.versions import ALL_VERSIONS
 
 if TYPE_CHECKING:
@@ -206,16 +207,19 @@ def summary(results: list[Fetched]) -> tuple[int, list[str]]:
     lines = [f"  {r.version}  {r.status}" for r in results if r.path]
     failed = [r for r in results if not r.path]
     folders = sorted({source(r.path.parent.parent) for r in results if r.path})
-    where = f" in {', '.join(folders)}" if folders else ""
+    where = _(" in {folders}", folders=", ".join(folders)) if folders else ""
     if not failed:
-        return 0, [f"the official MCP schemas ({SPEC_REPOSITORY} at {PINNED_COMMIT[:12]}){where}, each checked "
-                   f"against its SHA-256 digest:", *lines]
+        return 0, [_("the official MCP schemas ({repository} at {commit}){where}, each checked against its "
+                     "SHA-256 digest:", repository=SPEC_REPOSITORY, commit=PINNED_COMMIT[:12], where=where), *lines]
     if all(r.status == FAILED and r.detail == failed[0].detail for r in failed) and not lines:
-        return 1, [f"mcplab schemas: {failed[0].detail}, so the official MCP schemas are not here: the trace "
-                   f"viewer's schema badges stay off until `mcplab schemas` runs online, and nothing else needs them."]
+        return 1, [_("mcplab schemas: {problem}, so the official MCP schemas are not here: the trace viewer's "
+                     "schema badges stay off until `mcplab schemas` runs online, and nothing else needs them.",
+                     problem=failed[0].detail)]
     problems = [f"  {r.version}  {r.status}: {r.detail}" for r in failed]
-    return 1, [f"mcplab schemas: {len(failed)} of {len(results)} official schemas are missing{where}; badges "
-               f"for {', '.join(r.version for r in failed)} stay off:", *lines, *problems]
+    # "are" even for one: the count is "{n} of {total}", and the sentence reads the same in every case.
+    return 1, [_("mcplab schemas: {n} of {total} official schemas are missing{where}; badges for {versions} "
+                 "stay off:", n=len(failed), total=len(results), where=where,
+                 versions=", ".join(r.version for r in failed)), *lines, *problems]
 
 
 def command(base_url: str | None = None, cache: Path | None = None) -> tuple[int, list[str]]:
@@ -223,9 +227,9 @@ def command(base_url: str | None = None, cache: Path | None = None) -> tuple[int
     revision (unless ``cache`` is named), else :func:`fetch`; the exit status and the lines to print."""
     folder = spec_dir()
     if cache is None and folder != cache_dir() and all(schema_file(v, folder) for v in DIGESTS):
-        return 0, [f"the official MCP schemas: all {len(DIGESTS)} revisions are in {source(folder)}; "
-                   f"nothing to download"]
+        return 0, [_("the official MCP schemas: all {n} revisions are in {folder}; nothing to download",
+                     n=len(DIGESTS), folder=source(folder))]
     status, lines = summary(fetch(base_url=base_url, cache=cache))
     if cache is None and folder != cache_dir():
-        lines.append(f"note: the badges read {source(folder)}, which wins over the cache")
+        lines.append(_("note: the badges read {folder}, which wins over the cache", folder=source(folder)))
     return status, lines

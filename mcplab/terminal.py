@@ -25,7 +25,9 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["visible", "visible_json", "cut", "line", "message", "table", "LINE", "MESSAGE"]
+from mcplab.i18n import ngettext
+
+__all__ = ["visible", "visible_json", "cut", "line", "message", "table", "text_width", "LINE", "MESSAGE"]
 
 # What a terminal obeys rather than shows: C0 but the newline and the tab, DEL, C1, the bidi
 # embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), and the surrogates, which JSON's
@@ -66,6 +68,11 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+def text_width(text: str) -> int:
+    """Columns a string takes in a terminal: CJK characters take two (a label padded to a column)."""
+    return _width(text)
+
+
 def cut(text: str, limit: int) -> tuple[str, int]:
     """``text`` as one line of at most ``limit`` columns, and how many of its characters were left out.
 
@@ -93,12 +100,13 @@ def cut(text: str, limit: int) -> tuple[str, int]:
 def line(text: str, limit: int = LINE) -> str:
     """A server's text as one line, cut at ``limit`` columns with how much was left out."""
     shown, left = cut(text, limit)
-    return shown + (f" ({left} more characters)" if left else "")
+    return shown + (" " + ngettext("({n} more character)", "({n} more characters)", left) if left else "")
 
 
 def message(text: str, limit: int = MESSAGE) -> str:
     """A server's message, its lines kept, escaped, cut after ``limit`` characters."""
-    more = f"… ({len(text) - limit} more characters)" if len(text) > limit else ""
+    more = "… " + ngettext("({n} more character)", "({n} more characters)", len(text) - limit) \
+        if len(text) > limit else ""
     return visible(text[:limit]) + more
 
 
@@ -118,6 +126,7 @@ def table(rows: list[tuple[str, ...]], limit: int = 60) -> str:
              for row, row_widths in zip(cells, widths)]
     left = [count for row in cells for _, count in row if count]
     if left:
-        lines.append(f"  (cut to {limit} columns: {sum(left)} characters of {len(left)} "
-                     f"{'cell' if len(left) == 1 else 'cells'} not shown)")
+        lines.append("  " + ngettext("(cut to {limit} columns: {chars} characters of {n} cell not shown)",
+                                     "(cut to {limit} columns: {chars} characters of {n} cells not shown)",
+                                     len(left), limit=limit, chars=sum(left)))
     return "\n".join(lines)

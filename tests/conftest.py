@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from mcplab import schemas
+from mcplab import i18n, schemas
 from mcplab.wire.versions import ALL_VERSIONS
 
 if sys.version_info < (3, 11):
@@ -33,9 +33,12 @@ if sys.version_info < (3, 11):
 ROOT = Path(__file__).resolve().parent.parent
 
 # The suite speaks English whatever the shell chose (mcplab.i18n reads these; kernels and servers inherit
-# them): a Chinese-speaking developer's MCPLAB_LANG must not change what the English notebooks show.
+# them): a Chinese-speaking developer's MCPLAB_LANG or zh_CN locale must not change what the English
+# notebooks show. A test that wants Chinese sets one of them for itself.
 for _name in ("MCPLAB_LANG", "MCPLAB_NOTEBOOK_DIR"):
     os.environ.pop(_name, None)
+if i18n.locale_language() != "en":
+    os.environ["LC_ALL"] = "C.UTF-8"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 SPEC_DIR = schemas.spec_dir()  # resolved once, before any test sets $MCPLAB_SPEC_DIR for itself
 SCHEMAS_MISSING = ("the official MCP schemas are neither in ../shared/mcp-spec nor in the user's cache "

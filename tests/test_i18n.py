@@ -173,14 +173,17 @@ def test_mcplab_demo_speaks_chinese_with_lang_zh():
     assert "Every MCP message" not in done.stdout
 
 
-def test_mcplab_lab_lang_zh_opens_the_chinese_labs_and_passes_the_language_on(monkeypatch):
+def test_mcplab_lab_lang_zh_opens_the_chinese_labs_and_passes_the_language_on(monkeypatch, tmp_path):
     from mcplab import cli
 
     seen = {}
     monkeypatch.setattr(os, "execv", lambda exe, argv: seen.update(argv=argv))
     monkeypatch.delenv(i18n.ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the launch's JupyterLab settings folder goes there
     cli.main(["lab", "--lang", "zh", "--no-browser"])
-    assert "--ServerApp.default_url=/lab/tree/zh-CN/00_start_here.ipynb" in seen["argv"]
+    assert "--LabApp.default_url=/lab/tree/zh-CN/00_start_here.ipynb" in seen["argv"]
+    settings = tmp_path / "mcplab" / "jupyterlab" / "zh_CN" / "settings"
+    assert f"--LabApp.app_settings_dir={settings}" in seen["argv"]
     assert os.environ.pop(i18n.ENV) == "zh"  # the kernels JupyterLab starts inherit it
 
 

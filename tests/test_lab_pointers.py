@@ -29,10 +29,14 @@ from pathlib import Path
 
 import pytest
 
+from mcplab.i18n.notebooks import STARTERS
+
 ROOT = Path(__file__).resolve().parent.parent
 LABS = ROOT / "labs"
 CHINESE = LABS / "zh-CN"
-POINTER = re.compile(r"(?<![\w/.-])((?:mcplab|servers|deploy|labs/build|labs/solutions/build)/[\w./-]*)")
+POINTER = re.compile(r"(?<![\w/.-])((?:mcplab|servers|deploy|labs/build|labs/solutions/build|labs/zh-CN/build)/[\w./-]*)")
+# A starter file a build lab hands out has a Chinese twin, which the Chinese lab names instead (mcplab.i18n.notebooks).
+TWINS = {f"labs/{starter}": f"labs/zh-CN/{starter}" for starter in STARTERS}
 
 
 @dataclass(frozen=True)
@@ -112,15 +116,16 @@ def defines(path: Path, name: str) -> bool:
     return any(name in definitions(module) for module in modules)
 
 
-def editions(pointer: Pointer) -> list[tuple[str, dict]]:
-    """The pointer's cell in the English source and in the built Chinese edition."""
+def editions(pointer: Pointer) -> list[tuple[str, dict, str]]:
+    """The pointer's cell in the English source and in the built Chinese edition, with the path each names."""
     found = []
     for label, folder in (("English", LABS), ("Chinese", CHINESE)):
         notebook = folder / pointer.notebook
         assert notebook.is_file(), f"{label} edition missing: {notebook.relative_to(ROOT)}"
         cell = cells(notebook).get(pointer.cell)
         assert cell is not None, f"{notebook.relative_to(ROOT)} has no cell {pointer.cell!r}"
-        found.append((label, cell))
+        twin = label == "Chinese" and "/" not in pointer.notebook and pointer.path in TWINS
+        found.append((label, cell, TWINS[pointer.path] if twin else pointer.path))
     return found
 
 
@@ -132,13 +137,13 @@ def english_notebooks() -> list[Path]:
 def test_every_file_a_lab_points_at_exists_and_defines_the_names_the_cell_gives(pointer):
     target = ROOT / pointer.path
     assert target.is_dir() if pointer.path.endswith("/") else target.is_file(), f"{pointer.path} does not exist"
-    for label, cell in editions(pointer):
+    for label, cell, path in editions(pointer):
         text = pointing_text(cell)
-        assert pointer.path in pointers_in(text), f"the {label} cell {pointer.cell} does not name {pointer.path}"
+        assert path in pointers_in(text), f"the {label} cell {pointer.cell} does not name {path}"
         missing = [name for name in pointer.names if not set(name.split(".")) <= code_words(cell)]
-        assert not missing, f"the {label} cell {pointer.cell} names {pointer.path} without {missing}"
-    undefined = [name for name in pointer.names if not defines(target, name)]
-    assert not undefined, f"{pointer.path} does not define {undefined}, which {pointer.notebook} sends a student to"
+        assert not missing, f"the {label} cell {pointer.cell} names {path} without {missing}"
+        undefined = [name for name in pointer.names if not defines(ROOT / path, name)]
+        assert not undefined, f"{path} does not define {undefined}, which {pointer.notebook} sends a student to"
 
 
 def test_every_pointer_in_a_lab_has_its_row():

@@ -52,7 +52,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("in-page HTTP", ("mcplab.transports.asgi", "mcplab.transports.background", "mcplab.transports.server_files"),
           (), "httpx calling an ASGI app in this process, the page's port table, a served server's sys streams: "
               "where the page has no socket and no process"),
-    Layer("terminal text", ("mcplab.terminal",), (), "what a server wrote, made safe to print: escapes, cuts, tables"),
+    Layer("terminal text", ("mcplab.terminal",), ("languages",), "what a server wrote, made safe to print: escapes, cuts, tables"),
     Layer("oauth wire", ("mcplab.auth", "mcplab.auth.wire", "mcplab.auth.discovery", "mcplab.auth.story"), ("languages",),
           "challenges, masks, the well-known URLs, the flow told from a trace: OAuth's sans-IO parts"),
     Layer("files", ("mcplab.course", "mcplab.schemas", "mcplab.site"), ("wire",),
@@ -90,8 +90,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer("translation tool", ("mcplab.i18n.catalogs", "mcplab.i18n.documents", "mcplab.i18n.messages",
                                "mcplab.i18n.notebooks", "mcplab.i18n.tool"), ("languages", "files"),
           "mcplab i18n: catalogs kept in step with the English, the Chinese edition built"),
-    Layer("command line", ("mcplab.cli", "mcplab.install", "mcplab.__main__"), ("demo", "grade", "translation tool",
-                                                                                "terminal text"),
+    Layer("command line", ("mcplab.cli", "mcplab.install", "mcplab.__main__", "mcplab.lab_language"),
+          ("demo", "grade", "translation tool", "terminal text"),
           "the mcplab command and its set-up; nothing imports it"),
 )
 

@@ -20,18 +20,27 @@ a renderer's objects: ``chart.labels(0)``, ``chart.segments("adapters")``.
 
 Every artist a reader may look for carries a ``gid`` (the names are listed in ``plots.py``); both
 renderers keep it (matplotlib's ``gid``, a field of each Vega-Lite datum).
+
+In Chinese, matplotlib needs a CJK font for the labels (``mcplab.i18n.fonts``). A machine without one
+would draw boxes, so :func:`readable` builds the chart in English there and gives it a ``note``, the one
+sentence saying why and which command installs a font; the notebook shows it above the picture (as
+HTML, which the browser draws with its own fonts). The page is never in that case: the browser draws
+the Vega-Lite labels with the fonts it has.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
+import html
 import io
 import sys
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, ParamSpec
 
 from mcplab.economics.marks import Panel, Point
-from mcplab.i18n import _
+from mcplab.i18n import _, language, speaking
 
 # The page's test, as mcplab.place.IN_BROWSER makes it; not imported from there, since the economics
 # is a leaf that knows nothing of transports.
@@ -44,6 +53,7 @@ class Chart:
 
     panels: tuple[Panel, ...]
     size: tuple[float, float] = (12, 5)
+    note: str = ""  # why the labels are not in the student's language (readable), shown above the picture
 
     def labels(self, panel: int = 0) -> list[str]:
         """The texts written beside points on one panel, in the order they were given."""
@@ -83,7 +93,33 @@ class Chart:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         if IN_BROWSER:
             return {VEGA_LITE: self.to_vega_lite(), "text/plain": repr(self)}
-        return {"image/png": base64.b64encode(self.png()).decode("ascii"), "text/plain": repr(self)}
+        picture = base64.b64encode(self.png()).decode("ascii")
+        bundle = {"image/png": picture, "text/plain": repr(self)}
+        if self.note:  # HTML outranks the PNG in JupyterLab: the sentence, then the same picture
+            bundle["text/html"] = (f"<p>{html.escape(self.note)}</p>"
+                                   f'<img src="data:image/png;base64,{picture}" alt="{html.escape(repr(self))}"/>')
+        return bundle
 
 
 VEGA_LITE = "application/vnd.vegalite.v5+json"  # JupyterLab's own Vega extension renders it, offline too
+
+
+Built = ParamSpec("Built")
+
+
+def readable(build: Callable[Built, Chart]) -> Callable[Built, Chart]:
+    """Build the chart in English, with a note saying why, where matplotlib has no font for Chinese."""
+
+    @functools.wraps(build)
+    def in_a_drawable_language(*args: Built.args, **kwargs: Built.kwargs) -> Chart:
+        if language() != "zh" or IN_BROWSER:
+            return build(*args, **kwargs)
+        from mcplab.i18n import fontnote, fonts
+
+        if fonts.cjk_font() is not None:
+            return build(*args, **kwargs)
+        note = fontnote.missing_font_note()
+        with speaking("en"):
+            return replace(build(*args, **kwargs), note=note)
+
+    return in_a_drawable_language

@@ -44,6 +44,7 @@ TOOL_NAMES = (N_("Database"), N_("Files"), N_("Search"), "GitHub", "Slack", N_("
 MAX_DRAWN = 20  # per side: beyond this a graph picture is a smudge; use plot_costs
 
 
+@chart.readable
 def plot_graphs(n: int = 3, m: int = 4) -> Chart:
     """The seeds' two diagrams: every adapter drawn (N×M edges), beside the hub (N+M edges)."""
     if not (1 <= n <= MAX_DRAWN and 1 <= m <= MAX_DRAWN):
@@ -72,6 +73,7 @@ def plot_graphs(n: int = 3, m: int = 4) -> Chart:
     return Chart((mesh, hub), size=(12, 5))
 
 
+@chart.readable
 def plot_costs(m: int, *, n_max: int = 1_000, density: float = 1.0, costs: Costs = SEED_COSTS,
                years: float = 0, revisions: float = 0, mark: int | None = None) -> Chart:
     """Cost against N for fixed M, on linear and on log axes, with the seeds' points annotated."""
@@ -96,6 +98,7 @@ def plot_costs(m: int, *, n_max: int = 1_000, density: float = 1.0, costs: Costs
         for scale in ("linear", "log")), size=(12, 5))
 
 
+@chart.readable
 def plot_saving_heatmap(*, n_max: int = 1_000, m_max: int = 10_000, density: float = 1.0,
                         costs: Costs = SEED_COSTS, years: float = 0, revisions: float = 0,
                         points: tuple[tuple[int, int], ...] = SEED_EXAMPLES,
@@ -121,6 +124,7 @@ def plot_saving_heatmap(*, n_max: int = 1_000, m_max: int = 10_000, density: flo
     return Chart((panel,), size=(8, 6))
 
 
+@chart.readable
 def plot_break_even(*, costs: Costs = SEED_COSTS, years: float = 0, revisions: float = 0,
                     tool_counts: tuple[int, ...] = (4, 100, 10_000),
                     densities: tuple[float, ...] = (1.0, 0.1, 0.01),
@@ -150,6 +154,7 @@ def plot_break_even(*, costs: Costs = SEED_COSTS, years: float = 0, revisions: f
     return Chart((by_n, by_m), size=(12, 5))
 
 
+@chart.readable
 def plot_cumulative(n: int, m: int, years: int, *, app_growth: float = 0.0,
                     tool_growth: float = 0.0, revision_years: tuple[int, ...] = (),
                     density: float = 1.0, costs: Costs = SEED_COSTS) -> Chart:
@@ -245,7 +250,8 @@ class Explorer:
                                      "data": {VEGA_LITE: self.figure.to_vega_lite(), "text/plain": repr(self.figure)}},)
         else:
             self.picture.value = self.figure.png(dpi=80)
-        self.table.value = f"<pre>{html.escape(self.summary.table())}</pre>"
+        note = f"<p>{html.escape(self.figure.note)}</p>" if self.figure.note else ""  # no CJK font: see readable
+        self.table.value = f"{note}<pre>{html.escape(self.summary.table())}</pre>"
         self.redraws += 1
 
     def _changed(self, change: dict[str, Any]) -> None:
@@ -267,6 +273,7 @@ def explore(n: int = 3, m: int = 4, *, density: float = 1.0, costs: Costs = SEED
     return Explorer(n, m, density, costs, years, revisions)
 
 
+@chart.readable
 def _explorer_figure(summary: Summary, costs: Costs) -> Chart:
     n, m, density = summary.n, summary.m, summary.density
     life = dict(costs=costs, years=summary.years, revisions=summary.revisions)

@@ -51,7 +51,7 @@ from typing import Any, Mapping, Sequence
 
 from mcplab.ecosystem import configfile
 from mcplab.ecosystem.configfile import HostConfigError
-from mcplab.i18n import _, ngettext
+from mcplab.i18n import Texts, _, ngettext
 
 __all__ = ["HOSTS", "Entry", "HostConfigError", "bundled", "script", "remote", "tapped", "parse_target", "block",
            "merge", "write", "launch_spec", "host_environment", "sanitise", "MINIMAL_ENV"]
@@ -60,12 +60,12 @@ REPO = Path(__file__).resolve().parents[2]  # mcplab/ecosystem/ → the checkout
 SERVERS_DIR = REPO / "servers"
 HOSTS = ("claude-desktop", "vscode", "generic")
 SERVERS_KEY = {"claude-desktop": "mcpServers", "vscode": "servers", "generic": "mcpServers"}
-WHERE = {  # shown as a hint: where each host looks for the file
+WHERE = Texts({  # shown as a hint: where each host looks for the file
     "claude-desktop": "macOS: ~/Library/Application Support/Claude/claude_desktop_config.json · "
                       "Windows: %APPDATA%\\Claude\\claude_desktop_config.json",
     "vscode": ".vscode/mcp.json in your workspace (or MCP: Open User Configuration)",
     "generic": "the host's own file, e.g. .mcp.json (Claude Code) or .cursor/mcp.json (Cursor)",
-}
+})
 # Bundled servers, and whether each runs on mcplab's toolkit (and so takes --era).
 BUNDLED = {"weather": True, "files": True, "conformance": True, "weather_sdk": False}
 ERAS = ("dual", "legacy", "modern")
@@ -89,24 +89,26 @@ class Entry:
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
-            raise HostConfigError(f"a server name is 1-64 letters, digits, '_' or '-'; got {self.name!r}")
+            raise HostConfigError(_("a server name is 1-64 letters, digits, '_' or '-'; got {name!r}", name=self.name))
         if (self.command is None) == (self.url is None):
-            raise HostConfigError(f"server {self.name!r} needs a command (stdio) or a URL (HTTP), not both")
+            raise HostConfigError(_("server {name!r} needs a command (stdio) or a URL (HTTP), not both",
+                                    name=self.name))
 
 
 def bundled(name: str, *, era: str = "dual", root: str | os.PathLike | None = None, writable: bool = False,
             env: Mapping[str, str] | None = None) -> Entry:
     """A bundled server (``weather``, ``files`` ...) started by this interpreter, every path absolute."""
     if name not in BUNDLED:
-        raise HostConfigError(f"unknown bundled server {name!r}; expected one of {', '.join(BUNDLED)}")
+        raise HostConfigError(_("unknown bundled server {name!r}; expected one of {names}", name=name,
+                                  names=", ".join(BUNDLED)))
     args = [str(SERVERS_DIR / f"{name}.py")]
     if name == "files":
         folder = Path(root if root is not None else SERVERS_DIR / "samples").expanduser().resolve()
         if not folder.is_dir():
-            raise HostConfigError(f"--root must be an existing folder; {str(folder)!r} is not one")
+            raise HostConfigError(_("--root must be an existing folder; {folder!r} is not one", folder=str(folder)))
         args += ["--root", str(folder)] + (["--writable"] if writable else [])
     elif root is not None or writable:
-        raise HostConfigError(f"--root and --writable are for the files server, not {name!r}")
+        raise HostConfigError(_("--root and --writable are for the files server, not {name!r}", name=name))
     return _stdio(name, args, era if BUNDLED[name] else None, env)
 
 
@@ -115,7 +117,7 @@ def script(path: str | os.PathLike, *, name: str | None = None, era: str = "dual
     """A student's own server file. ``--era`` is added only when the file is built on mcplab's toolkit."""
     file = Path(path).expanduser().resolve()
     if file.suffix != ".py" or not file.is_file():
-        raise HostConfigError(f"a server file is an existing .py file; {str(file)!r} is not one")
+        raise HostConfigError(_("a server file is an existing .py file; {file!r} is not one", file=str(file)))
     source = file.read_text(encoding="utf-8", errors="replace")
     return _stdio(name or file.stem.replace(".", "_"), [str(file)],
                   era if _USES_TOOLKIT.search(source) else None, env, cwd=file.parent)
@@ -124,14 +126,14 @@ def script(path: str | os.PathLike, *, name: str | None = None, era: str = "dual
 def remote(url: str, *, name: str = "remote") -> Entry:
     """A server already running at a Streamable HTTP URL."""
     if not re.match(r"^https?://[^/\s]+", url):
-        raise HostConfigError(f"an HTTP server is an http:// or https:// URL; got {url!r}")
+        raise HostConfigError(_("an HTTP server is an http:// or https:// URL; got {url!r}", url=url))
     return Entry(name, url=url)
 
 
 def _stdio(name: str, args: list[str], era: str | None, env: Mapping[str, str] | None,
            cwd: Path = REPO) -> Entry:
     if era is not None and era not in ERAS:
-        raise HostConfigError(f"--era is one of {', '.join(ERAS)}; got {era!r}")
+        raise HostConfigError(_("--era is one of {eras}; got {era!r}", eras=", ".join(ERAS), era=era))
     flags = ["--era", era] if era is not None else []
     return Entry(name, command=sys.executable, args=(*args, *flags), cwd=str(cwd),
                  env=tuple(sorted((env or {}).items())))
@@ -140,7 +142,8 @@ def _stdio(name: str, args: list[str], era: str | None, env: Mapping[str, str] |
 def tapped(entry: Entry, folder: str | os.PathLike) -> Entry:
     """``entry`` started behind :mod:`mcplab.ecosystem.wiretap`, which records the host's traffic in FOLDER/NAME.jsonl."""
     if entry.command is None:
-        raise HostConfigError(f"{entry.name!r} is an HTTP server; the wiretap goes between a host and a stdio server")
+        raise HostConfigError(_("{name!r} is an HTTP server; the wiretap goes between a host and a stdio server",
+                                name=entry.name))
     trace = Path(folder).expanduser().resolve() / f"{entry.name}.jsonl"
     return Entry(entry.name, sys.executable, ("-m", "mcplab.ecosystem.wiretap", str(trace), "--", entry.command, *entry.args),
                  entry.cwd, entry.env)
@@ -165,8 +168,8 @@ def parse_target(spec: str, *, era: str = "dual", root: str | None = None, writa
 def _server(host: str, entry: Entry) -> dict[str, Any]:
     if entry.url is not None:
         if host == "claude-desktop":
-            raise HostConfigError(f"Claude Desktop's config file starts local (stdio) servers only; add "
-                                  f"{entry.url} in the app instead: Settings → Connectors → Add custom connector")
+            raise HostConfigError(_("Claude Desktop's config file starts local (stdio) servers only; add {url} in "
+                                    "the app instead: Settings → Connectors → Add custom connector", url=entry.url))
         return {"type": "http", "url": entry.url}
     shape: dict[str, Any] = {"type": "stdio"} if host == "vscode" else {}
     shape |= {"command": entry.command, "args": list(entry.args)}
@@ -180,10 +183,11 @@ def _server(host: str, entry: Entry) -> dict[str, Any]:
 def block(host: str, entries: Sequence[Entry]) -> dict[str, Any]:
     """The configuration ``host`` reads for ``entries``, as a JSON-ready dict."""
     if host not in HOSTS:
-        raise HostConfigError(f"unknown host {host!r}; expected one of {', '.join(HOSTS)}")
+        raise HostConfigError(_("unknown host {host!r}; expected one of {hosts}", host=host, hosts=", ".join(HOSTS)))
     names = [entry.name for entry in entries]
     if len(set(names)) != len(names):
-        raise HostConfigError(f"two servers share a name: {sorted(n for n in set(names) if names.count(n) > 1)}")
+        raise HostConfigError(_("two servers share a name: {names}",
+                                  names=sorted(n for n in set(names) if names.count(n) > 1)))
     return {SERVERS_KEY[host]: {entry.name: _server(host, entry) for entry in entries}}
 
 
@@ -197,11 +201,12 @@ def merge(existing: Any, new: dict[str, Any], host: str, where: str = "the file"
     """
     key = SERVERS_KEY[host]
     if not isinstance(existing, dict):
-        raise HostConfigError(f"{where} must hold a JSON object; it holds {type(existing).__name__}")
+        raise HostConfigError(_("{where} must hold a JSON object; it holds {kind}", where=where,
+                                  kind=type(existing).__name__))
     servers = existing.get(key, {})
     if not isinstance(servers, dict):
-        raise HostConfigError(f"{where}: {key!r} must be an object mapping names to servers; "
-                              f"it is {type(servers).__name__}")
+        raise HostConfigError(_("{where}: {key!r} must be an object mapping names to servers; it is {kind}",
+                                  where=where, key=key, kind=type(servers).__name__))
     if ours is not None:
         theirs = [name for name, server in new[key].items() if name in servers and servers[name] != server
                   and ours.get(name) != configfile.digest(servers[name])]
@@ -265,7 +270,8 @@ def launch_spec(host: str, config: Mapping[str, Any], name: str) -> tuple[list[s
     """From a host's configuration: (argv, cwd, env) to start server ``name``, as the host would."""
     server = config[SERVERS_KEY[host]][name]
     if "url" in server:
-        raise HostConfigError(f"server {name!r} is an HTTP server at {server['url']}: a host connects, it starts nothing")
+        raise HostConfigError(_("server {name!r} is an HTTP server at {url}: a host connects, it starts nothing",
+                                  name=name, url=server["url"]))
     return ([server["command"], *server.get("args", [])], server.get("cwd"), host_environment(server.get("env")))
 
 
@@ -290,16 +296,18 @@ def run(host: str, targets: Sequence[str], *, era: str = "dual", root: str | Non
     """What ``mcplab config HOST [TARGET ...]`` does; with no target: weather and files."""
     targets = list(targets) or ["weather", "files"]
     if (root is not None or writable) and not any(t.rpartition("=")[2] == "files" for t in targets):
-        raise HostConfigError("--root and --writable are for the files server; add 'files' to the servers")
+        raise HostConfigError(_("--root and --writable are for the files server; add 'files' to the servers"))
     entries = tuple(parse_target(t, era=era, root=root, writable=writable, env=env) for t in targets)
     if tap is not None:  # every stdio server behind the wiretap: read what the host really sends
         Path(tap).expanduser().mkdir(parents=True, exist_ok=True)
         entries = tuple(tapped(e, tap) if e.command else e for e in entries)
     if path is None:
-        return Outcome(block(host, entries), f"# {host} reads this from {WHERE[host]}", entries)
+        return Outcome(block(host, entries), _("# {host} reads this from {where}", host=host, where=WHERE[host]),
+                       entries)
     merged, kept = _write(path, host, entries, replace)
     names = ", ".join(e.name for e in entries)
-    note = f"# wrote {names} into {path}; restart the host (or reload its MCP servers) to use them"
+    note = _("# wrote {names} into {path}; restart the host (or reload its MCP servers) to use them",
+             names=names, path=path)
     if kept is not None:
         note += "\n" + _("# the file as it was is kept in {backup}", backup=str(kept))
     return Outcome(merged, note, entries)

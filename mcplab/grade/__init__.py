@@ -6,6 +6,7 @@
 
     mcplab grade server labs/build/my_server.py          # the same from a terminal: exit 1 if a line fails
     mcplab grade client labs/build/my_client.py
+    mcplab grade http-client labs/build/my_http_client.py [--era legacy|modern]
 
 Modules, one idea each: ``report`` (the card: lines, marks, where to look), ``keeper`` (a student's
 command and every process it starts, ended together), ``pipes`` (a child process read line by line
@@ -13,8 +14,10 @@ against a deadline), ``in_process`` (the same, in the browser edition, over the 
 with a server, walking every primitive within the card's time), ``frames`` (the schema line),
 ``server_checks`` (the server grader), ``recorder`` (the instrumented server a client is graded
 against), ``output`` (what a client printed, kept at both ends), ``client_runs`` (the client grader's
-four runs) and ``client_checks`` (its lines). Everything works offline and without Node; the schema
-line needs the official schemas and says so when they are missing.
+four runs) and ``client_checks`` (its lines); ``http_recorder`` (the recording proxy a Streamable
+HTTP client is graded against), ``http_client_runs`` (that grader's four runs), ``http_client_checks`` and
+``http_modern_checks`` (its lines). Everything works offline and without Node; the schema line needs the
+official schemas and says so when they are missing.
 
 Layer: above the notebook views (the schema line is ``notebook.schema_check``), the server side
 (``server.schema`` makes arguments and loads jsonschema), ``trace`` and ``wire``; only the command
@@ -22,7 +25,8 @@ line imports it.
 """
 
 from mcplab.grade.client_runs import client
+from mcplab.grade.http_client_runs import http_client
 from mcplab.grade.report import FAIL, PASS, SKIP, Line, Report
 from mcplab.grade.server_checks import server
 
-__all__ = ["server", "client", "Report", "Line", "PASS", "FAIL", "SKIP"]
+__all__ = ["server", "client", "http_client", "Report", "Line", "PASS", "FAIL", "SKIP"]

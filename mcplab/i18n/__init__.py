@@ -15,10 +15,12 @@ in the code and wrapped where it is written::
 
 ``_`` looks the English up in the catalog of the current language and fills the named fields
 afterwards, so a translation may move them; a message without fields is returned as it is (its
-braces are literal). The language is the environment variable ``MCPLAB_LANG`` ("en" or "zh"):
-:func:`set_language` sets it, ``mcplab lab --lang zh`` and ``mcplab demo --lang zh`` set it for
-everything they start, and each lookup reads it, so no module holds the choice and every process a
-notebook starts inherits it.
+braces are literal). The language is chosen once, in this order: ``--lang`` on any ``mcplab``
+command (it sets the next one for the command and everything it starts); the environment variable
+``MCPLAB_LANG`` ("en" or "zh"), which :func:`set_language` sets; else the locale, read as POSIX
+programs read it (the first of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that is set: ``zh_CN.UTF-8``
+and every other value starting with ``zh`` is Chinese, anything else English). Each lookup reads
+the environment, so no module holds the choice and every process a notebook starts inherits it.
 
 The catalogs are gettext's: ``locale/zh_CN/LC_MESSAGES/mcplab.po`` beside this file is what a
 translator edits, ``mcplab.mo`` beside it what the standard library's :mod:`gettext` reads (compiled
@@ -38,16 +40,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import gettext
 
-__all__ = ["LANGUAGES", "ENV", "language", "set_language", "_", "N_", "ngettext", "Texts", "Text", "Said", "Joined",
-           "columns", "work_in"]
+__all__ = ["LANGUAGES", "ENV", "language", "locale_language", "set_language", "speaking", "_", "N_", "ngettext",
+           "Texts", "Text", "Said", "Joined", "columns", "work_in"]
 
 ENV = "MCPLAB_LANG"
+LOCALE_ENV = ("LC_ALL", "LC_MESSAGES", "LANG")  # POSIX order: the first set one wins
 START_ENV = "MCPLAB_NOTEBOOK_DIR"  # where a notebook's kernel started (work_in)
 DOMAIN = "mcplab"
 # os.path, not pathlib: every layer imports this module, and a stdio server need not pay for pathlib.
@@ -70,11 +74,27 @@ def normalize(code: str) -> str:
 
 
 def language() -> str:
-    """The current language, ``"en"`` unless ``MCPLAB_LANG`` says otherwise (an unknown value is English)."""
+    """The current language: ``MCPLAB_LANG`` when set (an unknown value is English), else the locale's."""
+    chosen = os.environ.get(ENV)
+    if not chosen:
+        return locale_language()
     try:
-        return normalize(os.environ.get(ENV) or "en")
+        return normalize(chosen)
     except ValueError:
         return "en"
+
+
+def locale_language() -> str:
+    """``"zh"`` when the locale names Chinese (``zh_CN.UTF-8``, ``zh_TW``, ``zh``), else ``"en"``.
+
+    The first of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that is set and not empty decides, as in POSIX:
+    ``LC_ALL=C`` over ``LANG=zh_CN.UTF-8`` is English.
+    """
+    for name in LOCALE_ENV:
+        value = os.environ.get(name)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
 
 
 def set_language(code: str) -> None:
@@ -90,6 +110,24 @@ def set_language(code: str) -> None:
             from mcplab.i18n.fonts import use_cjk_font
 
             use_cjk_font()
+
+
+@contextmanager
+def speaking(code: str) -> Iterator[None]:
+    """Look messages up in ``code`` inside the block, then in the language before it.
+
+    For text that must be in another language than the student's for a reason, e.g. a plot's labels in
+    English where no font can draw Chinese (``mcplab.economics.chart.readable``); not for choosing.
+    """
+    before = os.environ.get(ENV)
+    os.environ[ENV] = normalize(code)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
 
 
 @cache

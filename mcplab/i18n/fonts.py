@@ -14,6 +14,9 @@ The candidates are the usual ones per system: WenQuanYi Micro Hei (Debian's ``fo
 what ``make test`` installs), Noto Sans CJK / Source Han Sans (most Linux desktops), PingFang and
 Heiti (macOS), Microsoft YaHei and SimHei (Windows). :func:`resolved` says which font a text will be
 drawn with and which of its characters that font lacks: the tests' glyph check.
+
+A machine with none of them would draw every Chinese label as boxes: the plots then keep their labels
+in English and say why (``mcplab.i18n.fontnote``).
 """
 
 from __future__ import annotations
@@ -77,3 +80,4 @@ def resolved(text: str) -> list[tuple[str, str]]:
 def missing_glyphs(text: str) -> str:
     """The characters of ``text`` no font on the fallback list can draw (empty: none is missing)."""
     return "".join(char for char, path in resolved(text) if not path)
+

@@ -13,7 +13,11 @@ replaced by its translation (the English stays where the catalog has none, or on
 gettext does), and after the title two cells of its own: a note that links the English original and
 the glossary, and a setup cell that switches mcplab's language and runs the code in the English
 notebook's folder (``../servers/weather.py`` and ``build/my_server.py`` then mean what they mean in
-English). Outputs are made by running it (``mcplab i18n`` executes it with nbconvert), so feedback,
+English). One exception to "the same code": the files a build lab hands the student to fill in
+(:data:`STARTERS`) have a twin in the edition's folder, ``labs/zh-CN/build/my_server.py``, whose
+comments, TODOs and messages are translated; a lab of that folder names the twin
+(``zh-CN/build/my_server.py``), so the Chinese student edits and grades the Chinese file. Outputs are
+made by running it (``mcplab i18n`` executes it with nbconvert), so feedback,
 labels and plots are the Chinese ones, and nbval checks them like any other lab's.
 
 Layout, for a source ``labs/solutions/01_jsonrpc_solutions.ipynb`` and Chinese (zh, zh_CN, zh-CN)::
@@ -28,6 +32,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -36,12 +41,15 @@ import nbformat
 from mcplab.i18n import LANGUAGES, N_, _catalog
 from mcplab.i18n.catalogs import Unit
 
-__all__ = ["LABS", "sources", "missing_ids", "ensure_ids", "units", "build", "comparable", "SETUP_ID", "NOTE_ID", "GLOSSARY"]
+__all__ = ["LABS", "sources", "missing_ids", "ensure_ids", "units", "build", "comparable", "SETUP_ID", "NOTE_ID",
+           "GLOSSARY", "STARTERS"]
 
 LABS = "labs"
 SETUP_ID = "i18n-setup"
 NOTE_ID = "i18n-note"
 GLOSSARY = {"zh": "术语表.md"}
+# The files a build lab gives the student to fill in, as its code names them (run from labs/).
+STARTERS = ("build/my_server.py", "build/my_client.py")
 LANGUAGE_FOLDERS = {folder for _, folder, _ in LANGUAGES.values() if folder}
 SKIPPED = {".ipynb_checkpoints"} | LANGUAGE_FOLDERS
 
@@ -143,17 +151,29 @@ def build(root: Path, path: Path, catalog: Any, code: str) -> Any:
     notebook = copy.deepcopy(source)
     notebook.metadata.pop("widgets", None)  # the source's widget state belongs to its own run
     notebook.metadata["mcplab"] = {"language": LANGUAGES[code][1], "source": relative(root, path).as_posix()}
+    twins = _twins(root, path, code)
     for cell in notebook.cells:
         if cell.cell_type == "markdown" and cell.get("id") in translated and english.get(cell["id"]) == cell.source:
             cell.source = translated[cell["id"]]
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("execution", None)
+            for starter, twin in twins:
+                cell.source = re.sub(rf"(?<![\w/.-]){re.escape(starter)}", twin, cell.source)
     at = 1 if notebook.cells and notebook.cells[0].cell_type == "markdown" else 0
     note = nbformat.v4.new_markdown_cell(_note_source(root, path, code), id=NOTE_ID)
     setup = nbformat.v4.new_code_cell(_setup_source(root, path, code), id=SETUP_ID)
     notebook.cells[at:at] = [note, setup]
     return notebook
+
+
+def _twins(root: Path, path: Path, code: str) -> list[tuple[str, str]]:
+    """(starter, its twin) as the code of a lab in ``labs/`` names them, for each twin the edition has."""
+    if path.parent != root / LABS:  # a solution runs in labs/solutions/, where build/ holds the solved files
+        return []
+    edition = LANGUAGES[code][1]
+    return [(starter, f"{edition}/{starter}") for starter in STARTERS
+            if (root / LABS / edition / starter).is_file()]
 
 
 def comparable(notebook: Any) -> list[tuple[str, str, str]]:

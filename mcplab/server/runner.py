@@ -71,30 +71,34 @@ def arguments(description: str | None = None) -> argparse.ArgumentParser:
     """The flags every bundled server takes; add your own and pass the result to :func:`run`."""
     import argparse  # here, not at the top: a server started with no flags never parses any
 
+    from mcplab.i18n import _, commandline
+
+    commandline.speak_argparse()  # before the parser: usage:, options and its errors in the chosen language
+
     # A fixed width: the default asks shutil for the terminal's, an import that costs every start-up
     # a few milliseconds only to print --help.
     parser = argparse.ArgumentParser(description=description, formatter_class=lambda prog:
                                      argparse.RawDescriptionHelpFormatter(prog, width=100))
-    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    parser.add_argument("--host", help="HTTP address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="HTTP port (default 8000; 0 picks a free one)")
+    parser.add_argument("--http", action="store_true", help=_("serve Streamable HTTP instead of stdio"))
+    parser.add_argument("--host", help=_("HTTP address to listen on (default 127.0.0.1)"))
+    parser.add_argument("--port", type=int, help=_("HTTP port (default 8000; 0 picks a free one)"))
     parser.add_argument("--era", choices=("dual", "legacy", "modern"),
-                        help="protocol generations to speak (default dual)")
+                        help=_("protocol generations to speak (default dual)"))
     parser.add_argument("--diagnostics", action="store_true",
-                        help="add the diagnostic tools the official conformance suite calls (test_*)")
-    parser.add_argument("--auth", metavar="ISSUER", help="with --http: require OAuth access tokens from this "
-                        "authorization server (e.g. http://127.0.0.1:9000, see servers/auth.py)")
-    parser.add_argument("--tls-cert", help="with --http: serve HTTPS with this certificate (PEM)")
-    parser.add_argument("--tls-key", help="with --http: ... and this private key (PEM)")
-    parser.add_argument("--ca", help="CA bundle to trust for HTTPS to the authorization server")
+                        help=_("add the diagnostic tools the official conformance suite calls (test_*)"))
+    parser.add_argument("--auth", metavar="ISSUER", help=_("with --http: require OAuth access tokens from this "
+                        "authorization server (e.g. http://127.0.0.1:9000, see servers/auth.py)"))
+    parser.add_argument("--tls-cert", help=_("with --http: serve HTTPS with this certificate (PEM)"))
+    parser.add_argument("--tls-key", help=_("with --http: ... and this private key (PEM)"))
+    parser.add_argument("--ca", help=_("CA bundle to trust for HTTPS to the authorization server"))
     parser.add_argument("--ask-timeout", type=float, metavar="SECONDS",
-                        help="how long the client has to answer a question (sampling, elicitation, roots) before "
-                             f"it is cancelled (default {Server.ask_timeout:g})")
+                        help=_("how long the client has to answer a question (sampling, elicitation, roots) "
+                               "before it is cancelled (default {seconds:g})", seconds=Server.ask_timeout))
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
-                        help="level of the log on stderr (default warning)")
+                        help=_("level of the log on stderr (default warning)"))
     parser.add_argument("--page-size", type=_page_size, metavar="N",
-                        help="items per page of tools/list, resources/list, ... (default 50): "
-                             "a small N makes the pages and their nextCursor visible")
+                        help=_("items per page of tools/list, resources/list, ... (default 50): "
+                               "a small N makes the pages and their nextCursor visible"))
     parser.set_defaults(**DEFAULTS)  # the values run() uses when there are no flags at all
     return parser
 
@@ -104,7 +108,7 @@ def _page_size(text: str) -> int:
     import argparse
 
     if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of items, 1 or more, got {text!r}")
+        raise argparse.ArgumentTypeError(_("expected a whole number of items, 1 or more, got {text!r}", text=text))
     return int(text)
 
 
