@@ -94,11 +94,11 @@ def source(folder: Path) -> str:
     if os.environ.get(SPEC_DIR_ENV) and folder == Path(os.environ[SPEC_DIR_ENV]):
         where = f"${SPEC_DIR_ENV}"
     elif folder == shared_dir():
-        where = "../shared/mcp-spec beside the checkout"
+        where = _("../shared/mcp-spec beside the checkout")
     elif folder == Path(__file__).parent / PACKAGED:
-        where = "the site, put in when it was built"
+        where = _("the site, put in when it was built")
     else:
-        where = "the cache"
+        where = _("the cache")
     home = str(Path.home())
     shown = str(folder)
     return f"{where} ({'~' + shown[len(home):] if shown.startswith(home + os.sep) else shown})"

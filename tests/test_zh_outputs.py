@@ -4,7 +4,8 @@ The counter is ``tests/zh_outputs.py`` (what counts as prose, what stays English
 allowlist and the counts still allowed per notebook are ``tests/zh_outputs_allow.json``. A notebook
 must show exactly as many English outputs as its line allows: more is a regression, fewer means
 the line must come down (it only goes down, to 0). A failure lists each output (notebook, cell
-index, output index, the English found) so a translator can go straight to it.
+index, output index, the English found) so a translator can go straight to it; ``python
+tests/zh_outputs.py`` lists them all, and with ``--table`` writes the counts after a rebuild.
 
 The same check runs on fresh outputs: when nbval executes a Chinese lab (``tests/conftest.py``), a
 cell whose new outputs show English its stored outputs do not fails there.

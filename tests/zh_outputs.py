@@ -211,7 +211,7 @@ def english_runs(text: str, known: Iterable[str] = (), allowed: Iterable[re.Patt
         text = text[:start] + " ¶ " + text[end:]
     for string in wire:  # a lone word removed everywhere would cut real sentences short
         text = text.replace(string, " ¶ ")
-    text = _elided(text, wire)
+    text = _elided(text, wire + [string.replace("\n", " ") for string in wire])  # a summary puts lines on one
     for piece in sorted(set(code), key=len, reverse=True):
         before, after = r"(?<!\w)" * bool(re.match(r"\w", piece)), r"(?!\w)" * bool(re.search(r"\w$", piece))
         text = re.sub(before + re.escape(piece) + after, " ¶ ", text)
@@ -279,3 +279,27 @@ def new_english(fresh_outputs: Iterable[dict], stored_notebook: Path, cell_index
     stored = {run for output in cell.get("outputs", []) for run in _runs(output, notebook, known, allowed, code)}
     found = [run for output in fresh for run in english_runs(output_texts(output)[0], known, allowed, code=code)]
     return [run for run in dict.fromkeys(found) if run not in stored]
+
+
+def main(argv: list[str]) -> int:
+    """``python tests/zh_outputs.py``: every finding, one a line, for a translator; ``--table`` also writes
+    the counts into the allowlist file's table (after a rebuild; the test then holds them)."""
+    root = Path(__file__).resolve().parent.parent / "labs" / "zh-CN"
+    counts = {}
+    for path in sorted(p for p in root.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts):
+        findings = notebook_findings(path, root)
+        counts[path.relative_to(root).as_posix()] = len(findings)
+        for finding in findings:
+            print(finding)
+    print(f"{sum(counts.values())} outputs in English")
+    if "--table" in argv:
+        table = json.loads(ALLOW_FILE.read_text(encoding="utf-8"))
+        table["still_allowed"] = counts
+        ALLOW_FILE.write_text(json.dumps(table, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from mcplab.client.results import Tool, ToolResult
+from mcplab.i18n import _
 
 __all__ = ["CatalogueEntry", "merge_catalogue", "model_text", "function_call_parts", "AgentRun", "Rule",
            "ScriptedModel", "SEPARATOR"]
@@ -84,10 +85,6 @@ def function_call_parts(call: dict) -> tuple[str, dict]:
     raise ValueError(f"expected an OpenAI tool call or an Anthropic tool_use block, got {call!r}")
 
 
-def count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def short(text: str, limit: int = 70) -> str:
     line = text.replace("\n", " ")
     return line if len(line) <= limit else line[:limit - 1] + "…"
@@ -105,8 +102,9 @@ class AgentRun:
         self.steps.append((layer, who, what))
 
     def __repr__(self) -> str:
-        width = max(len(who) for _, who, _ in self.steps)
-        return "\n".join(f"[{layer:<12}] {who.ljust(width)}  {short(what, 90)}" for layer, who, what in self.steps)
+        width = max(len(who) for _layer, who, _what in self.steps)
+        # str(what): a step may be a Said, whose value (the English) code reads and which prints translated
+        return "\n".join(f"[{layer:<12}] {who.ljust(width)}  {short(str(what), 90)}" for layer, who, what in self.steps)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
@@ -149,10 +147,10 @@ class ScriptedModel:
                 if name is not None:
                     found.append((match.start(), name, rule.call_for(match)))
         if not found:
-            return {"role": "assistant", "content": "I have no tool that helps with that question."}
+            return {"role": "assistant", "content": _("I have no tool that helps with that question.")}
         calls = [{"id": f"call_{i}", "type": "function",
                   "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
-                 for i, (_, name, args) in enumerate(sorted(found, key=lambda f: f[0]), 1)]
+                 for i, (_start, name, args) in enumerate(sorted(found, key=lambda f: f[0]), 1)]
         return {"role": "assistant", "content": None, "tool_calls": calls}
 
     def answer(self, messages: list[dict], leave_out: frozenset[str] = frozenset()) -> dict:
@@ -160,4 +158,4 @@ class ScriptedModel:
         results = [m for m in messages if m["role"] == "tool" and m["tool_call_id"] not in leave_out]
         calls = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
         lines = [f"- {calls.get(r['tool_call_id'], '?')}: {r['content']}" for r in results]
-        return {"role": "assistant", "content": "Here is what I found:\n" + "\n".join(lines)}
+        return {"role": "assistant", "content": _("Here is what I found:") + "\n" + "\n".join(lines)}

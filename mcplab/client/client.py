@@ -56,6 +56,7 @@ from typing import Any
 import anyio
 
 from mcplab.client.connection import Connection, call
+from mcplab.i18n import _
 from mcplab.client.eras import INITIALIZE, EraCache, Verdict, first_step, server_key
 from mcplab.client.handlers import ELICITATION, ROOTS, SAMPLING, Callback, Handler, Handlers
 from mcplab.wire.errors import (
@@ -151,7 +152,7 @@ class Client:
     async def connect(self) -> Client:
         """Open the transport and the era (probing it if asked to); on any failure, close everything."""
         if self._opened:
-            raise LocalProtocolError("this client is already connected; make a new Client per connection")
+            raise LocalProtocolError(_("this client is already connected; make a new Client per connection"))
         self._opened = True
         await self.transport.open()
         try:
@@ -294,8 +295,9 @@ class Client:
             self._progress.pop(request_id, None)
         if isinstance(response, StreamEnded):
             if reissues >= MAX_REISSUES:
-                raise TransportError(f"{method}: the reply stream broke {reissues + 1} times before the response "
-                                     f"came ({response.reason}); gave up")
+                raise TransportError(_("{method}: the reply stream broke {times} times before the response came "
+                                       "({reason}); gave up", method=method, times=reissues + 1,
+                                       reason=response.reason))
             again = self._connection.ids()
             self.trace.note(f"{method} (id {request_id}): {response.reason}; 2026-07-28 streams cannot be resumed, "
                             f"so the request is re-issued as a new request, id {again}")
@@ -363,8 +365,8 @@ class Client:
 
     async def _answer(self, request: Request) -> Response | ErrorResponse:
         if self._lifecycle.era == "modern":
-            raise RemoteProtocolError(f"the server sent a request ({request.method}); in the modern era a "
-                                      f"server never does (it asks with an input_required result instead)")
+            raise RemoteProtocolError(_("the server sent a request ({method}); in the modern era a server never does "
+                                        "(it asks with an input_required result instead)", method=request.method))
         handler = {PING: lambda params: {}, **self._answers}.get(request.method)
         if handler is None:
             reply: Response | ErrorResponse = jsonrpc.error_response(
@@ -389,14 +391,17 @@ class Client:
             result = await self.request(method, {"cursor": cursor} if cursor is not None else None, timeout=timeout)
             listed = result.get(key) if isinstance(result, dict) else None
             if not isinstance(listed, list):
-                raise RemoteProtocolError(f"expected the {method} result to hold an array {key!r}, got {result!r}")
+                raise RemoteProtocolError(_("expected the {method} result to hold an array {key}, got {result}",
+                                            method=method, key=repr(key), result=repr(result)))
             items.add_page(listed, result, first=page == 0)
             cursor = result.get("nextCursor")
             if cursor is None:  # only an absent cursor ends the list: "" is a cursor (2026-07-28 pagination)
                 return items
             if not isinstance(cursor, str):
-                raise RemoteProtocolError(f"expected the {method} result's nextCursor to be a string, got {cursor!r}")
-        raise RemoteProtocolError(f"{method} was still returning a nextCursor after {MAX_PAGES} pages")
+                raise RemoteProtocolError(_("expected the {method} result's nextCursor to be a string, got {cursor}",
+                                            method=method, cursor=repr(cursor)))
+        raise RemoteProtocolError(_("{method} was still returning a nextCursor after {pages} pages", method=method,
+                                    pages=MAX_PAGES))
 
     async def list_tools(self, *, timeout: float | None = None) -> Listing:
         """``tools/list``, every page: the tools a *model* may choose to call."""
@@ -465,7 +470,7 @@ class Client:
     async def discover(self, *, timeout: float | None = None) -> dict:
         """``server/discover`` (modern): versions, capabilities, identity; refreshes ``server_capabilities``."""
         if not isinstance(self._lifecycle, ModernLifecycle):
-            raise LocalProtocolError("server/discover belongs to the modern era; this connection speaks legacy")
+            raise LocalProtocolError(_("server/discover belongs to the modern era; this connection speaks legacy"))
         result = await self.request(DISCOVER, timeout=timeout)
         return self._lifecycle.accept_discover(result)
 

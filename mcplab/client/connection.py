@@ -39,6 +39,7 @@ from typing import Any, Awaitable, Callable
 import anyio
 
 from mcplab.endpoint import Outgoing, Waiter
+from mcplab.i18n import _
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import (
     HTTPStatusError, JSONRPCError, MCPLabError, RemoteProtocolError, RequestTimeout, TransportError,
@@ -109,7 +110,8 @@ class Connection:
             self.outgoing.abandon(request.id, waiter)
             if announce:
                 await self._announce_cancel(request.id, f"no response within {timeout:g} s")
-            raise RequestTimeout(f"no response to {request.method} (id {request.id}) within {timeout:g} s"
+            raise RequestTimeout(_("no response to {method} (id {id}) within {seconds:g} s", method=request.method,
+                                   id=request.id, seconds=timeout)
                                  + (f"; {self._cancelled_how()}" if announce else ""))
         return waiter.value
 
@@ -119,8 +121,8 @@ class Connection:
         2026-07-28 over Streamable HTTP cancels by closing the request's response ("cancellation",
         transport-specific): the transport closes it and POSTs no notifications/cancelled."""
         if self.transport.channel == "http" and self.lifecycle.era == "modern":
-            return "closed its HTTP response, which cancels it (2026-07-28: no notifications/cancelled over HTTP)"
-        return "sent notifications/cancelled"
+            return _("closed its HTTP response, which cancels it (2026-07-28: no notifications/cancelled over HTTP)")
+        return _("sent notifications/cancelled")
 
     async def _announce_cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
         if self.failure is None:

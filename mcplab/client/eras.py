@@ -76,9 +76,10 @@ def _pick(candidates: Any, speaks: tuple[str, ...], era: str) -> str | None:
 def first_step(era: str, version: str | None, cached: Verdict | None = None) -> Verdict:
     """How to open, before anything is on the wire: from the ``era=`` and ``version=`` asked for."""
     if era not in ("auto", "legacy", "modern"):
-        raise ValueError(f"era must be 'auto', 'legacy' or 'modern', got {era!r}")
+        raise ValueError(_("era must be 'auto', 'legacy' or 'modern', got {era}", era=repr(era)))
     if version is not None and era_of(version) != era and era != "auto":
-        raise ValueError(f"version {version} belongs to the {era_of(version)} era, but era={era!r} was asked for")
+        raise ValueError(_("version {version} belongs to the {belongs} era, but era={era} was asked for",
+                           version=version, belongs=era_of(version), era=repr(era)))
     if era == "legacy":
         return Verdict("legacy", INITIALIZE, version or LATEST_LEGACY, _("era='legacy': open with initialize"))
     if era == "modern":

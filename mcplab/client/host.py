@@ -60,12 +60,12 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
 
 from mcplab.client import trust
 from mcplab.client.agent import (  # noqa: F401  (merge_catalogue re-exported: tests and labs import it from here)
-    AgentRun, CatalogueEntry, Rule, ScriptedModel, count, function_call_parts, merge_catalogue, model_text, short,
+    AgentRun, CatalogueEntry, Rule, ScriptedModel, function_call_parts, merge_catalogue, model_text, short,
 )
 from mcplab.client import Client
 from mcplab.client.eras import EraCache
 from mcplab.wire.errors import LocalProtocolError, MCPLabError, RemoteError, RequestTimeout, TransportError
-from mcplab.i18n import N_, _
+from mcplab.i18n import N_, Joined, Said, _, columns
 from mcplab.client.results import Tool, ToolResult
 from mcplab.trace import Trace
 from mcplab.transports.base import Transport
@@ -85,11 +85,18 @@ WITHHELD = {(True, True): N_("changed since it was approved, and the user said n
 MAX_RESTARTS = 3  # times one server is started again after crashing, in a host's life
 
 
+TOOLS = (N_("{n} tool"), N_("{n} tools"))  # the playground counts with the same pair (notebook/inspector.py)
+
+
+def _tools(n: int) -> Said:
+    return Said(*TOOLS, n)
+
+
 class ServerFailed(TransportError):
     """A server behind the Host is gone; ``server`` names it, ``__cause__`` says how."""
 
     def __init__(self, server: str, cause: BaseException) -> None:
-        super().__init__(f"server {server!r} failed: {cause}")
+        super().__init__(_("server {server} failed: {cause}", server=repr(server), cause=cause))
         self.server = server
 
 
@@ -110,8 +117,8 @@ class Host:
         self.transports = {name: place.local(t) if isinstance(t, (str, list, tuple)) else t for name, t in servers.items()}
         unknown = set(trust) - set(servers)
         if unknown:
-            raise ValueError(f"trust names servers this host does not have: {sorted(unknown)} "
-                             f"(servers: {', '.join(servers)})")
+            raise ValueError(_("trust names servers this host does not have: {unknown} (servers: {servers})",
+                               unknown=sorted(unknown), servers=", ".join(servers)))
         # One memory of eras for this host's clients: a server started again after a crash (reconnect)
         # is opened in the era it spoke, with no second probe. The host owns it; no other host shares it.
         given = client_options.pop("era_cache", None)  # (an empty cache is falsy: test for None)
@@ -161,8 +168,9 @@ class Host:
         The pins stay: a restarted server whose tools are unchanged is not asked about again.
         """
         if name not in self.commands:
-            raise LocalProtocolError(f"server {name!r} was given as a transport, not a command, so it cannot be "
-                                     f"started again; servers given as commands: {', '.join(self.commands) or 'none'}")
+            raise LocalProtocolError(_("server {name} was given as a transport, not a command, so it cannot be "
+                                       "started again; servers given as commands: {commands}", name=repr(name),
+                                       commands=", ".join(self.commands) or _("none")))
         await self._all_clients[name].aclose()  # reap what is left of the old process
         self.failures.pop(name, None)
         self.clients.pop(name, None)
@@ -275,8 +283,10 @@ class Host:
         shown = json.dumps(arguments, ensure_ascii=False)
         if await self._ask(Question("call", entry.server, entry.tool.name, shown, (reason,))):
             return None
-        who = "the user did not allow it" if self.ask else "there is no one to ask, so it was not run"
-        return f"Denied: {entry.name}({shown}) was not called: {who}."
+        if self.ask:
+            return _("Denied: {call} was not called: the user did not allow it.", call=f"{entry.name}({shown})")
+        return _("Denied: {call} was not called: there is no one to ask, so it was not run.",
+                 call=f"{entry.name}({shown})")
 
     def _for_model(self, entry: CatalogueEntry, result: ToolResult) -> tuple[str, tuple[trust.Flag, ...]]:
         """A result as the model reads it: text, or quoted as data with a warning when the text is flagged."""
@@ -320,7 +330,7 @@ class Host:
         """Each server: ``"up"`` or what went wrong (first line of the error)."""
         state = {name: "up" for name in self.clients}
         for name, error in self.failures.items():
-            state[name] = "failed: " + str(error).splitlines()[0]
+            state[name] = Said("failed: {error}", error=str(error).splitlines()[0])  # English to code, shown translated
         return {name: state[name] for name in self.transports if name in state}
 
     def eras(self) -> dict[str, str]:
@@ -333,9 +343,11 @@ class Host:
 
     def catalogue_table(self) -> str:
         """The merged catalogue as a small table: the name the model sees, server, MCP tool name."""
-        rows = [("function name", "server", "MCP tool")] + [(e.name, e.server, e.tool.name) for e in self.catalogue]
-        widths = [max(len(row[i]) for row in rows) for i in range(3)]
-        return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+        head = (_("function name"), _("server"), _("MCP tool"))
+        rows = [head] + [(e.name, e.server, e.tool.name) for e in self.catalogue]
+        widths = [max(columns(row[i]) for row in rows) for i in range(3)]
+        return "\n".join("  ".join(cell + " " * (w - columns(cell)) for cell, w in zip(row, widths)).rstrip()
+                         for row in rows)
 
     # --- function calling ------------------------------------------------------------------------
     def openai_tools(self) -> list[dict]:
@@ -350,12 +362,12 @@ class Host:
         for entry in self.catalogue:
             if entry.name == name:
                 return entry
-        known = ", ".join(e.name for e in self.catalogue) or "none"
+        known = ", ".join(e.name for e in self.catalogue) or _("none")
         down = [f"{s} ({self.status()[s]})" for s in self.failures]
-        held = [f"{s}.{t} ({why})" for (s, t), why in self.withheld.items()]
-        raise LocalProtocolError(f"no tool {name!r} in the catalogue (tools: {known})"
-                                 + (f"; servers out of service: {', '.join(down)}" if down else "")
-                                 + (f"; withheld: {', '.join(held)}" if held else ""))
+        held = [f"{s}.{t} ({_(why)})" for (s, t), why in self.withheld.items()]
+        raise LocalProtocolError(_("no tool {name} in the catalogue (tools: {known})", name=repr(name), known=known)
+                                 + ("; " + _("servers out of service: {down}", down=", ".join(down)) if down else "")
+                                 + ("; " + _("withheld: {held}", held=", ".join(held)) if held else ""))
 
     async def call(self, name: str, arguments: dict | None = None) -> ToolResult:
         """Call a catalogue tool by the name the model sees: one ``tools/call`` on its server.
@@ -389,35 +401,40 @@ class Host:
         run = AgentRun(question)
         run.step("application", "user → host", question)
         for name, status in (await self.recover()).items():
-            run.step("distribution", f"host → {name}", f"started again after a crash (a new process): {status}")
+            run.step("distribution", f"host → {name}", Said("started again after a crash (a new process): {status}",
+                                                            status=status))
         if self._stale:
             await self.refresh()
-            run.step("distribution", "host → MCP", f"tools/list on {', '.join(self.clients) or 'no server'}: "
-                                                    f"{count(len(self.catalogue), 'tool')}")
+            run.step("distribution", "host → MCP", Said("tools/list on {servers}: {tools}",
+                                                        servers=", ".join(self.clients) or Said("no server"),
+                                                        tools=_tools(len(self.catalogue))))
         else:
-            run.step("distribution", "host", f"catalogue from the last tools/list: "
-                                            f"{count(len(self.catalogue), 'tool')}")
+            run.step("distribution", "host", Said("catalogue from the last tools/list: {tools}",
+                                                  tools=_tools(len(self.catalogue))))
         for server, tool in self.withheld:
-            run.step("application", "host", f"withheld from the model: {tool} of {server} ({self.withheld[server, tool]})")
+            run.step("application", "host", Said("withheld from the model: {tool} of {server} ({why})", tool=tool,
+                                                 server=server, why=Said(self.withheld[server, tool])))
         messages: list[dict] = [{"role": "user", "content": question}]
-        for _ in range(max_turns):
+        for _turn in range(max_turns):
             tools = self.openai_tools()
-            run.step("mechanism", "host → model", f"{count(len(tools), 'function schema')} and "
-                                                  f"{count(len(messages), 'message')}")
+            run.step("mechanism", "host → model", Said("{schemas} and {messages}",
+                                                       schemas=Said("{n} function schema", "{n} function schemas",
+                                                                    len(tools)),
+                                                       messages=Said("{n} message", "{n} messages", len(messages))))
             reply = model.respond(messages, tools)
             messages.append(reply)
             calls = reply.get("tool_calls") or []
             if not calls:
                 run.answer = reply.get("content") or ""
-                run.step("model", "model → host", "final answer")
+                run.step("model", "model → host", Said("final answer"))
                 break
-            run.step("model", "model → host", ", ".join(
-                f"call {c['function']['name']}({c['function']['arguments']})" for c in calls))
+            run.step("model", "model → host", Joined(", ", (
+                Said("call {call}", call=f"{c['function']['name']}({c['function']['arguments']})") for c in calls)))
             for call in calls:
                 text = await self._run_call(call, run)
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
         else:
-            run.answer = "(stopped: too many turns)"
+            run.answer = _("(stopped: too many turns)")
         run.messages = messages
         run.step("application", "host → user", run.answer)
         return run
@@ -428,12 +445,13 @@ class Host:
         server = next((e.server for e in self.catalogue if e.name == name), "?")
         try:
             entry = self.entry(name)
-            _, arguments = function_call_parts(call)
+            arguments = function_call_parts(call)[1]
             asked = len(self.questions)
             denied = await self._consent(entry, arguments)
             if len(self.questions) > asked:
-                run.step("application", "host → user", f"allow {entry.tool.name} on {server}? "
-                                                        f"{'no' if denied else 'yes'}")
+                answer = Said("no") if denied else Said("yes")
+                run.step("application", "host → user", Said("allow {tool} on {server}? {answer}",
+                                                             tool=entry.tool.name, server=server, answer=answer))
             if denied:
                 return denied
             text, flags = self._for_model(entry, await self.call(name, arguments))
@@ -443,6 +461,6 @@ class Host:
         shown = json.loads(text)["result"] if flags else text
         run.step("distribution", f"host → {server}", f"tools/call {name} → {short(shown)}")
         if flags:
-            run.step("application", "host", f"flagged the result ({', '.join(f.rule for f in flags)}): "
-                                            f"handed to the model as data, with a warning")
+            run.step("application", "host", Said("flagged the result ({rules}): handed to the model as data, with a "
+                                                 "warning", rules=Joined(", ", (Said(f.rule) for f in flags))))
         return text

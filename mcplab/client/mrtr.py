@@ -37,6 +37,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping
 
+from mcplab.i18n import _
 from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError
 from mcplab.client.results import INPUT_REQUIRED, result_type
 
@@ -74,21 +75,24 @@ class InputRequired:
 def input_required(result: Any, *, round: int = 1, asked_by: str = "") -> InputRequired:
     """Read an ``input_required`` result; raise RemoteProtocolError if it breaks the spec's rules."""
     if not isinstance(result, dict) or result_type(result) != INPUT_REQUIRED:
-        raise RemoteProtocolError(f"expected a result with resultType \"input_required\", got {result!r}")
+        raise RemoteProtocolError(_('expected a result with resultType "input_required", got {result}',
+                                    result=repr(result)))
     asked, state = result.get("inputRequests"), result.get("requestState")
     if asked is None and state is None:
-        raise RemoteProtocolError("an input_required result must carry inputRequests, requestState or both; "
-                                  "this one has neither")
+        raise RemoteProtocolError(_("an input_required result must carry inputRequests, requestState or both; "
+                                    "this one has neither"))
     if state is not None and not isinstance(state, str):
-        raise RemoteProtocolError(f"requestState must be a string, got {state!r}")
+        raise RemoteProtocolError(_("requestState must be a string, got {state}", state=repr(state)))
     if asked is not None and not isinstance(asked, dict):
-        raise RemoteProtocolError(f"inputRequests must be an object (key → request), got {asked!r}")
+        raise RemoteProtocolError(_("inputRequests must be an object (key → request), got {asked}",
+                                    asked=repr(asked)))
     requests = []
     for key, entry in (asked or {}).items():
         method = entry.get("method") if isinstance(entry, dict) else None
         if method not in INPUT_METHODS:
-            raise RemoteProtocolError(f"inputRequests[{key!r}] asks for {method!r}; a server may ask only for "
-                                      f"{', '.join(INPUT_METHODS)}")
+            raise RemoteProtocolError(_("inputRequests[{key}] asks for {method}; a server may ask only for "
+                                        "{methods}", key=repr(key), method=repr(method),
+                                        methods=", ".join(INPUT_METHODS)))
         params = entry.get("params") or {}
         requests.append(InputRequest(key, method, params if isinstance(params, dict) else {}, round, asked_by))
     return InputRequired(tuple(requests), state, result)
@@ -124,8 +128,9 @@ def handler_for(handlers: Mapping[str, Callable[[dict], Any]]) -> InputHandler:
     async def answer(request: InputRequest) -> Any:
         handler = handlers.get(request.method)
         if handler is None:
-            raise LocalProtocolError(f"the server asks for {request.method} ({request.key!r}), but this client "
-                                     f"has no handler for it and did not declare that capability")
+            raise LocalProtocolError(_("the server asks for {method} ({key}), but this client has no handler for "
+                                       "it and did not declare that capability", method=request.method,
+                                       key=repr(request.key)))
         return await _maybe_await(handler(request.params))
     return answer
 
@@ -142,9 +147,10 @@ async def run_rounds(send: Callable[[dict | None], Awaitable[Any]], method: str,
         if result_type(result) != INPUT_REQUIRED:
             return result
         if method not in MRTR_METHODS:
-            raise RemoteProtocolError(f"{method} was answered with resultType \"input_required\", which the "
-                                      f"spec allows only on {', '.join(MRTR_METHODS)}")
+            raise RemoteProtocolError(_('{method} was answered with resultType "input_required", which the spec '
+                                        "allows only on {methods}", method=method, methods=", ".join(MRTR_METHODS)))
         needed = input_required(result, round=number, asked_by=asked_by or method)
         responses = {request.key: await _maybe_await(answer(request)) for request in needed.requests}
         current = retry_params(params, responses, needed.state)
-    raise TooManyRounds(f"{asked_by or method}: the server still needed input after {max_rounds} rounds")
+    raise TooManyRounds(_("{method}: the server still needed input after {rounds} rounds", method=asked_by or method,
+                          rounds=max_rounds))

@@ -145,11 +145,11 @@ async def open_era(connection: Connection, plan: Verdict, make_lifecycle: Callab
             lifecycle.accept_discover(answer.result)
             return decisions
         if verdict.era == "legacy" and asked_era == "modern":
-            raise EraError(f"{verdict.reason}. This client was asked for era='modern', and a modern client "
-                           f"cannot talk to a legacy server: use era='auto' (or 'legacy')")
+            raise EraError(verdict.reason + _(". This client was asked for era='modern', and a modern client cannot "
+                                              "talk to a legacy server: use era='auto' (or 'legacy')"))
         if verdict.step == FAIL:
             raise _failure(answer, verdict)
-    raise EraError("could not settle on an era: " + "; then ".join(d.reason for d in decisions))
+    raise EraError(_("could not settle on an era: {reasons}", reasons=_("; then ").join(d.reason for d in decisions)))
 
 
 def _failure(answer: Any, verdict: Verdict) -> Exception:

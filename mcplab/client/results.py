@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Iterable
 
+from mcplab.i18n import _
 from mcplab.wire.errors import RemoteProtocolError
 
 __all__ = ["Content", "Tool", "ToolResult", "Resource", "ResourceTemplate", "ResourceContents",
@@ -49,9 +50,9 @@ def result_type(result: Any) -> str:
     """
     kind = result.get("resultType", COMPLETE) if isinstance(result, dict) else COMPLETE
     if kind not in RESULT_TYPES:
-        raise UnrecognizedResultType(f"the result has resultType {kind!r}, which this client does not know "
-                                     f"(it knows {', '.join(RESULT_TYPES)}); the spec says to treat it as an "
-                                     f"error", raw=repr(result))
+        raise UnrecognizedResultType(_("the result has resultType {kind}, which this client does not know (it knows "
+                                       "{known}); the spec says to treat it as an error", kind=repr(kind),
+                                       known=", ".join(RESULT_TYPES)), raw=repr(result))
     return kind
 
 

@@ -11,6 +11,7 @@ in the code and wrapped where it is written::
     HINT = N_("tools are model-controlled ...")                      # marked here, looked up at use: _(HINT)
     SCENARIOS = Texts({"a": "the model decides ...", ...})           # a mapping whose values are looked up
     CHOICES = (Text("the GET stream"), ...)                           # a str that prints in the language
+    step = Said("catalogue from the last tools/list: {tools}", tools=Said("{n} tool", "{n} tools", 6))
 
 ``_`` looks the English up in the catalog of the current language and fills the named fields
 afterwards, so a translation may move them; a message without fields is returned as it is (its
@@ -38,7 +39,7 @@ layer, the wire included, may import it to look its sentences up. The authors' t
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     import gettext
 
 __all__ = ["LANGUAGES", "ENV", "language", "locale_language", "set_language", "speaking", "_", "N_", "ngettext",
-           "Texts", "Text", "work_in"]
+           "Texts", "Text", "Said", "Joined", "columns", "work_in"]
 
 ENV = "MCPLAB_LANG"
 LOCALE_ENV = ("LC_ALL", "LC_MESSAGES", "LANG")  # POSIX order: the first set one wins
@@ -205,6 +206,64 @@ class Text(str):
 
     def __format__(self, spec: str) -> str:
         return format(self.__str__(), spec)
+
+
+def _english(value: Any) -> Any:
+    return str.__str__(value) if isinstance(value, Text) else value
+
+
+class Said(Text):
+    """A message filled in, whose value is its English and which prints in the current language.
+
+    A record that code reads keeps the English (``step.startswith("started again")`` holds in every
+    language), and the same object shows in the student's language wherever it is printed or
+    formatted. A field that is itself a :class:`Text` goes into the English as its English and into
+    the translation as its translation. ``Said(singular, plural, n, **fields)`` is a counted one::
+
+        Said("catalogue from the last tools/list: {tools}", tools=Said("{n} tool", "{n} tools", 6))
+    """
+
+    _message: str
+    _plural: str | None
+    _fields: dict[str, Any]
+
+    def __new__(cls, message: str, plural: str | None = None, n: int | None = None, /, **fields: Any) -> "Said":
+        if plural is not None:
+            fields = {"n": n, **fields}
+        form = plural if plural is not None and n != 1 else message
+        english = form.format(**{key: _english(value) for key, value in fields.items()}) if fields else form
+        self = str.__new__(cls, english)
+        self._message, self._plural, self._fields = message, plural, fields
+        return self
+
+    def __str__(self) -> str:
+        if self._plural is not None:
+            fields = {key: value for key, value in self._fields.items() if key != "n"}
+            forms = (self._message, self._plural)  # marked where the Said is made (the catalogs' tool reads it there)
+            return ngettext(*forms, self._fields["n"], **fields)
+        return _(self._message, **self._fields)
+
+
+class Joined(Text):
+    """``separator.join(parts)`` of :class:`Text` parts: English as its value, printed in the language."""
+
+    _separator: str
+    _parts: tuple[Any, ...]
+
+    def __new__(cls, separator: str, parts: Iterable[Any]) -> "Joined":
+        parts = tuple(parts)
+        self = str.__new__(cls, separator.join(str(_english(part)) for part in parts))
+        self._separator, self._parts = separator, parts
+        return self
+
+    def __str__(self) -> str:
+        return self._separator.join(str(part) for part in self._parts)
+
+
+def columns(text: str) -> int:
+    """How many columns ``text`` takes in a monospaced font: a CJK or full-width character takes two,
+    so a table whose cells are Chinese still lines up (``str.ljust`` counts characters)."""
+    return sum(2 if "\u2e80" <= char <= "\u9fff" or "\uff00" <= char <= "\uffef" else 1 for char in text)
 
 
 def work_in(folder: str) -> None:

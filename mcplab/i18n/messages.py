@@ -2,13 +2,14 @@
 
 Theory of operation
 -------------------
-The source is parsed (:mod:`ast`), never run, and every call of the five markers of
+The source is parsed (:mod:`ast`), never run, and every call of the markers of
 :mod:`mcplab.i18n` yields a :class:`~mcplab.i18n.catalogs.Unit` whose English is its own key::
 
     _("the method is {method!r}", method=...)   one message; named fields make it a format string
     N_("a hint defined once")                  one message, looked up where it is shown
     Text("a constant a notebook prints")       one message, shown in the language when printed
     ngettext("{n} frame", "{n} frames", n)     a singular and a plural
+    Said("up for {days}", days=...)            a filled-in message that keeps its English as its value
     Texts({"a": "the model decides ..."})      every string value of the dict
 
 The English must be written out where it is wrapped (a literal, or literals joined by Python's
@@ -29,7 +30,7 @@ from mcplab.i18n.catalogs import BRACE_FORMAT, Unit
 
 __all__ = ["extract", "Found"]
 
-MARKERS = {"_", "N_", "ngettext", "Texts", "Text"}
+MARKERS = {"_", "N_", "ngettext", "Texts", "Text", "Said"}
 # A message that fills fields: {name}, {name!r}, {name:>8}; JSON in a hint ({"jsonrpc": ...}) is not.
 FIELD = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(![rsa])?(:[^{}]*)?\}(?!\})")
 
@@ -91,10 +92,10 @@ def extract(package: Path, root: Path) -> Found:
                 if isinstance(first, ast.JoinedStr):
                     problems.append(f"{where}: {name}() of an f-string cannot be translated; "
                                     f"write _(\"... {{field}} ...\", field=value)")
-                elif name != "_":  # _(CONSTANT) looks up a message marked with N_ where it was defined
+                elif name not in ("_", "Said"):  # _(CONSTANT) looks up a message marked with N_ where it was defined
                     problems.append(f"{where}: {name}() of something that is not a string literal")
                 continue
-            if name == "ngettext":
+            if name == "ngettext" or (name == "Said" and len(call.args) > 1):  # Said(singular, plural, n)
                 plural = _literal(call.args[1]) if len(call.args) > 1 else None
                 if plural is None:
                     problems.append(f"{where}: ngettext() needs two string literals")

@@ -31,6 +31,7 @@ from mcplab.lifecycle.states import (
     CLIENT, CLIENT_INFO, CLOSE, INITIALIZE, INITIALIZED, PING, RECEIVE_ERROR, RECEIVE_RESULT, SEND_INITIALIZE,
     SEND_INITIALIZED, SEND_NOTIFICATION, SEND_PING, SEND_REQUEST, SEND_RESPONSE,
 )
+from mcplab.i18n import _
 from mcplab.lifecycle.tables import RoleState
 from mcplab.wire.errors import LocalProtocolError, RemoteError, RemoteProtocolError
 from mcplab.wire.jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
@@ -42,9 +43,9 @@ class UnsupportedVersion(RemoteProtocolError):
     """The server answered ``initialize`` with a protocol version this client does not speak."""
 
     def __init__(self, requested: str, answered: Any, supported: tuple[str, ...] = LEGACY_VERSIONS) -> None:
-        super().__init__(f"asked the server for protocol version {requested}, it answered {answered!r}, "
-                         f"which this client does not speak (it speaks {', '.join(supported)}); "
-                         f"the spec says to disconnect")
+        super().__init__(_("asked the server for protocol version {requested}, it answered {answered}, which this "
+                           "client does not speak (it speaks {supported}); the spec says to disconnect",
+                           requested=requested, answered=repr(answered), supported=", ".join(supported)))
         self.requested, self.answered, self.supported = requested, answered, supported
 
 
@@ -89,8 +90,9 @@ class LegacyLifecycle(RoleState):
     def __init__(self, version: str = LATEST_LEGACY, *, capabilities: dict[str, Any] | None = None,
                  client_info: dict[str, Any] | None = None) -> None:
         if version not in LEGACY_VERSIONS:
-            raise LocalProtocolError(f"this client does not speak protocol version {version!r} with "
-                                     f"initialize; legacy versions are {', '.join(LEGACY_VERSIONS)}")
+            raise LocalProtocolError(_("this client does not speak protocol version {version} with initialize; "
+                                       "legacy versions are {versions}", version=repr(version),
+                                       versions=", ".join(LEGACY_VERSIONS)))
         super().__init__(CLIENT)
         self.requested_version = version
         self.capabilities = dict(capabilities or {})
@@ -150,12 +152,12 @@ class LegacyLifecycle(RoleState):
             name, sub = need
             declared = self.server_capabilities.get(name)
             if not isinstance(declared, dict):
-                raise LocalProtocolError(f"{method} needs the server capability {name!r}, which this server "
-                                         f"did not declare (it declared: "
-                                         f"{', '.join(self.server_capabilities) or 'nothing'})")
+                raise LocalProtocolError(_("{method} needs the server capability {name}, which this server did "
+                                           "not declare (it declared: {declared})", method=method, name=repr(name),
+                                           declared=", ".join(self.server_capabilities) or _("nothing")))
             if sub is not None and not declared.get(sub):
-                raise LocalProtocolError(f"{method} needs the server capability {name}.{sub}, which this "
-                                         f"server did not declare")
+                raise LocalProtocolError(_("{method} needs the server capability {name}, which this server did "
+                                           "not declare", method=method, name=f"{name}.{sub}"))
         return params
 
     def prepare_notification(self, method: str) -> None:

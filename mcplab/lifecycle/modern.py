@@ -29,6 +29,7 @@ from mcplab.lifecycle.states import (
     CLIENT, CLIENT_INFO, CLOSED, DISCOVER, ERROR, INITIALIZE, INITIALIZED, OPERATING, PING, SEND_NOTIFICATION,
     SEND_REQUEST,
 )
+from mcplab.i18n import _
 from mcplab.lifecycle.tables import RoleState
 from mcplab.wire.errors import LocalProtocolError, RemoteProtocolError
 from mcplab.wire.jsonrpc import Request, RequestId
@@ -144,9 +145,10 @@ class ModernLifecycle(RoleState):
             declared = self.server_capabilities.get(name)
             if not isinstance(declared, dict) or (sub is not None and not declared.get(sub)):
                 needed = name if sub is None else f"{name}.{sub}"
-                listed = ", ".join(self.server_capabilities) or "nothing"
-                raise LocalProtocolError(f"{method} needs the server capability {needed}, which server/discover "
-                                         f"did not list (it listed: {listed})")
+                listed = ", ".join(self.server_capabilities) or _("nothing")
+                raise LocalProtocolError(_("{method} needs the server capability {name}, which server/discover did "
+                                           "not list (it listed: {listed})", method=method, name=needed,
+                                           listed=listed))
         return self.stamp(params)
 
     def prepare_notification(self, method: str) -> None:

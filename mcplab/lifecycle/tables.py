@@ -25,6 +25,7 @@ from mcplab.lifecycle.states import (
     RECEIVE_INITIALIZED, RECEIVE_PING, RECEIVE_REQUEST, RECEIVE_RESULT, SEND_INITIALIZE, SEND_INITIALIZED,
     SEND_NOTIFICATION, SEND_PING, SEND_REQUEST, SEND_RESPONSE, SERVER, Event, Role, State, Table,
 )
+from mcplab.i18n import _
 from mcplab.wire.errors import LocalProtocolError
 from mcplab.wire.versions import Era
 
@@ -84,16 +85,18 @@ class RoleState:
     def move(self, event: Event) -> State:
         """Take one step of the role's table, or raise naming the role, the state and the event."""
         if self.state is ERROR:
-            error = LocalProtocolError(f"{self.role} in state 'error' cannot '{event}': the connection failed "
-                                       f"earlier ({type(self.failure).__name__}: {self.failure})")
+            error = LocalProtocolError(_("{role} in state 'error' cannot '{event}': the connection failed earlier "
+                                         "({failure})", role=self.role, event=event,
+                                         failure=f"{type(self.failure).__name__}: {self.failure}"))
             raise error from self.failure
         table = TABLES[self.role]
         try:
             self.state = table[(self.state, event)]
         except KeyError:
             legal = sorted(e for (s, e) in table if s == self.state)
-            raise LocalProtocolError(f"{self.role} in state '{self.state}' cannot '{event}'; legal "
-                                     f"here: {', '.join(legal) or 'nothing'}") from None
+            raise LocalProtocolError(_("{role} in state '{state}' cannot '{event}'; legal here: {legal}",
+                                       role=self.role, state=self.state, event=event,
+                                       legal=", ".join(legal) or _("nothing"))) from None
         return self.state
 
     def fail(self, failure: BaseException) -> None:

@@ -21,11 +21,13 @@ from __future__ import annotations
 import html
 from typing import Any, Mapping
 
+from mcplab.i18n import N_, _
 from mcplab.notebook.inspector import arguments_from, form_for
 
 __all__ = ["ConfirmForm", "always_confirm", "ACTIONS"]
 
 ACTIONS = ("accept", "decline")   # the buttons; "cancel" is what closing the form without a click means
+LABELS = {"accept": N_("Accept"), "decline": N_("Decline")}  # what the buttons say; the actions are wire values
 
 
 def _params(request: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -47,8 +49,8 @@ class ConfirmForm:
         self.schema: dict[str, Any] = dict(params["requestedSchema"])
         self.fields = form_for(self.schema)
         self.answer: dict[str, Any] | None = None    # None until a button is clicked
-        self.status = widgets.Label("not answered yet")
-        self.buttons = {action: widgets.Button(description=action.title()) for action in ACTIONS}
+        self.status = widgets.Label(_("not answered yet"))
+        self.buttons = {action: widgets.Button(description=_(LABELS[action])) for action in ACTIONS}
         for action, button in self.buttons.items():
             button.on_click(lambda _button, action=action: self.choose(action))
         self.widget = widgets.VBox([widgets.HTML(f"<b>{html.escape(self.message)}</b>"),
@@ -62,7 +64,7 @@ class ConfirmForm:
         if action == "accept":
             answer["content"] = arguments_from(self.fields, self.schema)
         self.answer = answer
-        self.status.value = f"answered: {action}"
+        self.status.value = _("answered: {action}", action=action)
         return answer
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 
+from mcplab.i18n import _
 from mcplab.site import BOOT, LOCK, NPM_URL, PAGE, PYODIDE, PYPI_URL, TESTS, TIMEOUT, Locked, SiteError, cached, sha256_of
 
 
@@ -85,18 +86,20 @@ def fetch(entries: list[Locked], cache: Path, *, mirror: str | None = None) -> t
                 if found == entry.sha256:
                     continue
                 target.unlink()
-                problems.append(f"mcplab site: the cached {entry.file} has SHA-256 {found}, not the locked "
-                                f"{entry.sha256}: removed, fetched again")
+                problems.append(_("mcplab site: the cached {file} has SHA-256 {found}, not the locked {locked}: "
+                                  "removed, fetched again", file=entry.file, found=found, locked=entry.sha256))
             url = f"{mirror.rstrip('/')}/{entry.file}" if mirror else entry.url
             host = httpx.URL(url).host
             problem = unreachable.get(host) or _download(client, url, entry, target)
             if problem:
-                problems.append(f"mcplab site: {entry.file} is not in the cache: {problem}")
+                problems.append(_("mcplab site: {file} is not in the cache: {problem}", file=entry.file,
+                                  problem=problem))
                 if "could not be reached" in problem:
                     unreachable[host] = problem
     missing = sum(1 for e in entries if not cached(e, cache).is_file())
-    summary = (f"mcplab site: {len(entries) - missing} of {len(entries)} locked files are in {cache}, each checked "
-               f"against its SHA-256" + (f"; {missing} missing: run `mcplab site fetch` online" if missing else ""))
+    summary = (_("mcplab site: {present} of {total} locked files are in {cache}, each checked against its SHA-256",
+                 present=len(entries) - missing, total=len(entries), cache=cache)
+               + (_("; {missing} missing: run `mcplab site fetch` online", missing=missing) if missing else ""))
     return missing, problems, summary
 
 

@@ -71,6 +71,7 @@ import anyio
 import httpx
 
 from mcplab import __version__
+from mcplab.i18n import _
 from mcplab.wire import jsonrpc
 from mcplab.auth.wire import mask_headers, verify_with
 from mcplab.wire.errors import HTTPStatusError, JSONRPCError, SessionExpired, TransportError
@@ -316,8 +317,9 @@ class HTTPTransport(Opens):
     def _session_expired(self, response: httpx.Response, body: str) -> SessionExpired:
         self.session_id = None  # the spec: start over with a fresh initialize, without the old id
         self._advertised = {}
-        return SessionExpired(f"{response.request.method} {self.url}: the server ended this session (404); a new "
-                              f"session starts with initialize\n{body[:500]}".rstrip(), status=response.status_code,
+        explained = _("the server ended this session (404); a new session starts with initialize")
+        return SessionExpired(f"{response.request.method} {self.url}: {explained}\n{body[:500]}".rstrip(),
+                              status=response.status_code,
                               body=body, headers=dict(response.headers))
 
     def _status_error(self, response: httpx.Response, body: str) -> HTTPStatusError:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping
 
 import anyio
 
+from mcplab.i18n import _
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError, ServerExited, TransportError
 from mcplab.trace import Trace
@@ -89,7 +90,7 @@ class MemoryTransport(Opens):
         """The server goes away: what is already sent can be read, then ServerExited."""
         for text in stderr.splitlines():
             self.trace.record("s2c", "stderr", text)
-        self._gone = ServerExited(f"the server exited with code {returncode}",
+        self._gone = ServerExited(_("the server exited with code {code}", code=returncode),
                                   returncode=returncode, stderr_tail=stderr.splitlines())
         self._arrived.set()
 

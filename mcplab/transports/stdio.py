@@ -27,6 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import anyio
 
 from mcplab import portable
+from mcplab.i18n import _
 from mcplab.trace import Trace
 from mcplab.transports.base import Opens
 from mcplab.pipes import Reader, Writer
@@ -184,8 +185,9 @@ class StdioTransport(Opens):
                 pass
         # How we noticed (a broken pipe, the end of stdout) is a race; say only what happened.
         name = next((s.name for s in signal.Signals if s == -code), "unknown signal")
-        how = f"was killed by signal {-code} ({name})" if code < 0 else f"exited with code {code}"
-        return ServerExited(f"the server {how}", returncode=code, stderr_tail=list(self.stderr_lines))
+        how = (_("the server was killed by signal {number} ({name})", number=-code, name=name) if code < 0
+               else _("the server exited with code {code}", code=code))
+        return ServerExited(how, returncode=code, stderr_tail=list(self.stderr_lines))
 
     def _begin_close(self) -> bool:
         opened, self._closed = self._process is not None and not self._closed, True

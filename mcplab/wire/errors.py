@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcplab.i18n import _
+
 # --- JSON-RPC 2.0, section 5.1 ("Error object") -------------------------------------------
 PARSE_ERROR = -32700
 """Invalid JSON was received (JSON-RPC 2.0 §5.1)."""
@@ -161,8 +163,13 @@ class RemoteError(MCPLabError):
     """The peer answered our request with a JSON-RPC error response."""
 
     def __init__(self, code: int, message: str, data: Any = None, *, method: str | None = None) -> None:
-        where = f" to {method}" if method else ""
-        super().__init__(f"the server answered{where} with error {code} ({error_name(code)}): {message}")
+        if method:
+            said = _("the server answered to {method} with error {code} ({name}): {message}", method=method, code=code,
+                     name=error_name(code), message=message)
+        else:
+            said = _("the server answered with error {code} ({name}): {message}", code=code, name=error_name(code),
+                     message=message)
+        super().__init__(said)
         self.code = code
         self.message = message
         self.data = data

@@ -49,6 +49,7 @@ from mcplab.wire.errors import (  # re-exported: the codes belong to the wire fo
     MISSING_REQUIRED_CLIENT_CAPABILITY, PARSE_ERROR, RESOURCE_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION,
     InvalidRequest, JSONRPCError, LocalProtocolError, ParseError, RemoteProtocolError,
 )
+from mcplab.i18n import N_, _, columns
 from mcplab.wire.versions import at_least
 
 __all__ = [
@@ -207,7 +208,7 @@ def _parse(text: str | bytes, steps: list | None) -> Any:
             raise ParseError(f"expected UTF-8 text, got invalid byte {exc.object[exc.start]:#04x} "
                              f"at offset {exc.start}", raw=bytes(text)) from None
         if steps is not None:
-            steps.append(("bytes → text", "valid UTF-8"))
+            steps.append((_("bytes → text"), _("valid UTF-8")))
     try:
         value = _load(text)
     except (ValueError, RecursionError) as exc:
@@ -215,8 +216,13 @@ def _parse(text: str | bytes, steps: list | None) -> Any:
         raise ParseError(f"expected JSON text, got something that does not parse: {exc}",
                          raw=text) from None
     if steps is not None:
-        steps.append(("text → JSON", f"a JSON {_kind(value)}"))
+        steps.append((_("text → JSON"), _(A_JSON.get(_kind(value), "a JSON value"))))
     return value
+
+
+# What decode_and_show_work says it found, one whole phrase per kind so that each translates whole.
+A_JSON = {"object": N_("a JSON object"), "array": N_("a JSON array"), "string": N_("a JSON string"),
+          "number": N_("a JSON number"), "boolean": N_("a JSON boolean"), "null": N_("JSON null")}
 
 
 def _load(text: str) -> Any:
@@ -258,7 +264,7 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
         got = "no \"jsonrpc\" member" if "jsonrpc" not in obj else f"\"jsonrpc\": {json.dumps(obj['jsonrpc'])}"
         raise _refuse(f"expected \"jsonrpc\": \"2.0\", got {got}", _echo(obj), raw, steps)
     if steps is not None:  # the explanation is built only for decode_and_show_work
-        steps.append(('"jsonrpc" is "2.0"', "yes"))
+        steps.append((_('"jsonrpc" is "2.0"'), _("yes")))
     if "method" in obj:
         return _classify_call(obj, mcp, raw, steps)
     return _classify_response(obj, mcp, raw, steps)
@@ -267,7 +273,7 @@ def _classify(obj: Any, *, mcp: bool, raw: Any, steps: list | None) -> Message:
 def _refuse(reason: str, request_id: RequestId | None, raw: Any, steps: list | None) -> InvalidRequest:
     """The error for a message that breaks a rule (the caller raises it)."""
     if steps is not None:
-        steps.append(("refused", reason))
+        steps.append((_("refused"), reason))  # the reason stays as it is: it is the error's message on the wire
     return InvalidRequest(reason, request_id=request_id, raw=raw)
 
 
@@ -290,7 +296,7 @@ def _classify_call(obj: dict, mcp: bool, raw: Any, steps: list | None) -> Reques
                       _echo(obj), raw, steps)
     if "id" not in obj:
         if steps is not None:
-            steps.append(("has \"method\" but no \"id\"", "a notification: nobody will answer it"))
+            steps.append((_('has "method" but no "id"'), _("a notification: nobody will answer it")))
         return Notification(method, params)
     rid = obj["id"]
     if rid is None and mcp:
@@ -299,7 +305,8 @@ def _classify_call(obj: dict, mcp: bool, raw: Any, steps: list | None) -> Reques
     if not _valid_id(rid, allow_null=not mcp):
         raise _refuse(f"expected \"id\" to be a string or an integer, got a JSON {_kind(rid)}", None, raw, steps)
     if steps is not None:
-        steps.append(("has \"method\" and \"id\"", f"a request with id {json.dumps(rid)}: it expects a response"))
+        steps.append((_('has "method" and "id"'),
+                      _("a request with id {id}: it expects a response", id=json.dumps(rid))))
     return Request(rid, method, params)
 
 
@@ -322,7 +329,7 @@ def _classify_response(obj: dict, mcp: bool, raw: Any, steps: list | None) -> Re
             raise _refuse(f"expected the response \"id\" to be a string or an integer, got a JSON {_kind(rid)}",
                           None, raw, steps)
         if steps is not None:
-            steps.append(("has \"result\"", f"a success response to request {json.dumps(rid)}"))
+            steps.append((_('has "result"'), _("a success response to request {id}", id=json.dumps(rid))))
         return Response(rid, obj["result"])
     if not _valid_id(rid, allow_null=True):
         raise _refuse(f"expected the error response \"id\" to be a string, an integer or null, "
@@ -333,7 +340,8 @@ def _classify_response(obj: dict, mcp: bool, raw: Any, steps: list | None) -> Re
         raise _refuse("expected \"error\" to be an object with an integer \"code\" and a string \"message\"",
                       _echo(obj), raw, steps)
     if steps is not None:
-        steps.append(("has \"error\"", f"an error response (code {error['code']}) to request {json.dumps(rid)}"))
+        steps.append((_('has "error"'), _("an error response (code {code}) to request {id}", code=error["code"],
+                                          id=json.dumps(rid))))
     return ErrorResponse(rid, error["code"], error["message"], error.get("data"), null_id="id" in obj and rid is None)
 
 
@@ -366,10 +374,12 @@ class Work(NamedTuple):  # a function's two-part answer; cheaper to define than 
     outcome: Message | JSONRPCError
 
     def __repr__(self) -> str:
-        width = max(len(check) for check, _ in self.steps) if self.steps else 0
-        lines = [f"{i}. {check.ljust(width)}  →  {outcome}" for i, (check, outcome) in enumerate(self.steps, 1)]
+        width = max(columns(check) for check, _outcome in self.steps) if self.steps else 0
+        lines = [f"{i}. {check}{' ' * (width - columns(check))}  →  {outcome}"
+                 for i, (check, outcome) in enumerate(self.steps, 1)]
         if isinstance(self.outcome, JSONRPCError):
-            lines.append(f"⇒ refused with {self.outcome.code}: {self.outcome.message}")
+            lines.append("⇒ " + _("refused with {code}: {message}", code=self.outcome.code,
+                                  message=self.outcome.message))
         else:
             lines.append(f"⇒ {self.outcome!r}")
         return "\n".join(lines)
@@ -385,7 +395,7 @@ def decode_and_show_work(text: str | bytes, *, mcp: bool = True) -> Work:
         value = _parse(text, steps)
         outcome: Message | JSONRPCError = _classify(value, mcp=mcp, raw=text, steps=steps)
     except ParseError as exc:
-        steps.append(("refused", exc.message))
+        steps.append((_("refused"), exc.message))
         outcome = exc
     except InvalidRequest as exc:
         outcome = exc
@@ -547,8 +557,8 @@ class PendingRequests:
     def add(self, request_id: RequestId, waiter: Any = None) -> None:
         """Remember a request about to be sent; reusing a waiting id is this side's mistake."""
         if request_id in self._waiting:
-            raise LocalProtocolError(f"request id {request_id!r} is already waiting for a response; "
-                                     f"ids must be unique")
+            raise LocalProtocolError(_("request id {id} is already waiting for a response; ids must be unique",
+                                       id=repr(request_id)))
         self._waiting[request_id] = waiter
 
     def resolve(self, response: Response | ErrorResponse) -> Any:
@@ -556,14 +566,15 @@ class PendingRequests:
         try:
             return self._waiting.pop(response.id)  # type: ignore[arg-type]
         except KeyError:
-            waiting = ", ".join(sorted(map(repr, self._waiting))) or "none"
+            waiting = ", ".join(sorted(map(repr, self._waiting))) or _("none")
             if response.id is None and isinstance(response, ErrorResponse):
                 # "id": null answers a message the peer could not read; no waiter can be told.
-                raise RemoteProtocolError(f"got an error response with a null id ({response.error['code']}: "
-                                          f"{response.error['message']}): the peer could not read one of our "
-                                          f"messages (waiting: {waiting})") from None
-            raise RemoteProtocolError(f"got a response for id {response.id!r}, but no request with that "
-                                      f"id is waiting (waiting: {waiting})") from None
+                raise RemoteProtocolError(_("got an error response with a null id ({code}: {message}): the peer "
+                                            "could not read one of our messages (waiting: {waiting})",
+                                            code=response.error["code"], message=response.error["message"],
+                                            waiting=waiting)) from None
+            raise RemoteProtocolError(_("got a response for id {id}, but no request with that id is waiting "
+                                        "(waiting: {waiting})", id=repr(response.id), waiting=waiting)) from None
 
     def discard(self, request_id: RequestId) -> Any:
         return self._waiting.pop(request_id, None)
