@@ -107,6 +107,8 @@ def _page_size(text: str) -> int:
     """A page holds at least one item: a page of none would never reach the end of a list."""
     import argparse
 
+    from mcplab.i18n import _
+
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(_("expected a whole number of items, 1 or more, got {text!r}", text=text))
     return int(text)
