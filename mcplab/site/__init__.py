@@ -78,6 +78,8 @@ LEFT_OUT = {  # mcplab's dependencies (core and the lab extra) that its page ent
     "uvicorn": "serves sockets, and a page can bind none",
     "jupyterlab": "the page is JupyterLite", "ipykernel": "the Pyodide kernel brings its own",
     "widgetsnbextension": "the widgets' front end: the site's lab extension", "jupyterlab-widgets": "the same",
+    "jupyterlab-language-pack-zh-cn": "JupyterLab's own menus in Chinese for `mcplab lab --lang zh`: a JupyterLab "
+                                      "extension, and the page is JupyterLite",
 }
 NPM_URL = "https://registry.npmjs.org/{name}/{version}"
 PYPI_URL = "https://pypi.org/pypi/{name}/json"
