@@ -164,3 +164,21 @@ def decoded(answer: Any, *, refused: str, start: str, write: str) -> tuple[Any, 
         return jsonrpc.decode(answer), None
     except JSONRPCError as exc:
         return None, failed(_(refused, code=exc.code, name=error_name(exc.code), message=exc.message), _(start))
+
+
+def each_case(answer: dict, expected: dict[str, str], choices: tuple[str, ...], because: Any,
+              hint: str) -> Feedback | None:
+    """A dict of case → one of ``choices``, checked case by case against ``expected``; None when all are right.
+
+    The first wrong case is named with ``because[case]``, the rule that decides it.
+    """
+    if set(answer) != set(expected):
+        return failed(_("expected a dict with the keys {keys}", keys=sorted(expected)), hint)
+    for key, right in expected.items():
+        if answer[key] not in choices:
+            return failed(_("{key}: expected one of {choices}, got {answer!r}", key=key, choices=list(choices),
+                            answer=answer[key]), hint)
+        if answer[key] != right:
+            return failed(_("{key}: {expected}, not {answer!r}: {because}", key=key, expected=right,
+                            answer=answer[key], because=because[key]), hint)
+    return None

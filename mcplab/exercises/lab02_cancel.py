@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.exercises._feedback import Feedback, check, each_case, passed
 from mcplab.i18n import N_, Texts, _
 
 __all__ = ["check_after_cancel", "AFTER_CANCEL", "CANCEL_ANSWERS"]
@@ -52,13 +52,6 @@ def check_after_cancel(answer: Any) -> Feedback:
     hint = _("the receiver of a cancellation stops and stays silent, unless the request is unknown or already "
              "answered; the sender ignores what comes late; initialize is never cancelled; 2026-07-28 lets only "
              "the client cancel, and over HTTP by closing the stream")
-    if set(answer) != set(AFTER_CANCEL):
-        return failed(_("expected a dict with the keys {keys}", keys=sorted(AFTER_CANCEL)), hint)
-    for key, expected in _EXPECTED.items():
-        if answer[key] not in CANCEL_ANSWERS:
-            return failed(_("{key}: expected one of {choices}, got {answer!r}", key=key, choices=list(CANCEL_ANSWERS),
-                            answer=answer[key]), hint)
-        if answer[key] != expected:
-            return failed(_("{key}: {expected}, not {answer!r}: {because}", key=key, expected=expected,
-                            answer=answer[key], because=_BECAUSE[key]), hint)
+    if (wrong := each_case(answer, _EXPECTED, CANCEL_ANSWERS, _BECAUSE, hint)) is not None:
+        return wrong
     return passed(_("a cancelled request gets no response, and whatever crosses the cancellation is ignored"))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.exercises._feedback import Feedback, check, each_case, failed, passed
 from mcplab.i18n import N_, Texts, _, ngettext
 from mcplab.trace import Trace
 from mcplab.wire import jsonrpc
@@ -128,13 +128,6 @@ def check_structured_verdicts(answer: Any) -> Feedback:
     hint = _("validate structuredContent against the schema as JSON Schema does (required properties, types; "
              "other properties are allowed unless the schema forbids them); an outputSchema promises "
              "structuredContent in every result that is not an error")
-    if set(answer) != set(STRUCTURED_RESULTS):
-        return failed(_("expected a dict with the keys {keys}", keys=sorted(STRUCTURED_RESULTS)), hint)
-    for key, expected in _VERDICT.items():
-        if answer[key] not in STRUCTURED_VERDICTS:
-            return failed(_("{key}: expected one of {choices}, got {answer!r}", key=key, choices=list(STRUCTURED_VERDICTS),
-                            answer=answer[key]), hint)
-        if answer[key] != expected:
-            return failed(_("{key}: {expected}, not {answer!r}: {because}", key=key, expected=expected,
-                            answer=answer[key], because=_WHY_VERDICT[key]), hint)
+    if (wrong := each_case(answer, _VERDICT, STRUCTURED_VERDICTS, _WHY_VERDICT, hint)) is not None:
+        return wrong
     return passed(_("conforming objects are used, broken promises rejected, error results read as errors"))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcplab.exercises._feedback import Feedback, check, failed, passed
+from mcplab.exercises._feedback import Feedback, check, each_case, passed
 from mcplab.i18n import N_, Texts, _
 
 __all__ = ["check_too_early", "TOO_EARLY", "TOO_EARLY_ANSWERS"]
@@ -52,14 +52,7 @@ def check_too_early(answer: Any) -> Feedback:
     hint = _("before initialize a legacy stdio server can only answer with a JSON-RPC error and lets ping through; "
              "Streamable HTTP refuses any message without the session header with 400; 2026-07-28 needs no "
              "handshake, only _meta in every request")
-    if set(answer) != set(TOO_EARLY):
-        return failed(_("expected a dict with the keys {keys}", keys=sorted(TOO_EARLY)), hint)
-    for key, expected in _EXPECTED.items():
-        if answer[key] not in TOO_EARLY_ANSWERS:
-            return failed(_("{key}: expected one of {choices}, got {answer!r}", key=key,
-                            choices=list(TOO_EARLY_ANSWERS), answer=answer[key]), hint)
-        if answer[key] != expected:
-            return failed(_("{key}: {expected}, not {answer!r}: {because}", key=key, expected=expected,
-                            answer=answer[key], because=_WHY[key]), hint)
+    if (wrong := each_case(answer, _EXPECTED, TOO_EARLY_ANSWERS, _WHY, hint)) is not None:
+        return wrong
     return passed(_("the transport shapes the refusal: an error on the pipe, a 400 over HTTP; 2026-07-28 needs no "
                     "handshake"))
