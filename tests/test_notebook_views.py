@@ -295,3 +295,23 @@ def test_diff_text_is_deterministic_and_its_html_has_both_labels(with_schemas):
     html = first._repr_html_()
     assert ">legacy</th>" in html and ">modern</th>" in html
     assert "✓ 2026-07-28" in html and "✓ 2025-06-18" in html  # each side checked against its own revision
+
+
+def test_a_folded_diff_keeps_the_steps_that_differ_counts_the_equal_runs_and_shows_no_frame(without_schemas):
+    other = legacy_session(call_result={"content": [{"type": "text", "text": "Beijing: rain"}], "isError": False})
+    full = notebook.diff(legacy_session(), other, labels=("left", "right"))
+    folded = full.folded()
+    assert folded.steps == full.steps and not full.fold  # the same diff, only shown shorter
+    text = repr(folded).splitlines()
+    assert text[:2] == repr(full).splitlines()[:2]
+    kinds = [step.kind for step in full.steps]
+    first_change = kinds.index("differs")
+    assert text[2] == f"  = {first_change} steps the same on both sides"
+    assert text[3].startswith("  ~ ← result of tools/call (id 2)")
+    assert text[4] == '      ~ result.content[0].text: "Beijing: sunny (晴), 12 °C" → "Beijing: rain"'
+    assert text[5] == f"  = {len(kinds) - first_change - 1} steps the same on both sides"
+    assert text[-1].startswith(f"folded: {kinds.count('same')} equal steps counted")
+    html = folded._repr_html_()
+    assert "<pre" not in html and "<details" not in html and "<pre" in full._repr_html_()
+    assert len(html) < len(full._repr_html_()) / 2
+    assert "Beijing: rain" in html and html.count("steps the same on both sides") == 2

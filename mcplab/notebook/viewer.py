@@ -24,7 +24,10 @@ The schemas are not part of mcplab: ``mcplab schemas`` downloads them into the u
 
 :func:`diff` lines two traces up step by step (direction, kind and method; ids differ anyway)
 with :mod:`difflib`, and for each step both traces took lists which JSON members only one side
-has, or has with another value: legacy against modern in a few lines.
+has, or has with another value: legacy against modern in a few lines. A long diff folds:
+``diff(...).folded()`` keeps the steps that differ, counts each run of equal steps in one line, and
+leaves the frames out of the HTML (the unfolded view opens each one under its line), so a stored
+output stays a few kilobytes.
 
 The badges come from ``mcplab/notebook/schema_check.py``; jsonschema is imported on first use.
 """
@@ -34,11 +37,11 @@ from __future__ import annotations
 import difflib
 import html
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import zip_longest
 from typing import Any, Sequence
 
-from mcplab.i18n import _
+from mcplab.i18n import _, ngettext
 from mcplab.notebook.schema_check import (
     BADGE_LOOK, INVALID, PRE, SPEC_DIR_ENV, Check, _cut, _message_json, check_frames, schemas,
 )
@@ -217,6 +220,29 @@ class TraceDiff:
     steps: tuple[Step, ...]
     sizes: tuple[int, int]
     checks: tuple[dict[int, Check], dict[int, Check]]
+    fold: bool = False
+
+    def folded(self) -> TraceDiff:
+        """The same diff, short: the steps that differ, one count line per run of equal steps, no frames."""
+        return replace(self, fold=True)
+
+    def _rows(self) -> list[Step | int]:
+        """The steps to show: every step, or (folded) a count in place of each run of equal steps."""
+        if not self.fold:
+            return list(self.steps)
+        rows: list[Step | int] = []
+        for step in self.steps:
+            if step.kind != "same":
+                rows.append(step)
+            elif rows and isinstance(rows[-1], int):
+                rows[-1] += 1
+            else:
+                rows.append(1)
+        return rows
+
+    def _fold_note(self) -> str:
+        return _("folded: {same} equal steps counted, not listed, and no frame shown; the same diff without "
+                 ".folded() opens each frame under its line", same=self.counts()["same"])
 
     def counts(self) -> dict[str, int]:
         return {kind: sum(step.kind == kind for step in self.steps) for kind in MARKS}
@@ -232,11 +258,17 @@ class TraceDiff:
     def __repr__(self) -> str:
         width = 48
         lines = [self.summary(), f"    {self.labels[0]:<{width}} │ {self.labels[1]}"]
-        for step in self.steps:
+        for step in self._rows():
+            if isinstance(step, int):
+                lines.append(f"  {MARKS['same']} " + ngettext("{n} step the same on both sides",
+                                                             "{n} steps the same on both sides", step))
+                continue
             left = _cut(_line(step.a), width) if step.a else ""
             right = _cut(_line(step.b), width) if step.b else ""
             lines.append(f"  {MARKS[step.kind]} {left:<{width}} │ {right}".rstrip())
             lines += [f"      {c}" for c in _shown_changes(step.changes)]
+        if self.fold:
+            lines.append(self._fold_note())
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -247,9 +279,15 @@ class TraceDiff:
         head = "".join(f'<th style="{cell};color:#555;{width}">{html.escape(t)}</th>'
                        for t, width in zip(("", *self.labels), widths))
         rows = []
-        for step in self.steps:
+        for step in self._rows():
+            if isinstance(step, int):
+                count = html.escape(ngettext("{n} step the same on both sides", "{n} steps the same on both sides",
+                                             step))
+                rows.append(f'<tr style="background:none"><td style="{cell};color:#555">{MARKS["same"]}</td>'
+                            f'<td style="{cell};color:#555" colspan="2">{count}</td></tr>')
+                continue
             tint = f"background:{STEP_TINTS[step.kind] or 'none'}"
-            sides = [_diff_cell(view, checks) for view, checks in zip((step.a, step.b), self.checks)]
+            sides = [_diff_cell(view, checks, frame=not self.fold) for view, checks in zip((step.a, step.b), self.checks)]
             changes = "".join(f"<div>{html.escape(c)}</div>" for c in _shown_changes(step.changes))
             extra = (f'<div style="font:11px monospace;color:#1565c0;margin-top:2px;overflow-wrap:anywhere">'
                      f'{changes}</div>' if changes else "")
@@ -258,9 +296,12 @@ class TraceDiff:
         legend = ('<div style="font:11px sans-serif;color:#666;margin:2px 0 4px">'
                   + html.escape(_("= same · ~ same step, different members (listed) · ≠ different messages · "
                                   "◀ ▶ only on one side")) + '</div>')
+        note = (f'<div style="font:11px sans-serif;color:#666;margin:4px 0">{html.escape(self._fold_note())}</div>'
+                if self.fold else "")
         return (f'{legend}<div style="font:12px sans-serif;color:#333">{html.escape(self.summary())}</div>'
                 f'<table class="mcplab-trace-diff" style="border-collapse:collapse;table-layout:fixed;width:100%;'
-                f'margin:0;font:12px/1.4 sans-serif"><tr style="background:none">{head}</tr>{"".join(rows)}</table>')
+                f'margin:0;font:12px/1.4 sans-serif"><tr style="background:none">{head}</tr>{"".join(rows)}</table>'
+                f'{note}')
 
 
 def _shown_changes(changes: tuple[str, ...]) -> list[str]:
@@ -268,11 +309,13 @@ def _shown_changes(changes: tuple[str, ...]) -> list[str]:
     return list(changes[:MAX_CHANGES]) + ([_("… and {count} more", count=more)] if more > 0 else [])
 
 
-def _diff_cell(view: View | None, checks: dict[int, Check]) -> str:
+def _diff_cell(view: View | None, checks: dict[int, Check], frame: bool = True) -> str:
     if view is None:
         return ""
     check = checks.get(view.frame.seq)
     badge = trace_views.badge_html(check.badge()) if check else ""
+    if not frame:
+        return f"{html.escape(_line(view))}{badge}"
     return (f'<details><summary style="cursor:pointer">{html.escape(_line(view))}{badge}</summary>'
             f'<pre style="{PRE}">{html.escape(trace_views.pretty(view.frame))}</pre></details>')
 
