@@ -1,4 +1,4 @@
-"""Hostile: an MCP server that attacks the host it is connected to. Lab 11's attacker; never give it real data.
+"""Hostile: an MCP server that attacks the host it is connected to. Lab 14's attacker; never give it real data.
 
     python servers/hostile.py                  # stdio, like any local server
 

@@ -5,7 +5,7 @@
 
 The same tools, resources and prompts as ``servers/weather.py``, with the same names, the same
 table of cities and the same results, so that a client cannot tell the two apart by what they
-*do*. It can by how they say it: read the two files side by side, and Lab 12 lines their wire
+*do*. It can by how they say it: read the two files side by side, and Lab 15 lines their wire
 traces up. What the SDK does for the author here, and our toolkit spells out:
 
 * the input schema comes from the type hints through pydantic (``Annotated[..., Field(...)]`` for a

@@ -281,7 +281,7 @@ ROUTING = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mc
 PROXY = {"a": "ok", "b": "fails", "c": "ok", "d": "ok", "e": "fails"}
 TAMPERED = {"kind": "error", "code": -32602, "next": lab07.NEXT_STEPS[1]}
 
-# --- Lab 12 -------------------------------------------------------------------------------------------
+# --- Lab 15 -------------------------------------------------------------------------------------------
 
 WEATHER_PY = str((ROOT / "servers" / "weather.py").resolve())
 DESKTOP = {"command": sys.executable, "args": [WEATHER_PY, "--era", "legacy"]}
@@ -942,15 +942,15 @@ HOSTILE: list[tuple[str, object]] = [
 ]
 
 
-# --- Lab 11: its tables live in test_exercises_lab11.py (each row with the sentence it must get); the same
-# answers run here through the guard's checks (no traceback, a hint after each wrong try). ----------------
+# --- Labs 13 and 14: their tables live in test_exercises_lab13_14.py (each row with the sentence it must get);
+# the same answers run here through the guard's checks (no traceback, a hint after each wrong try). ---------
 
-def _lab11() -> None:
-    import test_exercises_lab11 as lab11_tables
+def _labs13_14() -> None:
+    import test_exercises_lab13_14 as security_tables
 
-    RIGHT.update(lab11_tables.RIGHT)
-    for name, answer, says in lab11_tables.WRONG:
+    RIGHT.update(security_tables.RIGHT)
+    for name, answer, says in security_tables.WRONG:
         WRONG.setdefault(name, []).append((says, answer))
 
 
-_lab11()
+_labs13_14()

@@ -183,29 +183,29 @@ def test_lab08_dates_the_registry_preview_to_2025_09_08():
     assert "2025-09-08-mcp-registry-preview" in text
 
 
-# --- Lab 12 -----------------------------------------------------------------------------------------------
+# --- Lab 15 -----------------------------------------------------------------------------------------------
 
-def test_lab12_says_what_the_stored_initialize_replies_declare_and_no_logging():
+def test_lab15_says_what_the_stored_initialize_replies_declare_and_no_logging():
     # 2025-11-25 "server/utilities/logging", Capabilities: a server that emits log messages declares
     # `logging`; ours never log, so the stored replies must not show it and the text must not claim it.
-    for cell_id in ("12_ecosystem-11", "12_ecosystem-17"):
-        shown = output("12_ecosystem.ipynb", cell_id)
+    for cell_id in ("15_ecosystem-11", "15_ecosystem-17"):
+        shown = output("15_ecosystem.ipynb", cell_id)
         assert "capabilities" in shown and "capabilities.logging" not in shown, cell_id
-    for cell_id in ("12_ecosystem-12", "12_ecosystem-18"):
-        said = words("12_ecosystem.ipynb", cell_id)
+    for cell_id in ("15_ecosystem-12", "15_ecosystem-18"):
+        said = words("15_ecosystem.ipynb", cell_id)
         assert "ours declares `logging`" not in said and "`logging`, and" not in said, cell_id
-    assert "no `logging`" in words("12_ecosystem.ipynb", "12_ecosystem-12")
-    assert "Neither declares `logging`" in words("12_ecosystem.ipynb", "12_ecosystem-18")
+    assert "no `logging`" in words("15_ecosystem.ipynb", "15_ecosystem-12")
+    assert "Neither declares `logging`" in words("15_ecosystem.ipynb", "15_ecosystem-18")
 
 
-def test_lab12_shows_seed_2s_survey_in_stored_outputs_kinds_sdks_and_the_registry():
-    kinds = output("12_ecosystem.ipynb", "12_ecosystem-kinds")
+def test_lab15_shows_seed_2s_survey_in_stored_outputs_kinds_sdks_and_the_registry():
+    kinds = output("15_ecosystem.ipynb", "15_ecosystem-kinds")
     for family in ("files and code", "databases", "browsers", "SaaS"):
         assert family in kinds
     assert "Streamable HTTP + OAuth 2.1" in kinds and "servers/files.py" in kinds
-    assert position("12_ecosystem.ipynb", "12_ecosystem-26") < position("12_ecosystem.ipynb", "12_ecosystem-kinds")
-    assert "github.com/modelcontextprotocol/python-sdk" in output("12_ecosystem.ipynb", "12_ecosystem-27")
-    registry = output("12_ecosystem.ipynb", "12_ecosystem-29")
+    assert position("15_ecosystem.ipynb", "15_ecosystem-26") < position("15_ecosystem.ipynb", "15_ecosystem-kinds")
+    assert "github.com/modelcontextprotocol/python-sdk" in output("15_ecosystem.ipynb", "15_ecosystem-27")
+    registry = output("15_ecosystem.ipynb", "15_ecosystem-29")
     assert '"name": "io.github.mcplab/weather"' in registry and "registry.modelcontextprotocol.io/v0/servers" in registry
 
 
@@ -274,9 +274,9 @@ def test_lab10_says_should_not_for_taking_stderr_for_an_error():
     assert "SHOULD NOT take a line there for an error" in text and "must not take" not in text
 
 
-def test_lab11_says_dynamic_registration_is_deprecated_in_2026_07_28_with_application_type_a_must():
+def test_lab13_says_dynamic_registration_is_deprecated_in_2026_07_28_with_application_type_a_must():
     # 2026-07-28 client-registration.mdx: DCR deprecated; clients MUST specify an application_type.
-    text = words("11_security.ipynb", "11_security-06")
+    text = words("13_authorization.ipynb", "13_authorization-06")
     assert "deprecated in 2026-07-28, where a client using it MUST send an `application_type`" in text
 
 

@@ -86,7 +86,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("demo", ("mcplab.demo",), ("client", "server", "economics", "files"), "the terminal tour"),
     Layer("exercises", ("mcplab.exercises",), ("host", "ecosystem", "economics", "files"),
           "each lab's checks (a check that starts a process asks the place first), and the careless variants "
-          "Lab 11's attacks succeed against"),
+          "Lab 14's attacks succeed against"),
     Layer("translation tool", ("mcplab.i18n.catalogs", "mcplab.i18n.documents", "mcplab.i18n.messages",
                                "mcplab.i18n.notebooks", "mcplab.i18n.tool"), ("languages", "files"),
           "mcplab i18n: catalogs kept in step with the English, the Chinese edition built"),

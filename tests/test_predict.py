@@ -153,20 +153,24 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "07.input_required": ("input_required", (), lambda out: re.search(r'"resultType": "(\w+)"', out)[1]),
     "07.tampered": ("an error, before the tool runs", (),
                     lambda out: "RemoteError -32602" in out and "integrity check" in out.split("\n")[0]),
-    "11.no_token": ("401", ("403", "400", "200", "407", "511"),
+    "13.no_token": ("401", ("403", "400", "200", "407", "511"),
                     lambda out: re.search(r"^\s*1\s+POST /mcp\s+(\d{3})\s", out, re.M)[1]),
-    "11.sandbox_link": ("a tool result with isError: true that names the rule", (),
-                        lambda out: bool(re.search(r"^ours\s+shortcut\.txt\s+→ isError True: refused", out, re.M))),
-    "11.passthrough": ("401", ("403", "200", "400", "407"),
+    "13.step_up": ("403", ("401", "400", "200", "407"),
+                   lambda out: re.search(r"^\s*1\s+POST /mcp\s+(\d{3})\s", out, re.M)[1]),
+    "13.passthrough": ("401", ("403", "200", "400", "407"),
                        lambda out: re.search(r"^ours\s+(\d{3}) · Bearer error=\"invalid_token\"", out, re.M)[1]),
-    "11.recover": ("starts the file server again and answers from notes.md", (),
+    "14.rebinding": ("403", ("401", "400", "200", "421", "404"),
+                     lambda out: re.search(r"^ours\s+(\d{3}) · Host 'attacker\.example:PORT' is not allowed", out, re.M)[1]),
+    "14.sandbox_link": ("a tool result with isError: true that names the rule", (),
+                        lambda out: bool(re.search(r"^ours\s+shortcut\.txt\s+→ isError True: refused", out, re.M))),
+    "14.recover": ("starts the file server again and answers from notes.md", (),
                    lambda out: "ours      host → files: started again" in out and "read_file: # MCP notes" in out
                    and "hostile kept its process under both: True" in out),
-    "12.host_frames": ("9", ("8", "10", "11", "12", "7"),
+    "15.host_frames": ("9", ("8", "10", "11", "12", "7"),
                        lambda out: len(re.findall(r"^\s+\d+ [→←] stdio ", out, re.M))),
-    "12.unknown_resource": ("-32002, then -32602", (),
+    "15.unknown_resource": ("-32002, then -32602", (),
                             lambda out: ", then ".join(re.search(r"error\.code: (-\d+) → (-\d+)", out).groups())),
-    "12.sdk_extra": ("tools/list", (), lambda out: re.search(r"▶\s+│ → (\S+) \(id \d+\)", out)[1]),
+    "15.sdk_extra": ("tools/list", (), lambda out: re.search(r"▶\s+│ → (\S+) \(id \d+\)", out)[1]),
 }
 
 # key prefix → how the name of the lab's notebook ends. The prefix is the lab's number in the course and a
@@ -174,7 +178,8 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
 # whether its file is still 07_economics.ipynb or already 08_economics.ipynb), so the topic finds it.
 LAB_TOPICS = {"00": "start_here", "01": "jsonrpc", "02": "handshake", "03": "primitives", "04": "host",
               "05": "streamable_http", "06": "stateless", "07": "scaling", "08": "economics", "09": "build_server",
-              "10": "build_client", "11": "security", "12": "ecosystem"}
+              "10": "build_client", "13": "authorization", "14": "attacks",
+              "15": "ecosystem"}
 
 
 def labs() -> list[Path]:

@@ -113,7 +113,7 @@ def files_writable(tmp_path: Path) -> list[Any]:               # the file server
     return [launch([PY, str(SERVERS / "files.py"), "--root", str(_folder(tmp_path)), "--writable"])]
 
 
-def careless(tmp_path: Path) -> list[Any]:                     # Lab 11's deliberately careless variant
+def careless(tmp_path: Path) -> list[Any]:                     # Lab 14's deliberately careless variant
     return [launch([PY, "-m", "mcplab.exercises.careless", "--root", str(_folder(tmp_path)), "--any-host"])]
 
 
@@ -121,7 +121,7 @@ def bookshelf(tmp_path: Path) -> list[Any]:                    # Lab 09, the stu
     return [launch([PY, str(ROOT / "labs" / "build" / "bookshelf.py")])]
 
 
-def weather_tls(tmp_path: Path) -> list[Any]:                  # Lab 11, over TLS
+def weather_tls(tmp_path: Path) -> list[Any]:                  # Lab 13, over TLS
     trustme = pytest.importorskip("trustme")
     certificate = trustme.CA().issue_cert("127.0.0.1")
     cert, key = tmp_path / "server.pem", tmp_path / "server.key"
@@ -171,11 +171,11 @@ def test_another_user_of_the_machine_is_refused_by_every_lab_server(tmp_path, wh
         proxy.stop_all(processes)
 
 
-# --- Lab 11's takeover, step by step --------------------------------------------------------------------
+# --- Lab 13's takeover, step by step --------------------------------------------------------------------
 
 @pytest.fixture
-def lab11(tmp_path: Path):
-    """Lab 11's two servers, started as the lab starts them: the authorization server with its consent
+def lab13(tmp_path: Path):
+    """Lab 13's two servers, started as the lab starts them: the authorization server with its consent
     page, and the writable file server that trusts it."""
     docs = _folder(tmp_path)
     auth = launch([PY, str(SERVERS / "auth.py")])
@@ -186,8 +186,8 @@ def lab11(tmp_path: Path):
         proxy.stop_all([files, auth])
 
 
-def test_the_lab11_takeover_fails_at_its_first_step_and_writes_nothing(lab11) -> None:
-    auth, files, docs = lab11
+def test_the_lab13_takeover_fails_at_its_first_step_and_writes_nothing(lab13) -> None:
+    auth, files, docs = lab13
     before = sorted(p.name for p in docs.iterdir())
     issuer = auth.url.rstrip("/")  # the authorization server's banner names its issuer
     registration = {"client_name": "a classmate", "redirect_uris": ["http://127.0.0.1:1/cb"],
@@ -213,12 +213,12 @@ def test_the_lab11_takeover_fails_at_its_first_step_and_writes_nothing(lab11) ->
     assert mine["status"] == 201, mine  # the student who started it still registers
 
 
-def test_the_consent_page_approves_only_for_the_user_who_started_the_server(lab11) -> None:
+def test_the_consent_page_approves_only_for_the_user_who_started_the_server(lab13) -> None:
     """The owner's browser walks the flow to the consent page; the classmate, given the very page (its consent
     id and all), submits Approve: refused, and the owner's flow still completes."""
     from mcplab.auth.browser import read_forms
 
-    auth, _, _ = lab11
+    auth, _, _ = lab13
     issuer = auth.url.rstrip("/")  # the authorization server's banner names its issuer
 
     async def owner_reaches_the_consent_page() -> tuple[str, dict]:

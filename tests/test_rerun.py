@@ -1,12 +1,13 @@
 """Running a lab's cells a second time in the same kernel starts no second set of servers.
 
-A real kernel (ipykernel, this environment's interpreter) runs Lab 11's cells up to its clean-up cell,
+A real kernel (ipykernel, this environment's interpreter) runs a lab's cells up to its clean-up cell,
 then the same cells again, as a student who presses Run All twice does; between runs the test counts
-the kernel's live descendant processes. Lab 11 holds every kind of long-lived peer a lab keeps in a
-name: HTTP servers from ``launch`` and ``launch_all``, a ``Host`` and a careless one (stdio children
-each), and a ``Client`` over a stdio transport of its own. The front end here (like nbclient and
-nbval) sends no cell id, so the kernel knows a cell run again by its source. Without the kernel's
-register (``mcplab.notebook.rerun``) the second run leaves twice the first run's processes (11, then 22).
+the kernel's live descendant processes. Labs 13 and 14 (the two halves of the security lab) hold every
+kind of long-lived peer a lab keeps in a name: HTTP servers from ``launch`` (13) and ``launch_all``
+(both), a ``Host`` and a careless one (stdio children each) and a ``Client`` over a stdio transport of
+its own (14). The front end here (like nbclient and nbval) sends no cell id, so the kernel knows a cell
+run again by its source. Without the kernel's register (``mcplab.notebook.rerun``) the second run
+leaves twice the first run's processes (5, then 10 in Lab 13; 7, then 14 in Lab 14).
 """
 
 from __future__ import annotations
@@ -113,8 +114,9 @@ def lab_kernel() -> Iterator[tuple[object, int]]:
         manager.shutdown_kernel(now=False)
 
 
-def test_running_lab_11_twice_in_one_kernel_leaves_one_set_of_servers_and_none_after_shutdown():
-    cells = [cell.source for cell in nbformat.read(str(LABS / "11_security.ipynb"), as_version=4).cells
+@pytest.mark.parametrize("lab, servers", [("13_authorization", 5), ("14_attacks", 7)])
+def test_running_a_lab_twice_in_one_kernel_leaves_one_set_of_servers_and_none_after_shutdown(lab, servers):
+    cells = [cell.source for cell in nbformat.read(str(LABS / f"{lab}.ipynb"), as_version=4).cells
              if cell.cell_type == "code"]
     # the clean-up: from the cell that stops the lab's HTTP servers to the one that removes its folder
     cleanup = next(i for i, source in enumerate(cells) if "stop_all(" in source and "HTTP servers" in source)
@@ -126,7 +128,7 @@ def test_running_lab_11_twice_in_one_kernel_leaves_one_set_of_servers_and_none_a
         first = settled(kernel)
         every |= first
         run(client, "_first_work = WORK")  # each run makes a folder; the clean-up cell removes the last one
-        assert len(first) >= 8, f"expected the lab's servers to be running, found {len(first)} processes"
+        assert len(first) >= servers, f"expected the lab's servers to be running, found {len(first)} processes"
 
         for source in cells[:cleanup]:
             run(client, source)

@@ -9,7 +9,7 @@ the same checks run on both, parametrised by server.
 * the official SDK's client (modern and legacy) and mcplab's Client (era="auto", its trace checked
   against the official schema) use everything either offers;
 * where the two differ on the wire (error shapes, schema titles) the difference is pinned, so a
-  change on either side shows up here and in Lab 12's diff.
+  change on either side shows up here and in Lab 15's diff.
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def test_both_servers_hold_the_same_table() -> None:
             for name, c in ours.CITIES.items()} == theirs.CITIES
 
 
-# --- where the wire differs: pinned, so Lab 12's diff stays true -------------------------------------
+# --- where the wire differs: pinned, so Lab 15's diff stays true -------------------------------------
 
 ERRORS = [  # (case, method, params, ours, the SDK's): ("error", code) or ("isError", words in the text)
     ("an unknown tool", "tools/call", {"name": "get_rain", "arguments": {}}, ("error", -32602), ("isError", "Unknown tool: get_rain")),

@@ -11,7 +11,7 @@ re-exported here so a notebook writes ``from mcplab import exercises`` and
 ``exercises.check_initialize_request(...)``.
 
 ``careless`` is lab material of another kind: the bundled parts each with one defence left out, for
-Lab 11's attacks to succeed against (``python -m mcplab.exercises.careless``). It is not loaded here.
+Lab 14's attacks to succeed against (``python -m mcplab.exercises.careless``). It is not loaded here.
 
 Layer: near the top. Checks may import the client and server sides, ``lifecycle``, ``wire``,
 ``ecosystem``, ``economics`` and ``course``, to compare an answer with what the product does; only the
@@ -32,5 +32,6 @@ from mcplab.exercises.lab05_opening import *  # noqa: F401,F403
 from mcplab.exercises.lab06 import *  # noqa: F401,F403
 from mcplab.exercises.lab07 import *  # noqa: F401,F403
 from mcplab.exercises.lab08 import *  # noqa: F401,F403
-from mcplab.exercises.lab11 import *  # noqa: F401,F403
-from mcplab.exercises.lab12 import *  # noqa: F401,F403
+from mcplab.exercises.lab13 import *  # noqa: F401,F403
+from mcplab.exercises.lab14 import *  # noqa: F401,F403
+from mcplab.exercises.lab15 import *  # noqa: F401,F403

@@ -1,8 +1,8 @@
-"""Careless variants of the bundled parts, each missing one defence, for the security lab (Lab 11) only.
+"""Careless variants of the bundled parts, each missing one defence, for the attacks lab (Lab 14) only.
 
 Theory of operation
 -------------------
-Lab 11 runs every attack twice: first against one of these, where it succeeds, then against the real
+Lab 14 runs every attack twice: first against one of these, where it succeeds, then against the real
 part, which stops it. It sits beside the labs' checks because it is lab material, not a part: nothing
 else imports it (a test checks; ``mcplab.exercises`` does not load it), and nothing here is a default
 anywhere. Each variant leaves out exactly one thing, named after what it lacks::
@@ -19,7 +19,7 @@ anywhere. Each variant leaves out exactly one thing, named after what it lacks::
         --any-audience  with --auth, accepts a valid token minted for any resource (no audience check:
                         the door to token passthrough)
 
-The spec sections each defence comes from are in Lab 11 beside each attack.
+The spec sections each defence comes from are in Lab 14 beside each attack.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.path.insert(0, str(servers_dir()))
     import files  # servers/files.py: the real server, one defence of which each flag removes
 
-    parser = arguments("servers/files.py with defences removed, for Lab 11 only")
+    parser = arguments("servers/files.py with defences removed, for Lab 14 only")
     parser.add_argument("--root", type=Path, default=files.SAMPLES)
     parser.add_argument("--writable", action="store_true")
     parser.add_argument("--unconfined", action="store_true", help="read_file checks no path")

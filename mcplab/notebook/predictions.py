@@ -477,86 +477,107 @@ _ALL = (
                  "SIGKILL (Lifecycle: Shutdown, stdio), and Popen reports a process ended by a signal as "
                  "minus the signal's number, where a shell would print 128 plus it."),
     ),
-    # --- Lab 11 · security and authorization ---------------------------------------------------
+    # --- Lab 13 · authorization ----------------------------------------------------------------------
     Prediction(
-        key="11.no_token",
+        key="13.no_token",
         question=N_("The file server now runs with --auth. The client's first POST /mcp, its initialize, carries "
                     "no access token. Which HTTP status comes back?"),
         choices=(),
-        digest="sha256:f6251ea379b948fda6edd232f0aa2d2dc0844b1a8466af3cf8113e3a3ee4efd3",
+        digest="sha256:947f7a1926b8b2f857be37417c8dd88141d270196595d6c9841c2e8e06a44e22",
         wrong=N_("Run the next cell and read row 1 of the table: a request without a token is one that needs "
                  "authorization, and the refusal says where to get it, in a WWW-Authenticate header naming the "
                  "resource's metadata (Authorization: Protected Resource Metadata Discovery Requirements, "
                  "Error Handling)."),
     ),
     Prediction(
-        key="11.sandbox_link",
+        key="13.step_up",
+        question=N_("The client's token holds files:read only. It now calls write_file, which needs files:write "
+                    "as well. Which HTTP status answers that first POST /mcp?"),
+        choices=(),
+        digest="sha256:2c3d32caacc4a007e82a5fe2bb27f1fb7477dd02be7ae8d3a36af49e20fdf4c9",
+        wrong=N_("Run the next cell and read row 1 of its table: the token is good, it is just not enough, so "
+                 "this is not 401 (no or bad credentials) but 403 with error=\"insufficient_scope\" and the scope "
+                 "the operation needs (Authorization: Scope Challenge Handling; RFC 6750 §3.1)."),
+    ),
+    Prediction(
+        key="13.passthrough",
+        question=N_("The token minted for the docs file server is replayed at another file server of the same "
+                    "authorization server, which has the same scopes. Which HTTP status does ours answer with?"),
+        choices=(),
+        digest="sha256:f012999555c59a51e92fd6cdc466bc0b956e773d060c760cdb32503c20f73638",
+        wrong=N_('Run the next cell and read the "ours" line: the signature, the issuer and the expiry all check '
+                 'out, but the token names another server as its audience, so for this server it is an invalid '
+                 'token, not one with too little scope (Authorization: Token Handling, where invalid tokens MUST '
+                 'get 401; Error Handling).'),
+    ),
+    # --- Lab 14 · attacks ------------------------------------------------------------------------------
+    Prediction(
+        key="14.rebinding",
+        question=N_("The page's script sends its initialize to our file server on 127.0.0.1, with Host and Origin "
+                    "naming attacker.example. Which HTTP status does ours answer with?"),
+        choices=(),
+        digest="sha256:bd6d58821cfd6add8329cf2b90921f8f7f976a6f37b225de0f31d698f121ad94",
+        wrong=N_('Run the next cell and read the "ours" line: a server MUST validate the Origin header and answer '
+                 'an invalid one with 403 Forbidden (Transports: Security Warning; 2026-07-28: Streamable HTTP, '
+                 'Security & Endpoint); ours checks Host as well, and refuses before any JSON-RPC is read.'),
+    ),
+    Prediction(
+        key="14.sandbox_link",
         question=N_("Our file server is asked for shortcut.txt, a symlink inside its folder that leads to the "
                     "secret outside it. What comes back?"),
         choices=(N_("the secret: the link itself is inside the folder"),
                  N_("a tool result with isError: true that names the rule"),
                  N_("a JSON-RPC error, -32602 (Invalid params)"),
                  N_("a JSON-RPC error, -32002 (Resource not found)")),
-        digest="sha256:ca42940340adf395de2b4cd7406bf03354ac53dd6d2d93622a6d7114754d819f",
+        digest="sha256:88885d335e70314f5271ea9adcc868eb8a8f68141b513bea11ff2f8beebef537",
         wrong=N_('Run the next cell and read its "shortcut.txt" line: the server follows the link before it opens '
                  'anything and refuses what lands outside its folder. A bad argument to a tool that exists is a '
                  'tool execution error, reported in the result with isError (Server: Tools, Error Handling), so '
                  'the model can read why and correct itself.'),
     ),
     Prediction(
-        key="11.passthrough",
-        question=N_("The token minted for the docs file server is replayed at another file server of the same "
-                    "authorization server, which has the same scopes. Which HTTP status does ours answer with?"),
-        choices=(),
-        digest="sha256:5cb80e9c21e85894df728e91c32b5986330023840a248fed49ed20703d1e22c8",
-        wrong=N_('Run the next cell and read the "ours" line: the signature, the issuer and the expiry all check '
-                 'out, but the token names another server as its audience, so for this server it is an invalid '
-                 'token, not one with too little scope (Authorization: Token Handling, where invalid tokens MUST '
-                 'get 401; Error Handling).'),
-    ),
-    Prediction(
-        key="11.recover",
+        key="14.recover",
         question=N_("The file server was killed under both hosts. The user now asks what is in notes.md. What "
                     "does our host do?"),
         choices=(N_("starts the file server again and answers from notes.md"),
                  N_("answers without the file tools: their server is gone"),
                  N_("stops the run with an error"),
                  N_("starts both servers again, to be safe")),
-        digest="sha256:0922ff1433623c7e3d5b7981c60223eea800f72dd0a25117cdceb7881bcdc6a1",
+        digest="sha256:fc229625e3d5402a3a56b5c94435b37fd09712202f53904ca76664320a752f36",
         wrong=N_('Run the next cell and read the line "ours": the host controls each client connection\'s '
                  'lifecycle (Architecture: Core Components), so before the run it brings back the one route that '
                  'failed, a new process and a new handshake; the last line shows that the other connection kept '
                  'its process.'),
     ),
-    # --- Lab 12 · the ecosystem -----------------------------------------------------------------
+    # --- Lab 15 · the ecosystem -----------------------------------------------------------------
     Prediction(
-        key="12.host_frames",
+        key="15.host_frames",
         question=N_("Playing the host, the next cell runs the legacy handshake, lists the tools, the prompts and "
                     "the resources, then closes the server's stdin. How many frames does the trace hold?"),
         choices=(),
-        digest="sha256:f15612e8f66ca6fa5b22348fa0e1078e65d1807d97f5c6be5905f37690461650",
+        digest="sha256:0834c90e2345340d2c7352f848d7a7fd2d5d5727061179d67c4294e199184acf",
         wrong=N_("Run the next cell and count the numbered frames: each request (initialize and the three lists) "
                  "gets one response, notifications/initialized gets none (JSON-RPC 2.0 §4.1), and closing stdin "
                  "is no message at all: it is how a stdio connection ends (Lifecycle: Shutdown)."),
     ),
     Prediction(
-        key="12.unknown_resource",
+        key="15.unknown_resource",
         question=N_("Both weather servers are asked resources/read weather://city/Atlantis, a city neither knows. "
                     "Which error codes come back: ours (mcplab), then the SDK's?"),
         choices=(N_("-32002, then -32002"), N_("-32002, then -32602"), N_("-32602, then -32602"),
                  N_("no error: a result with isError: true from both")),
-        digest="sha256:bd4912e499ffa51ccd014b47731feab6abad44bebe4edc5244c90cade7c3dfed",
+        digest="sha256:c9f063eae106597ab5596d5b6ac4415b6ab0cd4997b82917271d39fb3787eefe",
         wrong=N_('Run the next cell and read the "error for resources/read" line of the diff: a missing resource '
                  'was -32002 (Resource not found) up to 2025-11-25, and 2026-07-28 makes it -32602 (Invalid '
                  'params), asking clients to accept both (Server: Resources, Error Handling). A resource is not a '
                  'tool: isError belongs to tool results.'),
     ),
     Prediction(
-        key="12.sdk_extra",
+        key="15.sdk_extra",
         question=N_("The two clients each call get_weather once. What does the SDK's client send after the call "
                     "that ours does not?"),
         choices=("tools/list", "ping", "notifications/cancelled", N_("nothing: the two traces match")),
-        digest="sha256:72f2b57ea81ee368340b132bf48f2c59569bf0b7538d69ae65a335e96767cbbf",
+        digest="sha256:65ce1f88f0d0ab9c50c0f9c905e899b5f2f6a85e9718741496e02f86be6ea851",
         wrong=N_("Run the next cell and read the frames at the end of the diff that only the SDK's client has: a "
                  "client that gets structured content checks it against the tool's outputSchema (Server: Tools, "
                  "Output Schema: clients SHOULD validate), and that schema comes with the tool list."),

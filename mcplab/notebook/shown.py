@@ -36,7 +36,7 @@ __all__ = ["masked", "masker", "pretty", "source", "first_exchange", "request_st
 PORT = "127.0.0.1:PORT"                  # what a loopback address with its port reads as
 EXPIRY = "<now + 15 minutes>"           # what a sealed expiry reads as (the servers seal 15 minutes ahead)
 _LOOPBACK = re.compile(r"127\.0\.0\.1:\d+")
-_ATTACKER = re.compile(r"attacker\.example:\d+")  # Lab 11's pretend attacker listens on a loopback port too
+_ATTACKER = re.compile(r"attacker\.example:\d+")  # Lab 14's pretend attacker listens on a loopback port too
 _LENGTH = re.compile(r"(?im)^(content-length): \d+$")  # an HTTP body holding a port or a random id varies in length
 # OAuth's made-up values (RFC 6749 client_id, state; RFC 7636 code_challenge; the consent page's nonce), in
 # JSON ("client_id": "…"), a query string (state=…) or a header: eight characters or more, so a word stays.

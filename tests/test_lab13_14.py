@@ -1,6 +1,6 @@
-"""Lab 11 against the real parts: its answer keys are what the servers really do (the refusals of the
-authorization parts, the file server's refusals), and its stored notebooks carry no port, path, token or
-error, cite the spec beside each attack, and leave every exercise unanswered."""
+"""Labs 13 (authorization) and 14 (attacks) against the real parts: their answer keys are what the servers
+really do (the refusals of the authorization parts, the file server's refusals), and their stored notebooks
+carry no port, path, token or error, cite the spec beside each section, and leave every exercise unanswered."""
 
 from __future__ import annotations
 
@@ -17,14 +17,15 @@ import pytest
 from auth_helpers import REDIRECT
 from mcplab import Client
 from mcplab.auth.wire import bearer_challenge
-from mcplab.exercises import lab11
+from mcplab.exercises import lab13, lab14
 from mcplab.server.streamable_http import launch
 from mcplab.transports.stdio import stdio
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "servers"
-LAB = ROOT / "labs" / "11_security.ipynb"
-SOLUTIONS = ROOT / "labs" / "solutions" / "11_security_solutions.ipynb"
+LABS = {13: ROOT / "labs" / "13_authorization.ipynb", 14: ROOT / "labs" / "14_attacks.ipynb"}
+SOLUTIONS = {13: ROOT / "labs" / "solutions" / "13_authorization_solutions.ipynb",
+             14: ROOT / "labs" / "solutions" / "14_attacks_solutions.ipynb"}
 
 
 def cells(path: Path) -> list[dict]:
@@ -70,7 +71,7 @@ def test_the_refusals_key_is_what_the_authorization_parts_answer(tmp_path):
         challenge = bearer_challenge(reply.headers)
         error = challenge.get("error", "") if challenge is not None else reply.json().get("error", "")
         seen[letter] = (reply.status_code, error)
-    assert seen == lab11._REFUSALS
+    assert seen == lab13._REFUSALS
 
 
 def sandbox(root: Path) -> None:
@@ -98,18 +99,19 @@ def test_the_sandbox_key_is_what_the_file_server_answers(tmp_path):
     sandbox(root)
     paths = {"a": "notes.md", "b": "../secret.txt", "c": "src/../notes.md", "d": f"{root}/notes.md",
              "e": "shortcut.txt", "f": "pipe", "g": "zero", "h": "notes.md\x00.png", "i": "%2e%2e/secret.txt"}
-    assert set(paths) == set(lab11.SANDBOX_TRIES)
+    assert set(paths) == set(lab14.SANDBOX_TRIES)
 
     async def ask() -> dict[str, str]:
         async with Client(stdio([sys.executable, str(SERVERS / "files.py"), "--root", str(root)]), timeout=10) as files:
             return {k: verdict(await files.call_tool("read_file", {"path": p})) for k, p in paths.items()}
 
-    assert anyio.run(ask) == lab11._SANDBOX
+    assert anyio.run(ask) == lab14._SANDBOX
 
 
 # --- the stored notebooks ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", [LAB, SOLUTIONS], ids=["lab", "solutions"])
+@pytest.mark.parametrize("path", [*LABS.values(), *SOLUTIONS.values()],
+                         ids=["lab13", "lab14", "solutions13", "solutions14"])
 def test_stored_outputs_hold_no_port_path_token_or_error(path):
     text = outputs(path)
     assert text, "store the notebook executed"
@@ -122,8 +124,17 @@ def test_stored_outputs_hold_no_port_path_token_or_error(path):
     assert all(cell["execution_count"] is not None for cell in cells(path) if cell["cell_type"] == "code")
 
 
-def test_each_attack_section_cites_the_spec_section_its_defence_comes_from():
-    markdown = [("".join(c["source"])) for c in cells(LAB) if c["cell_type"] == "markdown"]
+# each section and the spec link it must cite (2025-11-25), numbered as each lab numbers them
+CITES = {13: {"2": "basic/authorization#scope-challenge-handling",
+              "4": "basic/security_best_practices#token-passthrough"},
+         14: {"1": "server/tools#", "2": "server/tools#list-changed-notification", "3": "server/tools#tool",
+              "4": "basic/transports#security-warning", "5": "basic/security_best_practices#local-mcp-server-compromise",
+              "6": "architecture#core-components"}}
+
+
+@pytest.mark.parametrize("lab, count", [(13, 4), (14, 6)])
+def test_each_section_cites_the_spec_section_its_defence_comes_from(lab, count):
+    markdown = [("".join(c["source"])) for c in cells(LABS[lab]) if c["cell_type"] == "markdown"]
     sections: dict[str, str] = {}
     current = None
     for text in markdown:
@@ -133,20 +144,19 @@ def test_each_attack_section_cites_the_spec_section_its_defence_comes_from():
                 current = heading.group(1)
             elif current:
                 sections[current] = sections.get(current, "") + line + "\n"
-    assert sorted(sections, key=int) == [str(n) for n in range(1, 11)]
-    expected = {"4": "server/tools#", "5": "server/tools#list-changed-notification", "6": "server/tools#tool",
-                "7": "basic/transports#security-warning", "8": "basic/security_best_practices#local-mcp-server-compromise",
-                "9": "basic/security_best_practices#token-passthrough", "2": "basic/authorization#scope-challenge-handling",
-                "10": "architecture#core-components"}
-    for section, link in expected.items():
+    assert sorted(sections, key=int) == [str(n) for n in range(1, count + 1)]
+    for section, link in CITES[lab].items():
         assert f"modelcontextprotocol.io/specification/2025-11-25/{link}" in sections[section], section
 
 
-def test_every_exercise_is_left_unanswered_and_shows_no_hint_before_a_try():
-    checked = [c for c in cells(LAB) if c["cell_type"] == "code" and "".join(c["source"]).startswith("exercises.check_")]
-    assert len(checked) == 8
+@pytest.mark.parametrize("lab, count", [(13, 2), (14, 6)])
+def test_every_exercise_is_left_unanswered_and_shows_no_hint_before_a_try(lab, count):
+    checked = [c for c in cells(LABS[lab]) if c["cell_type"] == "code"
+               and "".join(c["source"]).startswith("exercises.check_")]
+    assert len(checked) == count
     for cell in checked:
         text = "".join("".join(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in cell["outputs"])
         assert text.startswith("✗ Not answered yet") and "hint" not in text, text
-    solved = [c for c in cells(SOLUTIONS) if c["cell_type"] == "code" and "".join(c["source"]).startswith("exercises.check_")]
-    assert len(solved) == 8 and all("".join(c["outputs"][0]["data"]["text/plain"]).startswith("✓") for c in solved)
+    solved = [c for c in cells(SOLUTIONS[lab]) if c["cell_type"] == "code"
+              and "".join(c["source"]).startswith("exercises.check_")]
+    assert len(solved) == count and all("".join(c["outputs"][0]["data"]["text/plain"]).startswith("✓") for c in solved)

@@ -1,4 +1,4 @@
-"""mcplab.exercises.lab11: every check passes the worked answer, says "not answered" (with no hint) for the
+"""mcplab.exercises.lab13 and lab14 (the two halves of one security lab): every check passes the worked answer, says "not answered" (with no hint) for the
 placeholder, and refuses each plausible wrong answer with the sentence that names its slip, hint included."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 import pytest
 
 from mcplab import exercises
-from mcplab.exercises import lab11
+from mcplab.exercises import lab13, lab14
 from mcplab.exercises._feedback import NOT_ANSWERED, Feedback
 from mcplab.client.trust import Permission, consent_reason
 
@@ -39,47 +39,53 @@ RIGHT = {
 }
 
 
-def test_all_lists_exactly_the_check_functions():
-    checks = sorted(name for name in vars(lab11) if name.startswith("check_"))
-    assert sorted(name for name in lab11.__all__ if name.startswith("check_")) == checks == sorted(RIGHT)
+LAB13 = ("check_refusals", "check_audience")
+MODULE = {name: lab13 if name in LAB13 else lab14 for name in RIGHT}  # each check and the lab that asks it
+
+
+@pytest.mark.parametrize("lab", [lab13, lab14], ids=["lab13", "lab14"])
+def test_all_lists_exactly_the_check_functions(lab):
+    checks = sorted(name for name in vars(lab) if name.startswith("check_") and getattr(lab, name).__module__ == lab.__name__)
+    assert sorted(name for name in lab.__all__ if name.startswith("check_")) == checks
+    assert checks == sorted(name for name in RIGHT if MODULE[name] is lab)
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT))
 def test_each_check_is_re_exported_by_the_package(name):
-    assert getattr(exercises, name) is getattr(lab11, name)
+    assert getattr(exercises, name) is getattr(MODULE[name], name)
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT))
 def test_the_placeholder_is_not_answered_yet_and_shows_no_hint_before_a_try(name):
-    feedback = getattr(lab11, name)(...)
+    feedback = getattr(MODULE[name], name)(...)
     assert isinstance(feedback, Feedback) and not feedback
     assert feedback.message.startswith(NOT_ANSWERED) and not feedback.hint and "hint" not in repr(feedback)
 
 
 def test_a_dict_of_placeholders_is_not_answered_yet_either():
-    for name, keys in (("check_refusals", lab11.REFUSAL_CASES), ("check_consent", lab11.CONSENT_CASES),
-                       ("check_sandbox", lab11.SANDBOX_TRIES), ("check_recovery", lab11.RECOVERY_CASES)):
-        feedback = getattr(lab11, name)({k: ... for k in keys})
+    for name, keys in (("check_refusals", lab13.REFUSAL_CASES), ("check_consent", lab14.CONSENT_CASES),
+                       ("check_sandbox", lab14.SANDBOX_TRIES), ("check_recovery", lab14.RECOVERY_CASES)):
+        feedback = getattr(MODULE[name], name)({k: ... for k in keys})
         assert feedback.message.startswith(NOT_ANSWERED) and not feedback.hint, name
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT))
 def test_the_worked_answer_passes(name):
-    feedback = getattr(lab11, name)(RIGHT[name])
+    feedback = getattr(MODULE[name], name)(RIGHT[name])
     assert feedback, feedback
     assert repr(feedback).startswith("✓") and "hint" not in repr(feedback)
 
 
 def test_the_other_spellings_of_a_right_answer_pass_too():
-    assert lab11.check_refusals({**RIGHT["check_refusals"], "a": (401, None), "d": [403, "insufficient_scope"]})
-    assert lab11.check_pin(lambda d: json.dumps(d, sort_keys=True))  # a canonical text pins as well as its hash
-    assert lab11.check_flag_rule(r"(note to the ai|\(ai:|assistant,|dear ai)")
-    assert lab11.check_rebinding_request({"host": "attacker.example:8000", "origin": "http://attacker.example:8000"})
+    assert lab13.check_refusals({**RIGHT["check_refusals"], "a": (401, None), "d": [403, "insufficient_scope"]})
+    assert lab14.check_pin(lambda d: json.dumps(d, sort_keys=True))  # a canonical text pins as well as its hash
+    assert lab14.check_flag_rule(r"(note to the ai|\(ai:|assistant,|dear ai)")
+    assert lab14.check_rebinding_request({"host": "attacker.example:8000", "origin": "http://attacker.example:8000"})
 
 
 def test_the_consent_table_agrees_with_the_host_s_own_rule():
     expected = {letter: "ask" if consent_reason(tool, Permission(trusted, frozenset(always))) else "run"
-                for letter, (_, _, trusted, tool, always) in lab11.CONSENT_CASES.items()}
+                for letter, (_, _, trusted, tool, always) in lab14.CONSENT_CASES.items()}
     assert expected == RIGHT["check_consent"]
 
 
@@ -92,7 +98,7 @@ def raising(definition):
 
 
 WRONG = [
-    # 1. the refusals: each plausible confusion of status and code
+    # Lab 13, 1. the refusals: each plausible confusion of status and code
     ("check_refusals", answers(RIGHT["check_refusals"], a=(401, "invalid_token")), "no error code"),
     ("check_refusals", answers(RIGHT["check_refusals"], a=(403, "")), "a: 401"),
     ("check_refusals", answers(RIGHT["check_refusals"], c=(403, "insufficient_scope")), "for another resource"),
@@ -107,7 +113,7 @@ WRONG = [
     ("check_refusals", answers(RIGHT["check_refusals"], b=401), "expected a pair"),
     ("check_refusals", answers(RIGHT["check_refusals"], h=...), "h is not answered yet"),
     ("check_refusals", [(401, "")], "expected a dict"),
-    # 2. a rule of your own: too broad, too narrow, not a rule
+    # Lab 14, 1. a rule of your own: too broad, too narrow, not a rule
     ("check_flag_rule", r"assistant", "it misses 2"),
     ("check_flag_rule", r"\bai\b", "it misses 1"),
     ("check_flag_rule", r"\b(ai|assistant|model)\b", "innocent description"),
@@ -119,7 +125,7 @@ WRONG = [
     ("check_flag_rule", "", "a non-empty string"),
     ("check_flag_rule", 42, "a non-empty string"),
     ("check_flag_rule", "a" * 301, "under 300 characters"),
-    # 3. a pin of your own
+    # Lab 14, 2. a pin of your own
     ("check_pin", lambda d: d["description"], "a new parameter in the input schema gave the same pin"),
     ("check_pin", lambda d: hashlib.sha256(json.dumps(d).encode()).hexdigest(), "keys in another order"),
     ("check_pin", lambda d: hashlib.sha256(str(d).encode()).hexdigest(), "keys in another order"),
@@ -133,7 +139,7 @@ WRONG = [
     ("check_pin", lambda d: hash(json.dumps(d, sort_keys=True)), "a pin is a string"),
     ("check_pin", raising, "raised KeyError"),
     ("check_pin", "sha256", "expected a function"),
-    # 4. consent
+    # Lab 14, 3. consent
     ("check_consent", answers(RIGHT["check_consent"], c="run"), "c: the host would ask"),
     ("check_consent", answers(RIGHT["check_consent"], d="run"), "d: the host would ask"),
     ("check_consent", answers(RIGHT["check_consent"], f="run"), "f: the host would ask"),
@@ -145,7 +151,7 @@ WRONG = [
     ("check_consent", answers(RIGHT["check_consent"], b="maybe"), '"ask" or "run"'),
     ("check_consent", answers(RIGHT["check_consent"], f=...), "f is not answered yet"),
     ("check_consent", ["run", "ask"], "expected a dict"),
-    # 5. what the browser sends after the rebinding
+    # Lab 14, 4. what the browser sends after the rebinding
     ("check_rebinding_request", {"Host": "127.0.0.1:8000", "Origin": "http://attacker.example:8000"}, "never learns"),
     ("check_rebinding_request", {"Host": "attacker.example", "Origin": "http://attacker.example:8000"}, "name and port"),
     ("check_rebinding_request", {"Host": "attacker.example:8000", "Origin": "http://attacker.example:8000/cats.html"},
@@ -160,7 +166,7 @@ WRONG = [
      "the port is there"),
     ("check_rebinding_request", {"Host": "attacker.example:8000"}, "both headers"),
     ("check_rebinding_request", {"Host": "attacker.example:8000", "Origin": None}, "both strings"),
-    # 6. the sandbox
+    # Lab 14, 5. the sandbox
     ("check_sandbox", answers(RIGHT["check_sandbox"], c="read"), "'..' is refused wherever it is"),
     ("check_sandbox", answers(RIGHT["check_sandbox"], d="read"), "absolute path is refused even when it points inside"),
     ("check_sandbox", answers(RIGHT["check_sandbox"], g="not regular"), "leaves the folder is refused before"),
@@ -172,7 +178,7 @@ WRONG = [
     ("check_sandbox", answers(RIGHT["check_sandbox"], a="refused"), "each answer is one of"),
     ("check_sandbox", {"a": "read"}, "are not answered yet"),
     ("check_sandbox", answers(RIGHT["check_sandbox"], z="read"), "not among the cases"),
-    # 7. the audience check
+    # Lab 13, 2. the audience check
     ("check_audience", lambda c, me: True, "a token for another server"),
     ("check_audience", lambda c, me: c["aud"] == me, "a token for this server and another one"),
     ("check_audience", lambda c, me: me in c.get("aud", ""), "a token for a longer path on this host"),
@@ -190,7 +196,7 @@ WRONG = [
      "raised KeyError"),
     ("check_audience", lambda c, me: "yes" if c.get("aud") == me else "", "answer True or False"),
     ("check_audience", "aud", "expected a function"),
-    # 8. recovery
+    # Lab 14, 6. recovery
     ("check_recovery", answers(RIGHT["check_recovery"], b="restart, then call"), "never repeats it"),
     ("check_recovery", answers(RIGHT["check_recovery"], c="restart, then call"), "no command to start it"),
     ("check_recovery", answers(RIGHT["check_recovery"], d="restart, then call"), "restarts are bounded"),
@@ -204,7 +210,7 @@ WRONG = [
 
 @pytest.mark.parametrize("name, answer, says", WRONG, ids=[f"{n}: {s}" for n, _, s in WRONG])
 def test_each_plausible_wrong_answer_is_refused_with_its_reason_and_then_a_hint(name, answer, says):
-    feedback = getattr(lab11, name)(answer)
+    feedback = getattr(MODULE[name], name)(answer)
     assert not feedback
     assert says in feedback.message, feedback.message
     assert feedback.hint and "hint: " in repr(feedback)

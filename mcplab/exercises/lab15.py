@@ -1,4 +1,4 @@
-"""Checks for lab 12 (the ecosystem): a Claude Desktop entry written by hand, which operations change
+"""Checks for lab 15 (the ecosystem): a Claude Desktop entry written by hand, which operations change
 the world, the backends nginx picks, and a server.json for the registry.
 
 The host entry is started the way a host starts it (:func:`mcplab.ecosystem.hostconfig.launch_spec`: the argv,
@@ -34,7 +34,7 @@ def _handshake(argv: list[str], env: dict[str, str]) -> dict:
     """Start ``argv`` as a host would (no shell, its own folder, a minimal environment); initialize; stop."""
     hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
              "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                        "clientInfo": {"name": "lab12-check", "version": "1"}}}
+                        "clientInfo": {"name": "lab15-check", "version": "1"}}}
     done = subprocess.run(argv, input=(json.dumps(hello) + "\n").encode(), capture_output=True, timeout=START_TIMEOUT,
                           env=env, cwd=os.path.abspath(os.sep))
     for line in done.stdout.splitlines():

@@ -1,4 +1,4 @@
-"""mcplab.exercises.lab12: every check passes the worked answer, says "not answered" for the
+"""mcplab.exercises.lab15: every check passes the worked answer, says "not answered" for the
 placeholder, and names the slip behind each typical wrong answer."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mcplab import exercises
-from mcplab.exercises import lab12
+from mcplab.exercises import lab15
 from mcplab.exercises._feedback import NOT_ANSWERED, Feedback
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,18 +31,18 @@ RIGHT = {
 
 
 def test_all_lists_exactly_the_check_functions():
-    checks = sorted(name for name in vars(lab12) if name.startswith("check_"))
-    assert sorted(name for name in lab12.__all__ if name.startswith("check_")) == checks == sorted(RIGHT)
+    checks = sorted(name for name in vars(lab15) if name.startswith("check_"))
+    assert sorted(name for name in lab15.__all__ if name.startswith("check_")) == checks == sorted(RIGHT)
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT))
 def test_each_check_is_re_exported_by_the_package(name):
-    assert getattr(exercises, name) is getattr(lab12, name)
+    assert getattr(exercises, name) is getattr(lab15, name)
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT))
 def test_the_placeholder_is_not_answered_yet_and_gives_no_hint_away(name):
-    feedback = getattr(lab12, name)(...)
+    feedback = getattr(lab15, name)(...)
     assert isinstance(feedback, Feedback) and not feedback
     assert feedback.message.startswith(NOT_ANSWERED) and not feedback.hint
 
@@ -50,7 +50,7 @@ def test_the_placeholder_is_not_answered_yet_and_gives_no_hint_away(name):
 @pytest.mark.subprocess
 @pytest.mark.parametrize("name", sorted(RIGHT))
 def test_the_worked_answer_passes(name):
-    feedback = getattr(lab12, name)(RIGHT[name])
+    feedback = getattr(lab15, name)(RIGHT[name])
     assert feedback, feedback
     assert repr(feedback).startswith("✓")
 
@@ -104,7 +104,7 @@ WRONG = [
 @pytest.mark.subprocess
 @pytest.mark.parametrize("name, answer, says", WRONG, ids=[f"{n}: {s}" for n, _, s in WRONG])
 def test_each_typical_slip_is_named(name, answer, says):
-    feedback = getattr(lab12, name)(answer)
+    feedback = getattr(lab15, name)(answer)
     assert not feedback
     assert says in feedback.message, feedback.message
 
@@ -119,15 +119,15 @@ def slow_entry(seconds: float, folder: Path) -> dict:
 
 @pytest.mark.subprocess
 def test_the_desktop_entry_passes_when_the_server_takes_longer_than_twenty_seconds_to_start(tmp_path):
-    feedback = lab12.check_desktop_entry(slow_entry(21, tmp_path))
+    feedback = lab15.check_desktop_entry(slow_entry(21, tmp_path))
     assert feedback, feedback
     assert repr(feedback).startswith("✓ started as a host starts it")
 
 
 @pytest.mark.subprocess
 def test_a_desktop_entry_check_that_gives_up_says_the_machine_was_slow_not_the_entry(tmp_path, monkeypatch):
-    monkeypatch.setattr(lab12, "START_TIMEOUT", 1, raising=False)
-    feedback = lab12.check_desktop_entry(slow_entry(5, tmp_path))
+    monkeypatch.setattr(lab15, "START_TIMEOUT", 1, raising=False)
+    feedback = lab15.check_desktop_entry(slow_entry(5, tmp_path))
     assert not feedback
     assert feedback.message == ("the weather server did not answer within 1 s on this machine; this says nothing "
                                 "about your entry; run the cell again (or close other work)")
@@ -142,7 +142,7 @@ def test_the_desktop_entry_of_the_bundled_server_where_servers_dir_finds_it_pass
 
     shutil.copytree(ROOT / "servers", tmp_path / "servers")
     monkeypatch.setattr(course, "root", lambda: tmp_path)
-    feedback = lab12.check_desktop_entry({**ENTRY, "args": [str(tmp_path / "servers" / "weather.py"), "--era", "legacy"]})
+    feedback = lab15.check_desktop_entry({**ENTRY, "args": [str(tmp_path / "servers" / "weather.py"), "--era", "legacy"]})
     assert feedback, feedback
 
 
@@ -152,10 +152,10 @@ def test_in_the_page_a_right_entry_is_checked_up_to_its_start_which_needs_the_lo
     def no_process(*args, **kwargs):
         raise AssertionError("the page can start no process: the check must not try")
     monkeypatch.setattr(place, "IN_BROWSER", True)
-    monkeypatch.setattr(lab12.subprocess, "run", no_process)
-    feedback = lab12.check_desktop_entry(ENTRY)
+    monkeypatch.setattr(lab15.subprocess, "run", no_process)
+    feedback = lab15.check_desktop_entry(ENTRY)
     assert not feedback and feedback.hint == ""
     assert feedback.message == ("every field is as a host needs it; the last check, starting it as a host does and "
                                 "asking initialize, needs the local install: a browser page can start no process")
-    wrong = lab12.check_desktop_entry({**ENTRY, "command": "python"})  # the checks before the start still run
+    wrong = lab15.check_desktop_entry({**ENTRY, "command": "python"})  # the checks before the start still run
     assert not wrong and "not an absolute path" in wrong.message
