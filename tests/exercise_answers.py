@@ -172,6 +172,8 @@ AFTER_CANCEL = {"a": "stop, no response", "b": "ignore it", "c": "ignore it", "d
                 "f": "do not send it", "g": "close the stream"}
 TOO_EARLY = {"a": "error -32600", "b": "result", "c": "result", "d": "error -32602", "e": "HTTP 400",
              "f": "HTTP 400", "g": "result"}
+NEXT_MOVE = {"a": "read the JSON body", "b": "keep reading", "c": "keep reading", "d": "take it and close the stream",
+             "e": "nothing more to do", "f": "initialize again", "g": "fix the headers", "h": "nothing more to do"}
 STRUCTURED = {"a": "use", "b": "reject", "c": "reject", "d": "not checked", "e": "use", "f": "reject"}
 _ASK = {"jsonrpc": "2.0", "method": "tools/list"}
 
@@ -329,6 +331,7 @@ RIGHT: dict[str, object] = {
     "check_structured_verdicts": STRUCTURED,
     "check_too_early": TOO_EARLY,
     "check_after_cancel": AFTER_CANCEL,
+    "check_next_move": NEXT_MOVE,
     "check_openai_tool": OPENAI,
     "check_anthropic_tool": ANTHROPIC,
     "check_tools_call_for": ROUTE,
@@ -612,6 +615,21 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("b missing", without(AFTER_CANCEL, "b")),
         ("all ignored", dict.fromkeys(AFTER_CANCEL, "ignore it")),
         ("one still ...", {**AFTER_CANCEL, "d": ...}),
+    ],
+    "check_next_move": [
+        ("a: JSON read as a stream", {**NEXT_MOVE, "a": "keep reading"}),
+        ("b: the priming event taken for the response", {**NEXT_MOVE, "b": "take it and close the stream"}),
+        ("c: the log line taken for the response", {**NEXT_MOVE, "c": "take it and close the stream"}),
+        ("d: reading on after the response", {**NEXT_MOVE, "d": "keep reading"}),
+        ("e: 202 read as JSON", {**NEXT_MOVE, "e": "read the JSON body"}),
+        ("f: 404 retried with the same session", {**NEXT_MOVE, "f": "fix the headers"}),
+        ("f: 404 taken as the end", {**NEXT_MOVE, "f": "nothing more to do"}),
+        ("g: -32020 answered by a new session", {**NEXT_MOVE, "g": "initialize again"}),
+        ("h: 405 answered by a new initialize", {**NEXT_MOVE, "h": "initialize again"}),
+        ("h missing", without(NEXT_MOVE, "h")),
+        ("all keep reading", dict.fromkeys(NEXT_MOVE, "keep reading")),
+        ("a status for a move", {**NEXT_MOVE, "e": 202}),
+        ("one still ...", {**NEXT_MOVE, "c": ...}),
     ],
     "check_too_early": [
         ("a answered: the server is friendly", {**TOO_EARLY, "a": "result"}),

@@ -122,7 +122,7 @@ def test_the_card_reads_in_chinese_line_for_line(tmp_path, monkeypatch):
     text = http_client(variant, eras=("modern",)).text()
     assert text.splitlines()[0].startswith("成绩单 · http-client")
     assert "✗ 把工具名复制到 tools/call 的 Mcp-Name 头中" in text
-    assert "tools/call 带的是 Mcp-Name: weather" in text and "实验 06（无状态的修订版）" in text
+    assert "tools/call 带的是 Mcp-Name: weather" in text and "实验 10，§10.3（HTTP 上的 2026-07-28）" in text
     assert text.splitlines()[-1] == "未通过：11 项检查中有 1 项失败"
 
 

@@ -14,9 +14,9 @@ notifications about the request and then its response. What changes with the era
                           (protocol version, client info and capabilities) and the routing headers
                           Mcp-Method and Mcp-Name that copy its method and name; close the connection
 
-It prints one line per exchange. Fill in the six TODOs; `mcplab grade http-client build/my_http_client.py`
-grades it, and while a TODO is left its card's first line names the one that stopped the client.
-labs/solutions/build/my_http_client.py is one answer.
+It prints one line per exchange. Fill in the six TODOs (Lab 10, part 10, takes them one by one);
+`mcplab grade http-client build/my_http_client.py` grades it, and while a TODO is left its card's
+first line names the one that stopped the client. labs/solutions/build/my_http_client.py is one answer.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class HttpClient:
 
     def headers(self, message: dict) -> dict[str, str]:
         """Step 1: the headers of one POST (Accept and Content-Type always; the rest by era)."""
-        raise NotImplementedError("TODO 1: Accept and Content-Type; then the headers of the era")
+        raise NotImplementedError("TODO 1: Accept and Content-Type; then the headers of the era (Lab 10 §10.1, §10.3)")
 
     def post(self, message: dict) -> httpx.Response:
         body = json.dumps(message).encode("utf-8")
@@ -71,7 +71,7 @@ class HttpClient:
     def request(self, method: str, params: dict | None = None) -> tuple[dict, httpx.Response]:
         """Step 2: one request, its answer read to the response; (the result, the HTTP response)."""
         if self.era == "modern":
-            raise NotImplementedError("TODO 2: _meta: protocol version, clientInfo, clientCapabilities")
+            raise NotImplementedError("TODO 2: _meta: protocol version, clientInfo, clientCapabilities (Lab 10 §10.3)")
         message = {"jsonrpc": "2.0", "id": next(self.ids), "method": method}
         if params is not None:
             message["params"] = params
@@ -87,11 +87,11 @@ class HttpClient:
 
     def answer(self, response: httpx.Response, request_id: int) -> dict:
         """Step 3: the response to ``request_id``, from a JSON body or from an event stream."""
-        raise NotImplementedError("TODO 3: a JSON body, or the event stream through read_stream")
+        raise NotImplementedError("TODO 3: a JSON body, or the event stream through read_stream (Lab 10 §10.1, §10.4)")
 
     def read_stream(self, response: httpx.Response, request_id: int) -> dict:
         """Step 4: read events until the one that holds our response; skip the others."""
-        raise NotImplementedError("TODO 4: read events until the response to request_id")
+        raise NotImplementedError("TODO 4: read events until the response to request_id (Lab 10 §10.4)")
 
     def notify(self, method: str) -> httpx.Response:
         """A notification: one POST, answered 202 Accepted with no body."""
@@ -103,11 +103,11 @@ class HttpClient:
 
     def open(self) -> str:
         """Step 5: the opening of each era; a line to print."""
-        raise NotImplementedError("TODO 5: initialize and initialized (legacy), or server/discover")
+        raise NotImplementedError("TODO 5: initialize and initialized (legacy), or server/discover (Lab 10 §10.1, §10.3)")
 
     def close(self) -> str:
         """Step 6: the end. Legacy: DELETE the session (405 means the server keeps none). Modern: just close."""
-        raise NotImplementedError("TODO 6: DELETE the legacy session, then close the connection")
+        raise NotImplementedError("TODO 6: DELETE the legacy session, then close the connection (Lab 10 §10.2)")
 
 
 def kind(response: httpx.Response) -> str:

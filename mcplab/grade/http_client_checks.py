@@ -21,8 +21,8 @@ from mcplab.grade.report import Line, failed, passed, quote, skipped, spec
 from mcplab.i18n import N_, _
 from mcplab.wire.versions import LATEST_LEGACY as L, LATEST_MODERN as M, META_PROTOCOL_VERSION
 
-LAB = N_("Lab 05 (Streamable HTTP)")
-MODERN_LAB = N_("Lab 06 (the stateless revision)")
+LAB = N_("Lab 10, §10.1–10.4 (a client over Streamable HTTP)")
+MODERN_LAB = N_("Lab 10, §10.3 (2026-07-28 over HTTP)")
 ACCEPTED = ("application/json", "text/event-stream")
 SENDING = (spec(L, "basic/transports#sending-messages-to-the-server"),
            spec(M, "basic/transports/streamable-http#sending-messages"))

@@ -174,7 +174,7 @@ class Recorder:
 
     def events(self, run: str, seq: int, message: dict, answer: dict) -> list[bytes]:
         """The event stream of one answer: an event with no message, a log notification, the response."""
-        first = f"id: {seq}-0\ndata:\n\n" if era(run) == "legacy" else ": the response follows\n\n"
+        first = f"id: {seq}-0\ndata:\n\n" if era(run) == "legacy" else ": keep-alive\n\n"
         note = {"jsonrpc": "2.0", "method": "notifications/message",
                 "params": {"level": "info", "logger": "weather", "data": LOG_NOTE.format(method=message["method"])}}
         ids = (f"id: {seq}-1\n", f"id: {seq}-2\n") if era(run) == "legacy" else ("", "")

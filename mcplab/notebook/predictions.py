@@ -477,6 +477,48 @@ _ALL = (
                  "SIGKILL (Lifecycle: Shutdown, stdio), and Popen reports a process ended by a signal as "
                  "minus the signal's number, where a shell would print 128 plus it."),
     ),
+    Prediction(
+        key="10.post_headers",
+        question=N_("After initialize, the next cell POSTs tools/list with four headers (Accept with both types, "
+                    "Content-Type, Mcp-Session-Id, MCP-Protocol-Version), then four times more, each time leaving "
+                    "one of them out. How many of those four POSTs does the weather server refuse?"),
+        choices=(),
+        digest="sha256:4d2b43a4ef518b518b3601c6aa8bb25839d9b4d5f0679f12af78e34f14af55a6",
+        wrong=N_("Run the next cell and read its last four lines: 406 for an Accept without text/event-stream, "
+                 "415 for no Content-Type, 400 for no session id; a POST without MCP-Protocol-Version is "
+                 "answered, because a server SHOULD take a missing header for 2025-03-26 (Transports: Protocol "
+                 "Version Header). Your client still MUST send it: the card has a line for it."),
+    ),
+    Prediction(
+        key="10.header_mismatch",
+        question=N_("The same 2026-07-28 tools/call of get_weather goes out three times: with Mcp-Name: "
+                    "get_weather, with Mcp-Name: get_forecast, and with no Mcp-Name. What do the second and the "
+                    "third get?"),
+        choices=(N_("HTTP 400 with the error -32020 (HeaderMismatch), twice"),
+                 N_("HTTP 200 twice: the body is the source of truth, so get_weather runs"),
+                 N_("HTTP 200 for the second, running get_forecast as its header says; HTTP 400 for the third"),
+                 N_("HTTP 404 with the error -32601 (Method not found), twice")),
+        digest="sha256:695b5e8c1a0e2b27c7427b4cb9a8d9c26bbc8a15bbc8414ff13b40bce09809be",
+        wrong=N_("Run the next cell and read its last two lines: a server that reads the body MUST refuse a "
+                 "request whose routing headers disagree with it or are missing, with 400 and -32020 "
+                 "(2026-07-28, Streamable HTTP: Server Validation), so that a gateway and the server never act "
+                 "on two different requests."),
+    ),
+    Prediction(
+        key="10.before_response",
+        question=N_("The recorder answers a 2026-07-28 tools/call with an event stream. What comes on the stream "
+                    "before the response?"),
+        choices=(N_("a comment line, then a notifications/message about the request"),
+                 N_("nothing: the response is the first event"),
+                 N_("a priming event (an id and empty data), then the response"),
+                 N_("the tool's progress, as notifications/progress")),
+        digest="sha256:e5a8056826fa76627babc26595fe25fe9c05e1a6eec0d29bb9a73e7de43cd110",
+        wrong=N_('Run the next cell and read the lines before the one with "id": 2: a line that starts with a '
+                 "colon is a comment, then a data: line whose message has a method, notifications/message, a "
+                 "notification about the request, which a stream MAY carry before the response (2026-07-28, "
+                 "Streamable HTTP: Receiving Messages). Priming events and their ids are legacy."),
+    ),
+    # --- Lab 11 · security and authorization ---------------------------------------------------
     # --- Lab 13 · authorization ----------------------------------------------------------------------
     Prediction(
         key="13.no_token",

@@ -150,7 +150,7 @@ class HttpClient:
         self.version = result["protocolVersion"]
         self.session_id = response.headers.get("mcp-session-id")
         line = f"initialize → {response.status_code} {kind(response)}: protocol {self.version}" + (
-            ", a session assigned" if self.session_id else ", no session")
+            ", Mcp-Session-Id assigned" if self.session_id else ", no session")
         sent = self.notify("notifications/initialized")
         return line + f"\nnotifications/initialized → {sent.status_code}"
 
@@ -161,7 +161,7 @@ class HttpClient:
                 response = self.http.delete(self.url, headers={"Mcp-Session-Id": self.session_id,
                                                                "MCP-Protocol-Version": self.version})
                 return f"DELETE → {response.status_code}"
-            return "closed the connection"
+            return "connection closed"
         finally:
             self.http.close()
 
