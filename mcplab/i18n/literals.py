@@ -54,7 +54,7 @@ DIRECTIVE = re.compile(r"#\s*(?:type:|noqa|pragma|fmt:|pylint:|mypy:|!)")
 
 @dataclass(frozen=True)
 class Literal:
-    """One prose literal of a cell: its text as written, and where it is (character offsets)."""
+    """One prose literal or comment of a cell: its text as written, and where it is (character offsets)."""
     text: str
     start: int
     end: int
@@ -94,15 +94,15 @@ def _widget(call: ast.Call) -> bool:
     return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in WIDGET_MODULES
 
 
-def _all_literals(tree: ast.AST) -> list[ast.AST]:
-    """Every string literal of the tree that is not inside an f-string."""
+def _outside_strings(tree: ast.AST) -> list[ast.AST]:
+    """Every node of the tree, string literals included, but nothing inside one (an f-string's
+    placeholders are part of its literal, and Python before 3.12 misplaces the nodes in them)."""
     found, stack = [], [tree]
     while stack:
         node = stack.pop()
-        if _is_string(node):
-            found.append(node)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
+        found.append(node)
+        if not _is_string(node):
+            stack.extend(ast.iter_child_nodes(node))
     return found
 
 
@@ -123,7 +123,8 @@ def _span(source: str, starts: list[int], node: ast.AST) -> tuple[int, int]:
 
 
 def prose(source: str, translate: tuple[str, ...] | list[str] = ()) -> list[Literal]:
-    """The prose literals of a cell's ``source``, in order; ``translate``: the cell's own list of more."""
+    """The prose literals and the comments of a cell's ``source``, in order; ``translate``: the cell's own
+    list of more literals (see the module doc)."""
     tree = _parse(source)
     if tree is None:
         if translate:
@@ -131,7 +132,8 @@ def prose(source: str, translate: tuple[str, ...] | list[str] = ()) -> list[Lite
                                listed=list(translate)))
         return []
     chosen: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
+    nodes = _outside_strings(tree)
+    for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         if isinstance(node.func, ast.Name) and node.func.id == "print":
@@ -142,7 +144,7 @@ def prose(source: str, translate: tuple[str, ...] | list[str] = ()) -> list[Lite
     starts = _offsets(source)
     listed = set(translate)
     if listed:
-        for node in _all_literals(tree):
+        for node in filter(_is_string, nodes):
             if source[slice(*_span(source, starts, node))] in listed:
                 chosen[id(node)] = node
     found = []
