@@ -35,6 +35,7 @@ DATA = [
     ("a user's prompt to a model", 'print(await host.run("What is 2 plus 3?", model))'),
     ("a JSON frame", 'print(jsonrpc.decode(\'{"jsonrpc": "2.0", "method": "ping"}\'))'),
     ("a literal without a word", 'print("→", x, "·", y)'),
+    ("identifiers only", 'print("tools/call →", x, "isError:", y, "LocalProtocolError:", exc)'),
     ("a tool's directive", 'x = f()  # type: ignore[attr-defined]'),
     ("a cell that does not parse", 'print("an unfinished thought"'),
 ]
@@ -160,3 +161,32 @@ def test_every_built_chinese_code_cell_compiles_and_is_its_english_cell_outside_
                                      notebooks._twins(ROOT, path, "zh"))
     assert problems == []
     assert changed > 100  # the rule found the labs' printed sentences and comments, and they were replaced
+
+
+def test_a_new_lab_s_printed_sentences_become_entries_and_its_chinese_cell_prints_them_once_translated(tmp_path):
+    import nbformat
+
+    from mcplab.i18n import tool
+
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    code = 'ok = True  # the check\nprint("the server is running:", ok, "tools/list")'
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Lab 01 · One", id="t1"),
+                                                   nbformat.v4.new_code_cell(code, id="c1")]),
+                   str(labs / "01_one.ipynb"))
+    tool.update(tmp_path)
+    po = tmp_path / "translations" / "zh_CN" / "labs" / "01_one.po"
+    catalog = catalogs.read(po)
+    assert [(e.msgctxt, e.msgid, literals.FLAG in e.flags) for e in catalog] == [
+        ("t1", "# Lab 01 · One", False), ("c1", "# the check", True), ("c1", '"the server is running:"', True)]
+    tool.build(tmp_path, execute=False)
+    assert any("01_one.po: 'c1'" in line and "not translated" in line for line in tool.check(tmp_path))
+    assert notebooks.read(labs / "zh-CN" / "01_one.ipynb").cells[-1].source == code  # untranslated: the English
+
+    for entry, text in zip(catalog, ["# 实验 01 · 一", "# 检查", '"服务端在运行："']):
+        entry.msgstr = text
+    catalogs.write(catalog, po)
+    tool.build(tmp_path, execute=False)
+    assert tool.check(tmp_path) == []
+    assert notebooks.read(labs / "zh-CN" / "01_one.ipynb").cells[-1].source == (
+        'ok = True  # 检查\nprint("服务端在运行：", ok, "tools/list")')

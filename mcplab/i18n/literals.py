@@ -21,10 +21,11 @@ receives. The rule, decided on the syntax tree (:mod:`ast`), so the code stays v
 A comment is read too (``# the session's stream needs the session``): each comment with a word in
 it is a unit, found with :mod:`tokenize`, except a tool's directive (``# type: ignore``, ``# noqa``).
 
-A literal must hold a word (two Latin letters) to count. Its unit is the literal *as written*,
-prefix and quotes included (``f"{case}: asks for {asked}"``, ``"\\nthe client decides:"``): the
-translator writes a literal too, so escapes and placeholders are visible and kept; a comment's unit
-is the comment as written, ``#`` included. :func:`problem` holds a translation to that: a comment's
+A literal must hold a word to count: two Latin letters outside an identifier (``"isError: "``,
+``"tools/call →"`` and ``"LocalProtocolError:"`` are code, not prose). Its unit is the literal *as
+written*, prefix and quotes included (``f"{case}: asks for {asked}"``, ``"\\nthe client decides:"``):
+the translator writes a literal too, so escapes and placeholders are visible and kept; a comment's
+unit is the comment as written, ``#`` included. :func:`problem` holds a translation to that: a comment's
 must be one comment, a literal's must parse as one literal of the same kind (plain or f-string)
 whose placeholders are exactly the English one's, in any order (a padded text's words and width
 aside). :func:`replace` puts the translations in place of the English and leaves every other byte
@@ -48,6 +49,7 @@ FLAG = "mcplab-code"  # the catalog flag of a code literal's entry (catalogs.pro
 WIDGET_TEXT = ("description", "placeholder", "tooltip")
 WIDGET_MODULES = ("widgets", "ipywidgets")
 WORD = re.compile(r"[A-Za-z]{2}")
+IDENTIFIER = re.compile(r"[\w-]*[/_.][\w./-]*|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*")  # tools/list, isError
 MAGIC = ("%", "!")
 DIRECTIVE = re.compile(r"#\s*(?:type:|noqa|pragma|fmt:|pylint:|mypy:|!)")
 
@@ -151,7 +153,7 @@ def prose(source: str, translate: tuple[str, ...] | list[str] = ()) -> list[Lite
     for node in chosen.values():
         start, end = _span(source, starts, node)
         text = source[start:end]
-        if WORD.search(_words(node)):
+        if WORD.search(IDENTIFIER.sub(" ", _words(node))):
             found.append(Literal(text, start, end))
     found += _comments(source)
     missing = listed - {literal.text for literal in found}
