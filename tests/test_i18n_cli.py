@@ -237,3 +237,11 @@ def test_mcplab_lab_under_a_chinese_locale_opens_the_chinese_labs_without_lang(m
     monkeypatch.setenv("MCPLAB_LANG", "en")  # English chosen over the locale: JupyterLab as it was
     cli.main(["lab", "--no-browser"])
     assert not any("default_url" in arg or "app_settings_dir" in arg for arg in seen["argv"])
+
+
+def test_the_translators_tool_reports_in_chinese_under_the_chinese_locale():
+    done = mcplab("i18n", "status", LANG="zh_CN.UTF-8")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.fullmatch(r"\n?\d+ 个目录，\d+ 个条目：已翻译 \d+，fuzzy 0，未翻译 0\n", done.stdout), done.stdout
+    assert re.fullmatch(r"\n?\d+ catalogs, \d+ entries: \d+ translated, 0 fuzzy, 0 untranslated\n",
+                        mcplab("i18n", "status").stdout)

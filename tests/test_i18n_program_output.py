@@ -103,3 +103,34 @@ def test_bad_input_and_a_broken_server_answer_are_explained_in_chinese(zh, make,
     with pytest.raises(Exception) as caught:
         make()
     assert str(caught.value).startswith(chinese), str(caught.value)
+
+
+def test_a_malformed_result_is_explained_in_chinese_and_quotes_what_came_as_it_came(zh):
+    from mcplab.client.results import Tool, ToolResult
+
+    with pytest.raises(RemoteProtocolError) as refused:
+        Tool.from_json({"name": "get_weather"})
+    assert str(refused.value) == "工具应当是带有 'inputSchema' 的对象，收到的是 {'name': 'get_weather'}"
+    with pytest.raises(RemoteProtocolError) as refused:
+        ToolResult.from_json({"content": "12 °C"})
+    assert str(refused.value) == "tools/call 的结果的 'content' 应当是数组，收到的是 '12 °C'"
+
+
+def test_the_host_marks_a_failed_tool_for_its_model_in_its_own_language_and_keeps_the_server_s_text(zh):
+    from mcplab.client.agent import model_text
+    from mcplab.client.results import ToolResult
+
+    failed = ToolResult.from_json({"content": [{"type": "text", "text": "Unknown city 'Atlantis'"}], "isError": True})
+    assert model_text(failed) == "错误：Unknown city 'Atlantis'"
+
+
+def test_the_translators_tool_names_a_problem_in_chinese_and_the_entry_as_it_is(zh):
+    from mcplab.i18n import catalogs, literals
+
+    catalog = catalogs.new_catalog()
+    catalog.append(catalogs.polib.POEntry(msgctxt="cell-1", msgid='"exit code:"', msgstr="", flags=[literals.FLAG]))
+    catalog.append(catalogs.polib.POEntry(msgctxt="cell-1", msgid='f"{n} bytes"', msgstr='"{n} 字节"',
+                                          flags=[literals.FLAG]))
+    assert catalogs.problems(catalog, "x.po") == [
+        "x.po: 'cell-1' '\"exit code:\"'：未翻译",
+        "x.po: 'cell-1' 'f\"{n} bytes\"': 英文是 f-string 时译文也必须是，英文不是时译文也不能是"]

@@ -74,20 +74,25 @@ def test_a_string_seen_on_the_wire_or_in_the_cell_s_code_is_not_prose_elsewhere(
     assert "Unknown city 'Atlantis'. Known cities: Beijing" in zh_outputs.wire_strings(frames)
 
 
-def test_the_words_a_cell_s_own_code_writes_are_code_and_the_values_it_fills_in_are_read():
-    cell = {"cell_type": "code", "source": 'for case, asked in CASES.items():\n    print(f"{case}: asks for {asked}; the server says {why}")'}
-    code = zh_outputs.cell_literals(cell)
-    assert code == {": asks for", "; the server says"}
-    assert zh_outputs.english_runs("a: asks for 2025-11-25; the server says 协议版本不同", code=code, allowed=[]) == []
-    assert zh_outputs.english_runs("a: asks for 2025-11-25; the server says it does not speak it", code=code,
-                                   allowed=[]) == ["it does not speak it"]
+def test_the_english_a_cell_s_own_code_prints_is_counted_as_prose(tmp_path):
+    lab = tmp_path / "01_x.ipynb"
+    cell = {"cell_type": "code", "metadata": {}, "execution_count": 1,
+            "source": 'for case, asked in CASES.items():\n    print(f"{case}: asks for {asked}; the server says {why}")',
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "a: asks for 2025-11-25; the server says 不支持\n"}]}
+    lab.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    (finding,) = zh_outputs.notebook_findings(lab, tmp_path)
+    assert finding.runs == ("a: asks for", "the server says")
+    cell["source"] = 'for case, asked in CASES.items():\n    print(f"{case}：请求 {asked}；服务端说 {why}")'
+    cell["outputs"][0]["text"] = "a：请求 2025-11-25；服务端说 不支持\n"
+    lab.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    assert zh_outputs.notebook_findings(lab, tmp_path) == []
 
 
-def test_an_allowlist_entry_matches_the_output_as_printed_before_the_cell_s_code_is_cut_out():
-    printed = "ping, ended → 404 unknown or ended session: send initialize again to start a new one"
+def test_an_allowlist_entry_matches_the_output_as_printed():
+    printed = "ping，会话已结束 → 404 unknown or ended session: send initialize again to start a new one"
     entry = re.compile(r"unknown or ended session: send initialize again to start a new one")
-    assert zh_outputs.english_runs(printed, code={"initialize", "ping, ended"}, allowed=[entry]) == []
-    assert zh_outputs.english_runs(printed, code={"initialize", "ping, ended"}, allowed=[]) != []
+    assert zh_outputs.english_runs(printed, allowed=[entry]) == []
+    assert zh_outputs.english_runs(printed, allowed=[]) != []
 
 
 def test_a_printed_python_function_is_code_and_the_prose_after_it_is_read():

@@ -17,9 +17,9 @@ What may stay English, and is taken out before the search:
   cut short on a line (``{"jsonrpc":…``) goes too.
 * **code**: a token joined to ``_ / . = ( [ @ $ \\`` or a digit, a camelCase name, a field of a
   repr (``name='...'``), an object's repr (``<Client: ...>``) and a Python list of strings are not
-  words. Nor is the English the cell's own code writes: its string literals and the fixed parts of
-  its f-strings (``print(f"{case}: asks for {asked}")``): the student reads them in the code cell,
-  which both editions share; what the code fills in is read.
+  words. The English a cell's own code prints is *not* excused: the builder translates a code
+  cell's printed literals (:mod:`mcplab.i18n.literals`), so what ``print("the server is running:")``
+  or an f-string's fixed text shows in a Chinese lab is counted like any other output.
 * **an allowlist** beside this file (``zh_outputs_allow.json``), each entry a regular expression
   and the reason it may stay (a server's stderr line, Python's own message).
 
@@ -35,7 +35,6 @@ cells) and the runs found, so a translator can go straight to it.
 
 from __future__ import annotations
 
-import ast
 import html
 import json
 import re
@@ -118,19 +117,6 @@ def output_texts(output: dict, widgets: dict | None = None) -> tuple[str, list[s
     return "\n".join(parts), [html.unescape(TAG.sub(" ", label)) for label in labels]
 
 
-def cell_literals(cell: dict) -> set[str]:
-    """The pieces of English a code cell writes itself (its string literals and the fixed parts of its
-    f-strings, each holding a word): the student reads them in the cell, code both editions share."""
-    source = "\n".join(line for line in _text(cell.get("source", "")).splitlines()
-                       if not line.lstrip().startswith(("%", "!")))
-    try:
-        tree = compile(source, "<cell>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    except SyntaxError:
-        return set()
-    pieces = {node.value.strip() for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
-    return {piece for piece in pieces if re.search(r"[A-Za-z]{2}", piece)}
-
-
 def _json_values(text: str) -> Iterator[tuple[int, int, object]]:
     """Each JSON object or array in ``text`` (outermost first), with where it starts and ends."""
     decoder = json.JSONDecoder()
@@ -195,15 +181,14 @@ def _elided(text: str, wire: list[str]) -> str:
 
 
 def english_runs(text: str, known: Iterable[str] = (), allowed: Iterable[re.Pattern[str]] | None = None,
-                 label: bool = False, code: Iterable[str] = ()) -> list[str]:
+                 label: bool = False) -> list[str]:
     """The runs of English prose in ``text``, once wire data, code and the allowlist are taken out.
 
-    ``known`` are the strings seen on the wire, ``code`` the pieces of English the cell's own code
-    writes; a widget's ``label`` of one English word is prose too (a button's Accept), unless it is one
-    of them.
+    ``known`` are the strings seen on the wire; a widget's ``label`` of one English word is prose too
+    (a button's Accept), unless it is one of them.
     """
     wire = sorted({string for string in known if " " in string.strip()}, key=len, reverse=True)
-    if label and LONE.fullmatch(text) and text.strip() not in set(known) | set(code):  # a button's Accept
+    if label and LONE.fullmatch(text) and text.strip() not in set(known):  # a button's Accept
         return [text.strip()]
     for pattern in _allowlist() if allowed is None else allowed:
         text = pattern.sub(" ¶ ", text)  # as printed: before anything is cut out
@@ -212,9 +197,6 @@ def english_runs(text: str, known: Iterable[str] = (), allowed: Iterable[re.Patt
     for string in wire:  # a lone word removed everywhere would cut real sentences short
         text = text.replace(string, " ¶ ")
     text = _elided(text, wire + [string.replace("\n", " ") for string in wire])  # a summary puts lines on one
-    for piece in sorted(set(code), key=len, reverse=True):
-        before, after = r"(?<!\w)" * bool(re.match(r"\w", piece)), r"(?!\w)" * bool(re.search(r"\w$", piece))
-        text = re.sub(before + re.escape(piece) + after, " ¶ ", text)
     text = OBJECT_REPR.sub(" ¶ ", FRAME_LINE.sub(" ¶ ", REPR_FIELD.sub(" ¶ ", text)))
     text = CAMEL.sub(" ¶ ", STRING_LIST.sub(" ¶ ", text))
     heads = [" ".join(m.group(0).split()) for m in HEADER.finditer(text)  # a column named in words: prose
@@ -228,12 +210,11 @@ def _widget_state(notebook: dict) -> dict:
         "application/vnd.jupyter.widget-state+json", {}).get("state", {})
 
 
-def _runs(output: dict, notebook: dict, known: Iterable[str], allowed: list[re.Pattern[str]],
-          code: Iterable[str] = ()) -> list[str]:
+def _runs(output: dict, notebook: dict, known: Iterable[str], allowed: list[re.Pattern[str]]) -> list[str]:
     text, labels = output_texts(output, _widget_state(notebook))
-    runs = english_runs(text, known, allowed, code=code)
+    runs = english_runs(text, known, allowed)
     for label in labels:
-        runs += english_runs(label.lstrip("\x00"), known, allowed, label=label.startswith("\x00"), code=code)
+        runs += english_runs(label.lstrip("\x00"), known, allowed, label=label.startswith("\x00"))
     return runs
 
 
@@ -242,42 +223,35 @@ def _wire(notebook: dict, more: Iterable[dict] = ()) -> set[str]:
     return wire_strings(output_texts(output)[0] for output in outputs)
 
 
-def _sentences(notebook: dict) -> set[str]:
-    """Whole string literals with a space, from any code cell: a line one cell writes, another may print."""
-    return {piece for cell in notebook["cells"] if cell["cell_type"] == "code"
-            for piece in cell_literals(cell) if " " in piece}
-
-
 def notebook_findings(path: Path, root: Path) -> list[Finding]:
     """Every output of the notebook at ``path`` that shows English prose."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
-    known, allowed = _wire(notebook) | _sentences(notebook), _allowlist()
+    known, allowed = _wire(notebook), _allowlist()
     name = path.relative_to(root).as_posix()
     return [Finding(name, index, number, tuple(runs))
             for index, cell in enumerate(notebook["cells"]) if cell["cell_type"] == "code"
             for number, output in enumerate(cell.get("outputs", []))
-            if (runs := _runs(output, notebook, known, allowed, cell_literals(cell)))]
+            if (runs := _runs(output, notebook, known, allowed))]
 
 
 @lru_cache(maxsize=4)
 def _stored(path: Path, mtime: float) -> tuple[dict, frozenset[str]]:
     notebook = json.loads(path.read_text(encoding="utf-8"))
-    return notebook, frozenset(_wire(notebook) | _sentences(notebook))
+    return notebook, frozenset(_wire(notebook))
 
 
 def new_english(fresh_outputs: Iterable[dict], stored_notebook: Path, cell_index: int) -> list[str]:
     """The English runs that freshly made outputs of one cell show and its stored outputs do not.
 
-    The stored notebook's wire data and code are known; widgets' labels are not in fresh outputs
+    The stored notebook's wire data is known; widgets' labels are not in fresh outputs
     (their state lives in the kernel), so the stored check alone reads those.
     """
     notebook, known = _stored(stored_notebook, stored_notebook.stat().st_mtime)
     fresh = [dict(output) for output in fresh_outputs]
     known = set(known) | wire_strings(output_texts(output)[0] for output in fresh)
     allowed, cell = _allowlist(), notebook["cells"][cell_index]
-    code = cell_literals(cell)
-    stored = {run for output in cell.get("outputs", []) for run in _runs(output, notebook, known, allowed, code)}
-    found = [run for output in fresh for run in english_runs(output_texts(output)[0], known, allowed, code=code)]
+    stored = {run for output in cell.get("outputs", []) for run in _runs(output, notebook, known, allowed)}
+    found = [run for output in fresh for run in english_runs(output_texts(output)[0], known, allowed)]
     return [run for run in dict.fromkeys(found) if run not in stored]
 
 

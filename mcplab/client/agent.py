@@ -49,9 +49,13 @@ class CatalogueEntry:
 
 
 def model_text(result: ToolResult) -> str:
-    """A tool result as the text a model reads: content blocks joined, failures marked."""
+    """A tool result as the text a model reads: content blocks joined, failures marked.
+
+    The mark is the host's own word, not the server's, so it is in the host's language (``错误：`` in a
+    Chinese lab, as the host's "Denied: ..." is); the result's text after it is the server's, as sent.
+    """
     text = result.text
-    return f"Error: {text}" if result.is_error else text
+    return _("Error: {text}", text=text) if result.is_error else text
 
 
 def _function_name(name: str) -> str:

@@ -456,7 +456,7 @@ class Host:
                 return denied
             text, flags = self._for_model(entry, await self.call(name, arguments))
         except (MCPLabError, ValueError) as exc:  # the model hears about a failure; the loop goes on
-            text = f"Error: {str(exc).splitlines()[0]}"
+            text = _("Error: {text}", text=str(exc).splitlines()[0])  # the host's words, in its language
             flags = ()
         shown = json.loads(text)["result"] if flags else text
         run.step("distribution", f"host → {server}", f"tools/call {name} → {short(shown)}")

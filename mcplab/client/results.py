@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Iterable
 
-from mcplab.i18n import _
+from mcplab.i18n import N_, _
 from mcplab.wire.errors import RemoteProtocolError
 
 __all__ = ["Content", "Tool", "ToolResult", "Resource", "ResourceTemplate", "ResourceContents",
@@ -102,14 +102,16 @@ class _Compact:
 
 def _need(obj: Any, key: str, what: str) -> Any:
     if not isinstance(obj, dict) or key not in obj:
-        raise RemoteProtocolError(f"expected {what} to be an object with {key!r}, got {obj!r}")
+        raise RemoteProtocolError(_("expected {what} to be an object with {key}, got {obj}", what=_(what),
+                                    key=repr(key), obj=repr(obj)))
     return obj[key]
 
 
 def _objects(obj: dict, key: str, what: str) -> list:
     value = obj.get(key, [])
     if not isinstance(value, list):
-        raise RemoteProtocolError(f"expected {what} {key!r} to be an array, got {value!r}")
+        raise RemoteProtocolError(_("expected {what} {key} to be an array, got {value}", what=_(what),
+                                    key=repr(key), value=repr(value)))
     return value
 
 
@@ -124,9 +126,9 @@ class Content(_Compact):
 
     @classmethod
     def from_json(cls, obj: Any) -> Content:
-        kind = _need(obj, "type", "a content block")
+        kind = _need(obj, "type", N_("a content block"))
         if kind == "resource":
-            inner = _need(obj, "resource", "an embedded resource block")
+            inner = _need(obj, "resource", N_("an embedded resource block"))
             return cls(kind, inner.get("text"), inner.get("mimeType"), inner.get("uri"), obj)
         return cls(kind, obj.get("text"), obj.get("mimeType"), obj.get("uri"), obj)
 
@@ -165,8 +167,8 @@ class Tool(_Compact):
 
     @classmethod
     def from_json(cls, obj: Any) -> Tool:
-        return cls(_need(obj, "name", "a tool"), obj.get("description") or "",
-                   _need(obj, "inputSchema", "a tool"), obj.get("title"), obj.get("outputSchema"),
+        return cls(_need(obj, "name", N_("a tool")), obj.get("description") or "",
+                   _need(obj, "inputSchema", N_("a tool")), obj.get("title"), obj.get("outputSchema"),
                    obj.get("annotations"), obj)
 
     @property
@@ -190,8 +192,8 @@ class ToolResult:
 
     @classmethod
     def from_json(cls, obj: Any) -> ToolResult:
-        blocks = tuple(Content.from_json(b) for b in _objects(_dict(obj, "a tools/call result"),
-                                                                 "content", "a tools/call result"))
+        blocks = tuple(Content.from_json(b) for b in _objects(_dict(obj, N_("a tools/call result")),
+                                                                 "content", N_("a tools/call result")))
         return cls(blocks, bool(obj.get("isError", False)), obj.get("structuredContent"), obj)
 
     @property
@@ -214,7 +216,7 @@ class Resource(_Compact):
 
     @classmethod
     def from_json(cls, obj: Any) -> Resource:
-        return cls(_need(obj, "uri", "a resource"), obj.get("name") or "", obj.get("description") or "",
+        return cls(_need(obj, "uri", N_("a resource")), obj.get("name") or "", obj.get("description") or "",
                    obj.get("mimeType"), obj)
 
 
@@ -229,7 +231,7 @@ class ResourceTemplate(_Compact):
 
     @classmethod
     def from_json(cls, obj: Any) -> ResourceTemplate:
-        return cls(_need(obj, "uriTemplate", "a resource template"), obj.get("name") or "",
+        return cls(_need(obj, "uriTemplate", N_("a resource template")), obj.get("name") or "",
                    obj.get("description") or "", obj.get("mimeType"), obj)
 
 
@@ -244,7 +246,7 @@ class ResourceContents(_Compact):
 
     @classmethod
     def from_json(cls, obj: Any) -> ResourceContents:
-        return cls(_need(obj, "uri", "resource contents"), obj.get("text"), obj.get("blob"),
+        return cls(_need(obj, "uri", N_("resource contents")), obj.get("text"), obj.get("blob"),
                    obj.get("mimeType"), obj)
 
 
@@ -258,7 +260,7 @@ class ResourceRead:
 
     @classmethod
     def from_json(cls, obj: Any) -> ResourceRead:
-        items = _objects(_dict(obj, "a resources/read result"), "contents", "a resources/read result")
+        items = _objects(_dict(obj, N_("a resources/read result")), "contents", N_("a resources/read result"))
         return cls(tuple(ResourceContents.from_json(c) for c in items), obj, *cache_fields(obj))
 
     @property
@@ -279,8 +281,8 @@ class Prompt(_Compact):
 
     @classmethod
     def from_json(cls, obj: Any) -> Prompt:
-        return cls(_need(obj, "name", "a prompt"), obj.get("description") or "",
-                   tuple(_objects(obj, "arguments", "a prompt")), obj)
+        return cls(_need(obj, "name", N_("a prompt")), obj.get("description") or "",
+                   tuple(_objects(obj, "arguments", N_("a prompt"))), obj)
 
 
 @dataclass(frozen=True, repr=False)
@@ -290,8 +292,8 @@ class PromptMessage(_Compact):
 
     @classmethod
     def from_json(cls, obj: Any) -> PromptMessage:
-        return cls(_need(obj, "role", "a prompt message"),
-                   Content.from_json(_need(obj, "content", "a prompt message")))
+        return cls(_need(obj, "role", N_("a prompt message")),
+                   Content.from_json(_need(obj, "content", N_("a prompt message"))))
 
 
 @dataclass(frozen=True, repr=False)
@@ -303,7 +305,7 @@ class PromptResult(_Compact):
 
     @classmethod
     def from_json(cls, obj: Any) -> PromptResult:
-        items = _objects(_dict(obj, "a prompts/get result"), "messages", "a prompts/get result")
+        items = _objects(_dict(obj, N_("a prompts/get result")), "messages", N_("a prompts/get result"))
         return cls(tuple(PromptMessage.from_json(m) for m in items), obj.get("description") or "", obj)
 
 
@@ -317,12 +319,12 @@ class Completion(_Compact):
 
     @classmethod
     def from_json(cls, obj: Any) -> Completion:
-        completion = _need(obj, "completion", "a completion/complete result")
-        return cls(tuple(_objects(completion, "values", "a completion")), completion.get("total"),
+        completion = _need(obj, "completion", N_("a completion/complete result"))
+        return cls(tuple(_objects(completion, "values", N_("a completion"))), completion.get("total"),
                    bool(completion.get("hasMore", False)), obj)
 
 
 def _dict(obj: Any, what: str) -> dict:
     if not isinstance(obj, dict):
-        raise RemoteProtocolError(f"expected {what} to be a JSON object, got {obj!r}")
+        raise RemoteProtocolError(_("expected {what} to be a JSON object, got {obj}", what=_(what), obj=repr(obj)))
     return obj

@@ -33,6 +33,8 @@ from typing import Iterable
 
 import polib
 
+from mcplab.i18n import _, literals
+
 __all__ = ["Unit", "Memory", "merge", "read", "write", "problems", "fields", "content", "HEADER"]
 
 FUZZY = "fuzzy"
@@ -90,7 +92,10 @@ def _copy_translation(entry: polib.POEntry, source: polib.POEntry) -> None:
 
 def merge(units: Iterable[Unit], old: polib.POFile | None, memory: Memory) -> polib.POFile:
     """A new catalog for ``units``, carrying over what ``old`` and ``memory`` know (see the module doc)."""
-    own = {entry.msgctxt: entry for entry in old or () if not entry.obsolete and entry.msgctxt is not None}
+    own: dict[str, list[polib.POEntry]] = {}
+    for entry in old or ():
+        if not entry.obsolete and entry.msgctxt is not None:
+            own.setdefault(entry.msgctxt, []).append(entry)
     catalog = new_catalog()
     seen: set[tuple[str | None, str]] = set()
     for unit in units:
@@ -102,7 +107,7 @@ def merge(units: Iterable[Unit], old: polib.POFile | None, memory: Memory) -> po
         if unit.plural:
             entry.msgstr_plural = {0: ""}
         same = memory.exact.get((unit.text, unit.plural))
-        before = own.get(unit.context)
+        before = _closest(own.get(unit.context, []), unit.text)
         if same is not None:
             _copy_translation(entry, same)
             if same.fuzzy:
@@ -116,6 +121,14 @@ def merge(units: Iterable[Unit], old: polib.POFile | None, memory: Memory) -> po
                 entry.previous_msgid = earlier.previous_msgid if earlier.fuzzy else earlier.msgid
         catalog.append(entry)
     return catalog
+
+
+def _closest(entries: list[polib.POEntry], text: str) -> polib.POEntry | None:
+    """The old entry of the same context that ``text`` replaces: the only one (a cell), or, where a
+    context holds several (a code cell's literals), the one whose English is most like ``text``."""
+    if len(entries) < 2:
+        return entries[0] if entries else None
+    return max(entries, key=lambda entry: difflib.SequenceMatcher(None, entry.msgid, text, autojunk=False).ratio())
 
 
 def new_catalog() -> polib.POFile:
@@ -172,14 +185,19 @@ def problems(catalog: polib.POFile, name: str) -> list[str]:
         if entry.obsolete:
             continue
         where = f"{name}: {entry.msgctxt or entry.comment or entry.msgid[:40]!r}"
+        if literals.FLAG in entry.flags:  # a code cell's literals share its id: say which one
+            where += f" {entry.msgid[:60]!r}"
         if not _translation(entry):
-            found.append(f"{where}: not translated")
+            found.append(_("{where}: not translated", where=where))
         elif entry.fuzzy:
-            found.append(f"{where}: fuzzy (the English changed; review the translation, then drop the flag)")
+            found.append(_("{where}: fuzzy (the English changed; review the translation, then drop the flag)",
+                           where=where))
+        elif literals.FLAG in entry.flags and (why := literals.problem(entry.msgid, entry.msgstr)):
+            found.append(f"{where}: {why}")
         elif BRACE_FORMAT in entry.flags:
             translations = [entry.msgstr] if not entry.msgid_plural else list(entry.msgstr_plural.values())
             for translated in translations:
                 if fields(translated) != fields(entry.msgid):
-                    found.append(f"{where}: the translation fills {fields(translated)}, the English "
-                                 f"{fields(entry.msgid)}")
+                    found.append(_("{where}: the translation fills {theirs}, the English {ours}", where=where,
+                                   theirs=fields(translated), ours=fields(entry.msgid)))
     return found

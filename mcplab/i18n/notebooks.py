@@ -3,8 +3,11 @@
 Theory of operation
 -------------------
 The English notebooks are the source. Each markdown cell is one catalog entry keyed by the cell's
-id (nbformat 4.5 ids, which JupyterLab keeps when a cell is edited or moved); code cells are not
-translated: a Chinese lab runs exactly the English lab's code. :func:`ensure_ids` gives a cell
+id (nbformat 4.5 ids, which JupyterLab keeps when a cell is edited or moved). A code cell's code is
+not translated, only the words it prints: each prose string literal (:mod:`mcplab.i18n.literals`
+says which) is one entry with the cell's id as context and the literal as written as its English,
+so a Chinese lab runs the English lab's code with its printed sentences in Chinese; identifiers,
+keys, method names and wire strings stay byte for byte. :func:`ensure_ids` gives a cell
 without an id (a notebook written by a tool that does not know ids) one derived from the notebook's
 name, the cell's place and its text, so the same notebook always gets the same ids.
 
@@ -38,7 +41,7 @@ from typing import Any
 
 import nbformat
 
-from mcplab.i18n import LANGUAGES, N_, _catalog
+from mcplab.i18n import LANGUAGES, N_, _catalog, literals
 from mcplab.i18n.catalogs import Unit
 
 __all__ = ["LABS", "sources", "missing_ids", "ensure_ids", "units", "build", "comparable", "SETUP_ID", "NOTE_ID",
@@ -107,14 +110,29 @@ def ensure_ids(path: Path) -> int:
 
 
 def units(root: Path, path: Path) -> list[Unit]:
-    """The notebook's markdown cells, one :class:`Unit` each (context: the cell id)."""
+    """The notebook's markdown cells and its code cells' prose literals, one :class:`Unit` each (context:
+    the cell id; a literal's English is the literal as the code writes it, flagged ``mcplab-code``)."""
     name = (PurePosixPath(LABS) / relative(root, path)).as_posix()
     missing = missing_ids(path)
     if missing:
         raise ValueError(f"{name}: cells {missing} have no id; run `mcplab i18n update` to give them one")
-    notebook = read(path)
-    return [Unit(cell["id"], cell.source, f"{name} · cell {index} (markdown)")
-            for index, cell in enumerate(notebook.cells) if cell.cell_type == "markdown" and cell.source.strip()]
+    found = []
+    for index, cell in enumerate(read(path).cells):
+        if cell.cell_type == "markdown" and cell.source.strip():
+            found.append(Unit(cell["id"], cell.source, f"{name} · cell {index} (markdown)"))
+        elif cell.cell_type == "code":
+            try:
+                shown = literals.prose(cell.source, _listed(cell))
+            except ValueError as exc:
+                raise ValueError(f"{name} · cell {index} ({cell['id']}): {exc}") from None
+            found += [Unit(cell["id"], literal.text, f"{name} · cell {index} (code)", flags=(literals.FLAG,))
+                      for literal in shown]
+    return found
+
+
+def _listed(cell: Any) -> list[str]:
+    """The literals a code cell's metadata asks to translate besides what it prints (see literals)."""
+    return list(cell.get("metadata", {}).get("mcplab", {}).get("translate", []))
 
 
 def _setup_source(root: Path, path: Path, code: str) -> str:
@@ -137,7 +155,7 @@ def _note_source(root: Path, path: Path, code: str) -> str:
     original = Path(os.path.relpath(path, here)).as_posix()
     glossary = Path(os.path.relpath(root / LABS / LANGUAGES[code][1] / GLOSSARY[code], here)).as_posix()
     template = _in(code, N_("> The {language} edition of [{name}]({original}), built from it: the code is the "
-                         "same, the text is translated. Terms: [the glossary]({glossary}). The first code cell "
+                         "same, the text and the sentences the code prints are translated. Terms: [the glossary]({glossary}). The first code cell "
                          "below switches feedback, labels and plots to {language}."))
     return template.format(language=LANGUAGES[code][2], name=path.name, original=original, glossary=glossary)
 
@@ -145,9 +163,14 @@ def _note_source(root: Path, path: Path, code: str) -> str:
 def build(root: Path, path: Path, catalog: Any, code: str) -> Any:
     """The notebook at ``path`` in language ``code``, from its catalog (a polib file, or None); no outputs."""
     source = read(path)
-    translated = {entry.msgctxt: entry.msgstr for entry in catalog or ()
-                  if not entry.obsolete and not entry.fuzzy and entry.msgstr}
-    english = {entry.msgctxt: entry.msgid for entry in catalog or () if not entry.obsolete}
+    usable = [entry for entry in catalog or () if not entry.obsolete and not entry.fuzzy and entry.msgstr]
+    translated = {entry.msgctxt: entry.msgstr for entry in usable if literals.FLAG not in entry.flags}
+    english = {entry.msgctxt: entry.msgid for entry in catalog or ()
+               if not entry.obsolete and literals.FLAG not in entry.flags}
+    printed: dict[str, dict[str, str]] = {}
+    for entry in usable:
+        if literals.FLAG in entry.flags:
+            printed.setdefault(entry.msgctxt, {})[entry.msgid] = entry.msgstr
     notebook = copy.deepcopy(source)
     notebook.metadata.pop("widgets", None)  # the source's widget state belongs to its own run
     notebook.metadata["mcplab"] = {"language": LANGUAGES[code][1], "source": relative(root, path).as_posix()}
@@ -158,6 +181,8 @@ def build(root: Path, path: Path, catalog: Any, code: str) -> Any:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("execution", None)
+            if cell.get("id") in printed:
+                cell.source = literals.replace(cell.source, printed[cell["id"]], _listed(cell))
             for starter, twin in twins:
                 cell.source = re.sub(rf"(?<![\w/.-]){re.escape(starter)}", twin, cell.source)
     at = 1 if notebook.cells and notebook.cells[0].cell_type == "markdown" else 0
@@ -177,5 +202,6 @@ def _twins(root: Path, path: Path, code: str) -> list[tuple[str, str]]:
 
 
 def comparable(notebook: Any) -> list[tuple[str, str, str]]:
-    """What a built notebook must share with a fresh build: each cell's id, type and text."""
+    """What a built notebook must share with a fresh build: each cell's id, type and text (a code cell's
+    with its prose literals translated, as the build writes them)."""
     return [(cell.get("id", ""), cell.cell_type, cell.source) for cell in notebook.cells]

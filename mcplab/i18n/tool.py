@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from mcplab.i18n import LANGUAGES, catalogs, documents, messages, notebooks
+from mcplab.i18n import LANGUAGES, _, catalogs, documents, messages, notebooks
 
 __all__ = ["Plan", "plan", "update", "build", "status", "check", "main"]
 
@@ -88,22 +88,22 @@ def update(root: Path, code: str = "zh") -> list[str]:
     for notebook in notebooks.sources(root):
         given = notebooks.ensure_ids(notebook)
         if given:
-            said.append(f"gave {given} cell(s) an id: {notebook.relative_to(root).as_posix()}")
+            said.append(_("gave {n} cell(s) an id: {path}", n=given, path=notebook.relative_to(root).as_posix()))
     result = plan(root, code)
-    said += [f"cannot extract: {problem}" for problem in result.extraction_problems]
+    said += [_("cannot extract: {problem}", problem=problem) for problem in result.extraction_problems]
     for path, catalog in result.catalogs.items():
         if catalogs.write(catalog, path):
-            said.append(f"updated {path.relative_to(root).as_posix()}")
+            said.append(_("updated {path}", path=path.relative_to(root).as_posix()))
     for path in result.stale:
         path.unlink()
-        said.append(f"removed {path.relative_to(root).as_posix()} (its notebook is gone; its translations "
-                    f"went to wherever the same English is now)")
+        said.append(_("removed {path} (its notebook is gone; its translations went to wherever the same "
+                      "English is now)", path=path.relative_to(root).as_posix()))
     target = mo_path(root, code)
     compiled = _compiled(result.catalogs[package_catalog(root, code)])
     if not target.is_file() or target.read_bytes() != compiled:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(compiled)
-        said.append(f"compiled {target.relative_to(root).as_posix()}")
+        said.append(_("compiled {path}", path=target.relative_to(root).as_posix()))
     return said
 
 
@@ -133,15 +133,16 @@ def build(root: Path, code: str = "zh", only: Sequence[str] = (), execute: bool 
         if execute:
             _execute(notebook, target.parent)
         nbformat.write(notebook, str(target))
-        said.append(f"built {target.relative_to(root).as_posix()}"
-                    + (f" (ran in {time.monotonic() - started:.1f} s)" if execute else ""))
+        said.append(_("built {path} (ran in {seconds:.1f} s)", path=target.relative_to(root).as_posix(),
+                      seconds=time.monotonic() - started) if execute
+                    else _("built {path}", path=target.relative_to(root).as_posix()))
     if not only:
         for name in documents.present(root):
             text = documents.build(root, name, catalogs.read(documents.catalog_path(root, name, code)), code)
             target = documents.built_path(root, name, code)
             if not target.is_file() or target.read_text(encoding="utf-8") != text:
                 target.write_text(text, encoding="utf-8")
-                said.append(f"built {target.relative_to(root).as_posix()}")
+                said.append(_("built {path}", path=target.relative_to(root).as_posix()))
     return said
 
 
@@ -173,39 +174,41 @@ def check(root: Path, code: str = "zh") -> list[str]:
     found = []
     for notebook in notebooks.sources(root):
         if notebooks.missing_ids(notebook):
-            found.append(f"{notebook.relative_to(root).as_posix()}: cells without an id (run mcplab i18n update)")
+            found.append(_("{path}: cells without an id (run mcplab i18n update)",
+                           path=notebook.relative_to(root).as_posix()))
     if found:
         return found
     result = plan(root, code)
-    found += [f"cannot extract: {problem}" for problem in result.extraction_problems]
+    found += [_("cannot extract: {problem}", problem=problem) for problem in result.extraction_problems]
     for path, catalog in result.catalogs.items():  # where an entry comes from may drift: only what it says counts
         if not path.is_file() or catalogs.content(catalogs.read(path)) != catalogs.content(catalog):
-            found.append(f"{path.relative_to(root).as_posix()}: not up to date with its source "
-                         f"(run mcplab i18n update)")
-    found += [f"{path.relative_to(root).as_posix()}: its source is gone (run mcplab i18n update)"
+            found.append(_("{path}: not up to date with its source (run mcplab i18n update)",
+                           path=path.relative_to(root).as_posix()))
+    found += [_("{path}: its source is gone (run mcplab i18n update)", path=path.relative_to(root).as_posix())
               for path in result.stale]
     target = mo_path(root, code)
     if not target.is_file() or target.read_bytes() != _compiled(result.catalogs[package_catalog(root, code)]):
-        found.append(f"{target.relative_to(root).as_posix()}: not compiled from the catalog (run mcplab i18n update)")
+        found.append(_("{path}: not compiled from the catalog (run mcplab i18n update)",
+                       path=target.relative_to(root).as_posix()))
     found += status(root, code)[0]
     for source in notebooks.sources(root):
         target = notebooks.built_path(root, source, code)
         expected = notebooks.build(root, source, result.catalogs[notebooks.catalog_path(root, source, code)], code)
         if not target.is_file():
-            found.append(f"{target.relative_to(root).as_posix()}: missing (run mcplab i18n build)")
+            found.append(_("{path}: missing (run mcplab i18n build)", path=target.relative_to(root).as_posix()))
         elif notebooks.comparable(notebooks.read(target)) != notebooks.comparable(expected):
-            found.append(f"{target.relative_to(root).as_posix()}: differs from what the catalogs give "
-                         f"(run mcplab i18n build)")
+            found.append(_("{path}: differs from what the catalogs give (run mcplab i18n build)",
+                           path=target.relative_to(root).as_posix()))
     built = {notebooks.built_path(root, source, code) for source in notebooks.sources(root)}
     folder = root / notebooks.LABS / LANGUAGES[code][1]
-    found += [f"{path.relative_to(root).as_posix()}: has no English source (remove it)"
+    found += [_("{path}: has no English source (remove it)", path=path.relative_to(root).as_posix())
               for path in sorted(folder.rglob("*.ipynb")) if path not in built and ".ipynb_checkpoints" not in path.parts]
     for name in documents.present(root):
         target = documents.built_path(root, name, code)
         text = documents.build(root, name, result.catalogs[documents.catalog_path(root, name, code)], code)
         if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            found.append(f"{target.relative_to(root).as_posix()}: differs from what the catalogs give "
-                         f"(run mcplab i18n build)")
+            found.append(_("{path}: differs from what the catalogs give (run mcplab i18n build)",
+                           path=target.relative_to(root).as_posix()))
     return found
 
 
@@ -213,21 +216,21 @@ def main(command: str | None, code: str, only: Sequence[str] = (), execute: bool
     from mcplab import course
 
     if not course.is_checkout():
-        raise SystemExit("mcplab i18n: works in a clone of the repository (it writes the catalogs and the labs)")
+        raise SystemExit(_("mcplab i18n: works in a clone of the repository (it writes the catalogs and the labs)"))
     root = course.CHECKOUT
     started = time.monotonic()
     if command in (None, "update"):
-        print("\n".join(update(root, code) or ["catalogs: already up to date"]))
+        print("\n".join(update(root, code) or [_("catalogs: already up to date")]))
     if command in (None, "build"):
-        print("\n".join(build(root, code, only, execute) or ["nothing to build"]))
+        print("\n".join(build(root, code, only, execute) or [_("nothing to build")]))
     if command == "check":
         found = check(root, code)
-        print("\n".join(found or ["everything is in step"]))
+        print("\n".join(found or [_("everything is in step")]))
         return 1 if found else 0
     todo, counts = status(root, code)
     if command == "status":
         print("\n".join(todo))
-    print(f"{counts['catalogs']} catalogs, {counts['entries']} entries: {counts['translated']} translated, "
-          f"{counts['fuzzy']} fuzzy, {counts['untranslated']} untranslated"
-          + (f" ({time.monotonic() - started:.1f} s)" if command is None else ""))
+    summary = _("{catalogs} catalogs, {entries} entries: {translated} translated, {fuzzy} fuzzy, {untranslated} "
+                "untranslated", **counts)
+    print(summary + (_(" ({seconds:.1f} s)", seconds=time.monotonic() - started) if command is None else ""))
     return 1 if command == "status" and todo else 0
