@@ -34,3 +34,4 @@ from mcplab.exercises.lab07 import *  # noqa: F401,F403
 from mcplab.exercises.lab08 import *  # noqa: F401,F403
 from mcplab.exercises.lab11 import *  # noqa: F401,F403
 from mcplab.exercises.lab12 import *  # noqa: F401,F403
+from mcplab.exercises.lab12_forms import *  # noqa: F401,F403
