@@ -167,6 +167,12 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "12.unknown_resource": ("-32002, then -32602", (),
                             lambda out: ", then ".join(re.search(r"error\.code: (-\d+) → (-\d+)", out).groups())),
     "12.sdk_extra": ("tools/list", (), lambda out: re.search(r"▶\s+│ → (\S+) \(id \d+\)", out)[1]),
+    "12.undeclared": ("error -32601 (Method not found)", (),
+                      lambda out: "error -32601 (Method not found)" if re.search(
+                          r'^\s+8 → stdio\s+\{"jsonrpc":"2.0","id":2,"error":\{"code":-32601', out, re.M) else out),
+    "12.pages": ("3", ("2", "5", "4", "1", "6"), lambda out: len(re.findall(r"^tools/list \d+: ", out, re.M))),
+    "12.tampered": ("error -32602 (Invalid params)", (),
+                    lambda out: "error -32602 (Invalid params)" if "one character changed: error -32602" in out else out),
 }
 
 # key prefix → how the name of the lab's notebook ends. The prefix is the lab's number in the course and a

@@ -5,7 +5,9 @@ and their ``-misfit`` twins, whose answer does not fit the form). A line about o
 off a card that did not grade that era: ``ping`` and ``undeclared`` are legacy (2026-07-28 has no
 server→client requests), ``discover``, ``meta``, ``retry`` and ``request-state`` modern.
 
-One mistake, one failed line. The desk (desk.py) goes on whatever the client answers to ``ping`` and
+One mistake, one failed line. A run in which the client sent nothing (it crashed first, or a TODO
+stopped it) leaves nothing to judge: its lines are skipped, and the first line, with the client's last
+words on stderr, is the one that fails. The desk (desk.py) goes on whatever the client answers to ``ping`` and
 ``roots/list``, but some mistakes make it refuse a request (a missing ``_meta``, a changed
 ``requestState``, an answer that does not fit the form): the client then gets an error, usually exits
 with status 1, and the rest of that run shows nothing. :func:`spoiled_by` names the check whose rule
@@ -115,6 +117,9 @@ def _line(check: str, title: str, runs: dict, names: tuple[str, ...], judge: Cal
     skips = []
     for name in graded:
         run = runs[name]
+        if check != "runs" and not _sent(run.trace):  # it crashed first, or a TODO stopped it: see the first line
+            skips.append(_("in the {scenario} run the client sent nothing; see the first line", scenario=name))
+            continue
         problem = judge(run)
         if problem is None:
             continue

@@ -561,6 +561,42 @@ _ALL = (
                  "client that gets structured content checks it against the tool's outputSchema (Server: Tools, "
                  "Output Schema: clients SHOULD validate), and that schema comes with the tool list."),
     ),
+    # --- Lab 12 · build a client, part two -------------------------------------------------------
+    Prediction(
+        key="12.undeclared",
+        question=N_("While book_table runs, the desk sends roots/list to mcplab's client, which declared "
+                    "elicitation and nothing else. What does the client send back?"),
+        choices=("error -32601 (Method not found)",
+                 N_("an empty list of roots"),
+                 N_("nothing: a client does not answer the server"),
+                 "error -32602 (Invalid params)"),
+        digest="sha256:6486f34bde4b85a11410ff12d4b7f3eb086f528cf5731529e44b245031302582",
+        wrong=N_("Run the next cell and read frame 8, the client's response to roots/list: a client that "
+                 "did not declare roots does not offer that method, and a request for a method the receiver "
+                 "does not offer gets -32601 (Lifecycle: Capability Negotiation; JSON-RPC 2.0, Error object); "
+                 "no request of the server's goes unanswered."),
+    ),
+    Prediction(
+        key="12.pages",
+        question=N_("The desk has five tools and puts two on a page. How many tools/list requests does a "
+                    "client send to have them all?"),
+        choices=(),
+        digest="sha256:f0447d4a868859bdc34b8bdc66de343e378a0fc7a44bb5fd993a5112a9700910",
+        wrong=N_("Run the next cell and count its lines, one per tools/list: pages of two, two and one, and "
+                 "the client stops at the first result without nextCursor (Server: Utilities, Pagination)."),
+    ),
+    Prediction(
+        key="12.tampered",
+        question=N_("The client retries book_table with its answer, but with one character of requestState "
+                    "changed. What does the desk answer?"),
+        choices=("error -32602 (Invalid params)",
+                 N_("the booking: the answer is in inputResponses anyway"),
+                 N_("a new input_required, asking again")),
+        digest="sha256:1d234c091438ab050766e490ae94caaab6bd8eb6c34b31df8740a7ec229e9071",
+        wrong=N_("Run the next cell and read its first line: requestState comes back through the client, so "
+                 "the server treats it as attacker input and rejects one that fails its integrity check "
+                 "(2026-07-28, Multi Round-Trip Requests); mcplab answers that with -32602."),
+    ),
 )
 
 #: key → prediction, in the order of the labs (read-only)
