@@ -566,10 +566,10 @@ _ALL = (
         key="12.undeclared",
         question=N_("While book_table runs, the desk sends roots/list to mcplab's client, which declared "
                     "elicitation and nothing else. What does the client send back?"),
-        choices=("error -32601 (Method not found)",
+        choices=(N_("error -32601 (Method not found)"),
                  N_("an empty list of roots"),
                  N_("nothing: a client does not answer the server"),
-                 "error -32602 (Invalid params)"),
+                 N_("error -32602 (Invalid params)")),
         digest="sha256:6486f34bde4b85a11410ff12d4b7f3eb086f528cf5731529e44b245031302582",
         wrong=N_("Run the next cell and read frame 8, the client's response to roots/list: a client that "
                  "did not declare roots does not offer that method, and a request for a method the receiver "
@@ -589,7 +589,7 @@ _ALL = (
         key="12.tampered",
         question=N_("The client retries book_table with its answer, but with one character of requestState "
                     "changed. What does the desk answer?"),
-        choices=("error -32602 (Invalid params)",
+        choices=(N_("error -32602 (Invalid params)"),
                  N_("the booking: the answer is in inputResponses anyway"),
                  N_("a new input_required, asking again")),
         digest="sha256:1d234c091438ab050766e490ae94caaab6bd8eb6c34b31df8740a7ec229e9071",
