@@ -16,6 +16,12 @@ from conftest import ROOT
 RIGHT = dict(_EXPECTED)
 
 
+def test_the_exercise_s_form_is_the_one_the_booking_desk_asks():
+    from mcplab.grade import desk
+
+    assert exercises.FORM == desk.FORM
+
+
 def test_the_table_is_what_json_schema_says_of_each_answer():
     validator = jsonschema.Draft202012Validator(exercises.FORM)
     assert {key: "fits" if validator.is_valid(answer) else "does not fit"

@@ -2,8 +2,9 @@
 
 Theory of operation
 -------------------
-One table, ``FORM_ANSWERS``: what a user might type into the desk's form (``mcplab.grade.desk.FORM``,
-an elicitation's ``requestedSchema``), and whether it fits. A client that accepts a form sends the
+One table, ``FORM_ANSWERS``: what a user might type into the desk's form (``FORM``, an elicitation's
+``requestedSchema``: the one ``mcplab.grade.desk`` asks, which a test keeps equal to this copy, since
+an exercise does not import a grader), and whether it fits. A client that accepts a form sends the
 answer as ``content``; the spec (2025-11-25 "client/elicitation") has the client check it against the
 requested schema first, and the server checks it again (here with jsonschema, mcplab/server/mrtr.py).
 The verdicts are those of JSON Schema itself: a boolean is not an integer, a required field may not be
@@ -16,11 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 from mcplab.exercises._feedback import Feedback, check, each_case, passed
-from mcplab.grade.desk import FORM
 from mcplab.i18n import N_, Texts, _
 
 __all__ = ["check_form_answers", "FORM", "FORM_ANSWERS", "FORM_VERDICTS"]
 
+FORM = {"type": "object",
+        "properties": {"name": {"type": "string", "title": "Name", "minLength": 1},
+                       "seats": {"type": "integer", "title": "Seats", "minimum": 1, "maximum": 8}},
+        "required": ["name", "seats"]}
 FORM_ANSWERS = {
     "a": {"name": "Ada", "seats": 2},
     "b": {"name": "Ada", "seats": "2"},

@@ -358,7 +358,7 @@ def _retry_problem(run: Any, expected: str) -> tuple[Any, Any, Problem | None]:
     """The input_required exchange and the retry, or what is missing instead."""
     found = _input_required(run.trace)
     if found is None:
-        _answer_, why = form_answer(run)
+        _unused, why = form_answer(run)
         return None, None, (expected, why or _("no tools/call was answered input_required"))
     retry = _retry(run.trace, found)
     if retry is None:
