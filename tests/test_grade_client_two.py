@@ -30,6 +30,8 @@ BROKEN = [
     ("pages", ("legacy", "modern"), ("            if cursor is None:\n", "            if cursor is None or pages:\n"),
      "it stopped after page 1, whose nextCursor it never sent back (the legacy run)"),
     ("ping", ("legacy",), ('if method == "ping":', 'if method == "pong":'), '"code": -32601'),
+    ("ping", ("legacy",), ("                    self.send(self.respond(reply))", "                    pass"),
+     "no response to the ping (id 1) (the legacy run)"),
     ("undeclared", ("legacy",),
      ('"error": {"code": METHOD_NOT_FOUND, "message": f"this client does not offer {method}"}}',
       '"result": {"roots": []}}'), '"result": {"roots": []}'),
@@ -92,6 +94,15 @@ def test_a_refused_request_skips_the_lines_it_spoiled_and_points_at_the_cause(tm
     pages = report.line("pages")
     assert pages.status == SKIP
     assert "the server refused tools/list with error -32602: see the meta line" in pages.text(), report.text()
+
+
+def test_a_request_of_the_server_s_left_unanswered_skips_the_lines_after_it_and_points_at_its_own(tmp_path):
+    report = client_two(variant(tmp_path, "                    self.send(self.respond(reply))",
+                                "                    pass"), eras=("legacy",))
+    for check in ("runs", "undeclared", "accept", "schema"):
+        assert report.line(check).status == SKIP, report.text()
+        assert "the server was still waiting for the client's response to ping: see the ping line" \
+            in report.line(check).text(), report.text()
 
 
 def test_the_starter_fails_and_says_where_to_start():

@@ -7,12 +7,14 @@ server→client requests), ``discover``, ``meta``, ``retry`` and ``request-state
 
 One mistake, one failed line. A run in which the client sent nothing (it crashed first, or a TODO
 stopped it) leaves nothing to judge: its lines are skipped, and the first line, with the client's last
-words on stderr, is the one that fails. The desk (desk.py) goes on whatever the client answers to ``ping`` and
-``roots/list``, but some mistakes make it refuse a request (a missing ``_meta``, a changed
-``requestState``, an answer that does not fit the form): the client then gets an error, usually exits
-with status 1, and the rest of that run shows nothing. :func:`spoiled_by` names the check whose rule
-the refusal was about; on that run the other lines are skipped with a pointer to it instead of failed
-(a pass stays a pass), so the card points at the cause, not at its consequences.
+words on stderr, is the one that fails. The desk (desk.py) goes on whatever the client answers to
+``ping`` and ``roots/list``, but two kinds of mistake stop a session short: a request of the desk's
+that the client never answers (the desk waits for it, and the client's own call times out), and a
+request of the client's that the desk refuses (a missing ``_meta``, a changed ``requestState``, an
+answer that does not fit the form): the client then gets an error, usually exits with status 1, and
+the rest of that run shows nothing. :func:`spoiled_by` names the check whose rule the mistake broke;
+on that run the other lines are skipped with a pointer to it instead of failed (a pass stays a pass),
+so the card points at the cause, not at its consequences.
 """
 
 from __future__ import annotations
@@ -89,22 +91,42 @@ def refusal(run: Any) -> tuple[str, dict] | None:
     return None
 
 
-def spoiled_by(run: Any) -> str:
-    """The check whose rule the desk's refusal in ``run`` was about, or "" (no refusal, or another kind)."""
+def unanswered(run: Any) -> str:
+    """The method of the first request the desk sent the client that got no response, or ""."""
+    trace = run.trace
+    for seq, obj in _from_server(trace):
+        if "method" in obj and "id" in obj and _reply(trace, (seq, obj)) is None:
+            return str(obj["method"])
+    return ""
+
+
+def _form_check(run: Any) -> str:
+    return "schema" if run.scenario.endswith("misfit") else "accept"
+
+
+def spoiled_by(run: Any) -> tuple[str, str]:
+    """The check whose rule a mistake in ``run`` broke first, and what it spoiled; ("", "") if none.
+
+    Two mistakes stop a session short: a request of the desk's left unanswered (the desk waits for it,
+    and nothing after it comes), and a request of the client's that the desk refused.
+    """
+    method = unanswered(run)
+    if method:
+        check = {"ping": "ping", "roots/list": "undeclared"}.get(method, _form_check(run))
+        return check, _("in the {scenario} run the server was still waiting for the client's response to "
+                        "{method}: see the {line} line", scenario=run.scenario, method=method, line=check)
     found = refusal(run)
     if found is None:
-        return ""
+        return "", ""
     method, error = found
     message = str(error.get("message"))
-    if method == "initialize" and run.scenario.startswith("modern"):
-        return "discover"
-    if "_meta" in message or error.get("code") == -32022:
-        return "meta"
-    if "requestState" in message:
-        return "request-state"
-    if "requestedSchema" in message or "elicitation" in message or "inputResponses" in message:
-        return "schema" if run.scenario.endswith("misfit") else "accept"
-    return ""
+    check = ("discover" if method == "initialize" and run.scenario.startswith("modern")
+             else "meta" if "_meta" in message or error.get("code") == -32022
+             else "request-state" if "requestState" in message
+             else _form_check(run) if "requestedSchema" in message or "elicitation" in message
+             or "inputResponses" in message else "")
+    return check, (_("in the {scenario} run the server refused {method} with error {code}: see the {line} line",
+                     scenario=run.scenario, method=method, code=error.get("code"), line=check) if check else "")
 
 
 def _line(check: str, title: str, runs: dict, names: tuple[str, ...], judge: Callable[[Any], Problem | None],
@@ -123,11 +145,9 @@ def _line(check: str, title: str, runs: dict, names: tuple[str, ...], judge: Cal
         problem = judge(run)
         if problem is None:
             continue
-        culprit = spoiled_by(run)
+        culprit, why = spoiled_by(run)
         if culprit and culprit != check:
-            method, error = refusal(run)  # type: ignore[misc]
-            skips.append(_("in the {scenario} run the server refused {method} with error {code}: see the {line} "
-                           "line", scenario=name, method=method, code=error.get("code"), line=culprit))
+            skips.append(why)
             continue
         expected, got = problem
         return failed(check, title, expected, _("{got} (the {scenario} run)", got=got, scenario=name), *where)
