@@ -173,6 +173,8 @@ AFTER_CANCEL = {"a": "stop, no response", "b": "ignore it", "c": "ignore it", "d
 TOO_EARLY = {"a": "error -32600", "b": "result", "c": "result", "d": "error -32602", "e": "HTTP 400",
              "f": "HTTP 400", "g": "result"}
 STRUCTURED = {"a": "use", "b": "reject", "c": "reject", "d": "not checked", "e": "use", "f": "reject"}
+FORM_FITS = {"a": "fits", "b": "does not fit", "c": "does not fit", "d": "does not fit", "e": "does not fit",
+             "f": "fits", "g": "does not fit"}
 _ASK = {"jsonrpc": "2.0", "method": "tools/list"}
 
 
@@ -329,6 +331,7 @@ RIGHT: dict[str, object] = {
     "check_structured_verdicts": STRUCTURED,
     "check_too_early": TOO_EARLY,
     "check_after_cancel": AFTER_CANCEL,
+    "check_form_answers": FORM_FITS,
     "check_openai_tool": OPENAI,
     "check_anthropic_tool": ANTHROPIC,
     "check_tools_call_for": ROUTE,
@@ -612,6 +615,18 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("b missing", without(AFTER_CANCEL, "b")),
         ("all ignored", dict.fromkeys(AFTER_CANCEL, "ignore it")),
         ("one still ...", {**AFTER_CANCEL, "d": ...}),
+    ],
+    "check_form_answers": [
+        ("b: a number in a string is a number", {**FORM_FITS, "b": "fits"}),
+        ("c: no maximum is enforced", {**FORM_FITS, "c": "fits"}),
+        ("d: a missing field is left empty", {**FORM_FITS, "d": "fits"}),
+        ("e: true is 1", {**FORM_FITS, "e": "fits"}),
+        ("f: only the form's fields", {**FORM_FITS, "f": "does not fit"}),
+        ("g: an empty name is still a string", {**FORM_FITS, "g": "fits"}),
+        ("a missing", without(FORM_FITS, "a")),
+        ("every answer fits", dict.fromkeys(FORM_FITS, "fits")),
+        ("accept and cancel instead", {k: "accept" if v == "fits" else "cancel" for k, v in FORM_FITS.items()}),
+        ("one still ...", {**FORM_FITS, "c": ...}),
     ],
     "check_too_early": [
         ("a answered: the server is friendly", {**TOO_EARLY, "a": "result"}),
