@@ -16,9 +16,10 @@ answer what the server asks. This server makes it, in a few lines of the toolkit
   echo (the toolkit seals it: a changed one is refused with -32602);
 * in the legacy era, before asking, it sends the client ``ping`` (2025-11-25 "basic/utilities/ping":
   either side may) and ``roots/list``, a request for a capability no graded client declares: the
-  answer it should get is -32601. Both go through the connection itself (``Peer.request``), not
-  ``ctx.request``, which would refuse to ask what the client did not declare. 2026-07-28 has no
-  server→client requests at all, so the modern era sends neither.
+  answer it should get is -32601. Both go through the connection itself (``Peer.request``):
+  ``ctx.request`` would refuse to send ``roots/list`` to a client that did not declare roots, and
+  that refusal is what this desk must not do. 2026-07-28 has no server→client requests at all, so
+  the modern era sends neither.
 
 The server judges nothing: the recorder (recorder.py) writes down every frame both ways, and
 client_two_checks.py reads them. Whatever the client answers to ``ping`` and ``roots/list``, the tool
