@@ -18,7 +18,7 @@ answer what the server asks. This server makes it, in a few lines of the toolkit
   either side may) and ``roots/list``, a request for a capability no graded client declares: the
   answer it should get is -32601. Both go through the connection itself (``Peer.request``):
   ``ctx.request`` would refuse to send ``roots/list`` to a client that did not declare roots, and
-  that refusal is what this desk must not do. 2026-07-28 has no server→client requests at all, so
+  here it is sent on purpose. 2026-07-28 has no server→client requests at all, so
   the modern era sends neither.
 
 The server judges nothing: the recorder (recorder.py) writes down every frame both ways, and
