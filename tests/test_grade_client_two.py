@@ -37,6 +37,8 @@ BROKEN = [
       '"result": {"roots": []}}'), '"result": {"roots": []}'),
     ("accept", ("legacy", "modern"), ('return {"action": "accept", "content": self.answer}',
                                       'return {"action": "decline"}'), '{"action": "decline"} (the legacy run)'),
+    ("accept", ("legacy", "modern"), ('CAPABILITIES = {"elicitation": {"form": {}}}', "CAPABILITIES = {}"),
+     "the server never asked: the client did not declare the elicitation capability (the legacy run)"),
     ("schema", ("legacy", "modern"), ("        if problem:\n            print(", "        if False:\n            print("),
      '"action": "accept", "content": {"name": "Ada", "seats": "two"}}, for a form that asks for an integer'),
     ("discover", ("modern",), ('result = self.request("server/discover")',

@@ -107,14 +107,18 @@ def _form_check(run: Any) -> str:
 def spoiled_by(run: Any) -> tuple[str, str]:
     """The check whose rule a mistake in ``run`` broke first, and what it spoiled; ("", "") if none.
 
-    Two mistakes stop a session short: a request of the desk's left unanswered (the desk waits for it,
-    and nothing after it comes), and a request of the client's that the desk refused.
+    Three mistakes stop a session short: a request of the desk's left unanswered (the desk waits for
+    it, and nothing after it comes), no elicitation capability (the desk cannot ask, and in 2026-07-28
+    refuses the call with -32021), and a request of the client's that the desk refused.
     """
     method = unanswered(run)
     if method:
         check = {"ping": "ping", "roots/list": "undeclared"}.get(method, _form_check(run))
         return check, _("in the {scenario} run the server was still waiting for the client's response to "
                         "{method}: see the {line} line", scenario=run.scenario, method=method, line=check)
+    if _calls(run.trace) and not _declared(run):
+        return "accept", _("in the {scenario} run the client did not declare the elicitation capability, so the "
+                           "server could not ask: see the accept line", scenario=run.scenario)
     found = refusal(run)
     if found is None:
         return "", ""
