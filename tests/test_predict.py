@@ -171,6 +171,10 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
                       lambda out: "error -32601 (Method not found)" if re.search(
                           r'^\s+8 → stdio\s+\{"jsonrpc":"2.0","id":2,"error":\{"code":-32601', out, re.M) else out),
     "12.pages": ("3", ("2", "5", "4", "1", "6"), lambda out: len(re.findall(r"^tools/list \d+: ", out, re.M))),
+    "12.first_modern": ("server/discover", (),
+                        lambda out: re.search(r'^\s+1 → stdio\s+\{.*?"method":"([^"]+)"', out, re.M)[1]),
+    "12.input_required": ("a result: resultType input_required, with the question in it", (),
+                          lambda out: '"resultType": "input_required"' in out and '"inputRequests"' in out),
     "12.tampered": ("error -32602 (Invalid params)", (),
                     lambda out: "error -32602 (Invalid params)" if "one character changed: error -32602" in out else out),
 }

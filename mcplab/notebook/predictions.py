@@ -586,6 +586,28 @@ _ALL = (
                  "the client stops at the first result without nextCursor (Server: Utilities, Pagination)."),
     ),
     Prediction(
+        key="12.first_modern",
+        question=N_("mcplab's client opens the desk with --era modern and lists its tools. Which request is "
+                    "the first on the pipe?"),
+        choices=("server/discover", "initialize", "tools/list"),
+        digest="sha256:0a33aff075f5b1836436008b2d3d7b96b43c18d113e2b44ce224ad7fb7dac499",
+        wrong=N_("Run the next cell and read frame 1 of its trace: 2026-07-28 has no handshake, so initialize "
+                 "is gone, and a client opens with server/discover to learn which revisions the server speaks "
+                 "(2026-07-28, Server: Discover); the _meta printed above the trace is that request's."),
+    ),
+    Prediction(
+        key="12.input_required",
+        question=N_("In 2026-07-28, book_table needs the user. What does the desk send first when the client "
+                    "calls it?"),
+        choices=(N_("a result: resultType input_required, with the question in it"),
+                 N_("an elicitation/create request on the pipe, as in 2025-11-25"),
+                 N_("nothing until the user has answered")),
+        digest="sha256:1e91da9857143c5894ebe91078f1b769ab9084af52ae0467c1c6d14ad9bf964d",
+        wrong=N_("Run the next cell and read the resultType line of what it prints: a 2026-07-28 server sends no "
+                 "requests of its own, so it answers the call itself with input_required, and the question "
+                 "travels in inputRequests (2026-07-28, Multi Round-Trip Requests)."),
+    ),
+    Prediction(
         key="12.tampered",
         question=N_("The client retries book_table with its answer, but with one character of requestState "
                     "changed. What does the desk answer?"),
