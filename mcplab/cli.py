@@ -389,11 +389,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     grade = command("grade", _("grade your own server or client (Labs 09, 10): a report card, "
                                "exit status 1 if a line fails"))
-    grade.add_argument("kind", choices=("server", "client", "http-client"))
+    grade.add_argument("kind", choices=("server", "client", "http-client", "client-two"))
     grade.add_argument("target", nargs="+", metavar="PATH", help=_("my_server.py / my_client.py, or a command"))
     grade.add_argument("--timeout", type=float, help=_("seconds to wait for each answer (server 5, client 3)"))
     grade.add_argument("--era", choices=("legacy", "modern", "both"), default="both",
-                       help=_("http-client: the era(s) to grade it in (default both)"))
+                       help=_("http-client, client-two: the era(s) to grade it in (default both)"))
     grade.set_defaults(run=_grade)
 
     i18n_text = _("for authors: bring the translation catalogs up to date with the English labs, then "
@@ -453,6 +453,9 @@ def _grade(args: argparse.Namespace) -> int:
     target = args.target[0] if len(args.target) == 1 else args.target
     if args.kind == "http-client":
         report = grade.http_client(target, eras=("legacy", "modern") if args.era == "both" else (args.era,))
+    elif args.kind == "client-two":
+        report = grade.client_two(target, eras=("legacy", "modern") if args.era == "both" else (args.era,),
+                                  **({"timeout": args.timeout} if args.timeout else {}))
     else:
         report = (grade.server if args.kind == "server" else grade.client)(
             target, **({"timeout": args.timeout} if args.timeout else {}))

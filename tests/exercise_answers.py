@@ -175,6 +175,8 @@ TOO_EARLY = {"a": "error -32600", "b": "result", "c": "result", "d": "error -326
 NEXT_MOVE = {"a": "read the JSON body", "b": "keep reading", "c": "keep reading", "d": "take it and close the stream",
              "e": "nothing more to do", "f": "initialize again", "g": "fix the headers", "h": "nothing more to do"}
 STRUCTURED = {"a": "use", "b": "reject", "c": "reject", "d": "not checked", "e": "use", "f": "reject"}
+FORM_FITS = {"a": "fits", "b": "does not fit", "c": "does not fit", "d": "does not fit", "e": "does not fit",
+             "f": "fits", "g": "does not fit"}
 _ASK = {"jsonrpc": "2.0", "method": "tools/list"}
 
 
@@ -332,6 +334,7 @@ RIGHT: dict[str, object] = {
     "check_too_early": TOO_EARLY,
     "check_after_cancel": AFTER_CANCEL,
     "check_next_move": NEXT_MOVE,
+    "check_form_answers": FORM_FITS,
     "check_openai_tool": OPENAI,
     "check_anthropic_tool": ANTHROPIC,
     "check_tools_call_for": ROUTE,
@@ -630,6 +633,17 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("all keep reading", dict.fromkeys(NEXT_MOVE, "keep reading")),
         ("a status for a move", {**NEXT_MOVE, "e": 202}),
         ("one still ...", {**NEXT_MOVE, "c": ...}),
+    "check_form_answers": [
+        ("b: a number in a string is a number", {**FORM_FITS, "b": "fits"}),
+        ("c: no maximum is enforced", {**FORM_FITS, "c": "fits"}),
+        ("d: a missing field is left empty", {**FORM_FITS, "d": "fits"}),
+        ("e: true is 1", {**FORM_FITS, "e": "fits"}),
+        ("f: only the form's fields", {**FORM_FITS, "f": "does not fit"}),
+        ("g: an empty name is still a string", {**FORM_FITS, "g": "fits"}),
+        ("a missing", without(FORM_FITS, "a")),
+        ("every answer fits", dict.fromkeys(FORM_FITS, "fits")),
+        ("accept and cancel instead", {k: "accept" if v == "fits" else "cancel" for k, v in FORM_FITS.items()}),
+        ("one still ...", {**FORM_FITS, "c": ...}),
     ],
     "check_too_early": [
         ("a answered: the server is friendly", {**TOO_EARLY, "a": "result"}),

@@ -70,7 +70,8 @@ def test_the_chinese_client_starter_says_its_first_todo_in_chinese():
 
 
 @pytest.mark.parametrize("lab, starter", [("09_build_server.ipynb", "build/my_server.py"),
-                                          ("10_build_client.ipynb", "build/my_client.py")])
+                                          ("10_build_client.ipynb", "build/my_client.py"),
+                                          ("12_build_client_two.ipynb", "build/my_client_two.py")])
 def test_the_chinese_build_labs_grade_and_name_the_twins(lab, starter):
     cells = json.loads((ROOT / "labs" / "zh-CN" / lab).read_text(encoding="utf-8"))["cells"]
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")

@@ -179,6 +179,16 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "15.unknown_resource": ("-32002, then -32602", (),
                             lambda out: ", then ".join(re.search(r"error\.code: (-\d+) → (-\d+)", out).groups())),
     "15.sdk_extra": ("tools/list", (), lambda out: re.search(r"▶\s+│ → (\S+) \(id \d+\)", out)[1]),
+    "12.undeclared": ("error -32601 (Method not found)", (),
+                      lambda out: "error -32601 (Method not found)" if re.search(
+                          r'^\s+8 → stdio\s+\{"jsonrpc":"2.0","id":2,"error":\{"code":-32601', out, re.M) else out),
+    "12.pages": ("3", ("2", "5", "4", "1", "6"), lambda out: len(re.findall(r"^tools/list \d+: ", out, re.M))),
+    "12.first_modern": ("server/discover", (),
+                        lambda out: re.search(r'^\s+1 → stdio\s+\{.*?"method":"([^"]+)"', out, re.M)[1]),
+    "12.input_required": ("a result: resultType input_required, with the question in it", (),
+                          lambda out: '"resultType": "input_required"' in out and '"inputRequests"' in out),
+    "12.tampered": ("error -32602 (Invalid params)", (),
+                    lambda out: "error -32602 (Invalid params)" if "one character changed: error -32602" in out else out),
 }
 
 # key prefix → how the name of the lab's notebook ends. The prefix is the lab's number in the course and a
@@ -186,7 +196,7 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
 # whether its file is still 07_economics.ipynb or already 08_economics.ipynb), so the topic finds it.
 LAB_TOPICS = {"00": "start_here", "01": "jsonrpc", "02": "handshake", "03": "primitives", "04": "host",
               "05": "streamable_http", "06": "stateless", "07": "scaling", "08": "economics", "09": "build_server",
-              "10": "build_client", "13": "authorization", "14": "attacks",
+              "10": "build_client", "12": "build_client_two", "13": "authorization", "14": "attacks",
               "15": "ecosystem"}
 
 

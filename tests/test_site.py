@@ -500,7 +500,7 @@ def test_a_lab_08_figure_and_its_explorer_are_drawn_in_the_page_by_jupyterlabs_o
 # The labs that run what they can in the page, each in both editions: a cell that needs the local install
 # opens with `%%machine WHAT` (mcplab/notebook/machine.py) and carries the `needs-machine` tag; in the page it
 # prints the sentence for WHAT, in the notebook's language, and nothing else.
-PART_IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("10_build_client", "13_authorization", "14_attacks", "15_ecosystem")
+PART_IN_THE_PAGE = [f"labs/{edition}{name}.ipynb" for name in ("10_build_client", "12_build_client_two", "13_authorization", "14_attacks", "15_ecosystem")
                     for edition in ("", "zh-CN/")]
 
 

@@ -33,6 +33,7 @@ from mcplab.exercises.lab06 import *  # noqa: F401,F403
 from mcplab.exercises.lab07 import *  # noqa: F401,F403
 from mcplab.exercises.lab08 import *  # noqa: F401,F403
 from mcplab.exercises.lab10_http import *  # noqa: F401,F403
+from mcplab.exercises.lab12_forms import *  # noqa: F401,F403
 from mcplab.exercises.lab13 import *  # noqa: F401,F403
 from mcplab.exercises.lab14 import *  # noqa: F401,F403
 from mcplab.exercises.lab15 import *  # noqa: F401,F403

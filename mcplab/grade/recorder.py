@@ -27,6 +27,8 @@ way servers do, one way per graded scenario:
     future-version  answers initialize with protocolVersion 2099-01-01, a revision no client speaks
     noisy           writes 256 KiB to stderr before answering initialize (more than a pipe holds)
     silent          never answers tools/call
+    quiet           no fault and no log of its own: every line passes unchanged (Lab 12's desk.py
+                    asks and pings by itself, and a 2026-07-28 client asked for no log)
 
 No threads and no event loop: one selector watches our stdin and the server's two pipes. Writes
 block on purpose, because a blocked server is exactly what a client that never reads stderr causes.
@@ -60,7 +62,7 @@ NOTE_DRAINING = "the client reads stderr: more of the log went through than the 
 NOTE_HELD = "held back the answer to tools/call"
 NOTE_FUTURE = "answered initialize with protocolVersion 2099-01-01"
 NOTE_UNFLUSHED = "the client's request came only with the end of its stdin"
-FAULTS = ("none", "future-version", "noisy", "silent")
+FAULTS = ("none", "future-version", "noisy", "silent", "quiet")
 FUTURE = "2099-01-01"
 NOISE = (b"recorder: a very chatty server log line, padded to sixty-four bytes ........\n"[:64]) * 4096  # 256 KiB
 LINGER = 0.5     # seconds between the real server's exit and our own
@@ -100,7 +102,7 @@ class Relay:
 
     def from_server(self, line: bytes) -> None:
         message = _decoded(line)
-        if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+        if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)) and self.fault != "quiet":
             method = self.asked.pop(json.dumps(message.id), None)
             if method == "initialize" and isinstance(message, jsonrpc.Response):
                 line = self._initialize_result(message)

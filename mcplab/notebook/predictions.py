@@ -518,7 +518,64 @@ _ALL = (
                  "notification about the request, which a stream MAY carry before the response (2026-07-28, "
                  "Streamable HTTP: Receiving Messages). Priming events and their ids are legacy."),
     ),
-    # --- Lab 11 · security and authorization ---------------------------------------------------
+    # --- Lab 12 · build a client, part two -------------------------------------------------------
+    Prediction(
+        key="12.undeclared",
+        question=N_("While book_table runs, the desk sends roots/list to mcplab's client, which declared "
+                    "elicitation and nothing else. What does the client send back?"),
+        choices=(N_("error -32601 (Method not found)"),
+                 N_("an empty list of roots"),
+                 N_("nothing: a client does not answer the server"),
+                 N_("error -32602 (Invalid params)")),
+        digest="sha256:6486f34bde4b85a11410ff12d4b7f3eb086f528cf5731529e44b245031302582",
+        wrong=N_("Run the next cell and read frame 8, the client's response to roots/list: a client that "
+                 "did not declare roots does not offer that method, and a request for a method the receiver "
+                 "does not offer gets -32601 (Lifecycle: Capability Negotiation; JSON-RPC 2.0, Error object); "
+                 "no request of the server's goes unanswered."),
+    ),
+    Prediction(
+        key="12.pages",
+        question=N_("The desk has five tools and puts two on a page. How many tools/list requests does a "
+                    "client send to have them all?"),
+        choices=(),
+        digest="sha256:f0447d4a868859bdc34b8bdc66de343e378a0fc7a44bb5fd993a5112a9700910",
+        wrong=N_("Run the next cell and count its lines, one per tools/list: pages of two, two and one, and "
+                 "the client stops at the first result without nextCursor (Server: Utilities, Pagination)."),
+    ),
+    Prediction(
+        key="12.first_modern",
+        question=N_("mcplab's client opens the desk with --era modern and lists its tools. Which request is "
+                    "the first on the pipe?"),
+        choices=("server/discover", "initialize", "tools/list"),
+        digest="sha256:0a33aff075f5b1836436008b2d3d7b96b43c18d113e2b44ce224ad7fb7dac499",
+        wrong=N_("Run the next cell and read frame 1 of its trace: 2026-07-28 has no handshake, so initialize "
+                 "is gone, and a client opens with server/discover to learn which revisions the server speaks "
+                 "(2026-07-28, Server: Discover); the _meta printed above the trace is that request's."),
+    ),
+    Prediction(
+        key="12.input_required",
+        question=N_("In 2026-07-28, book_table needs the user. What does the desk send first when the client "
+                    "calls it?"),
+        choices=(N_("a result: resultType input_required, with the question in it"),
+                 N_("an elicitation/create request on the pipe, as in 2025-11-25"),
+                 N_("nothing until the user has answered")),
+        digest="sha256:1e91da9857143c5894ebe91078f1b769ab9084af52ae0467c1c6d14ad9bf964d",
+        wrong=N_("Run the next cell and read the resultType line of what it prints: a 2026-07-28 server sends no "
+                 "requests of its own, so it answers the call itself with input_required, and the question "
+                 "travels in inputRequests (2026-07-28, Multi Round-Trip Requests)."),
+    ),
+    Prediction(
+        key="12.tampered",
+        question=N_("The client retries book_table with its answer, but with one character of requestState "
+                    "changed. What does the desk answer?"),
+        choices=(N_("error -32602 (Invalid params)"),
+                 N_("the booking: the answer is in inputResponses anyway"),
+                 N_("a new input_required, asking again")),
+        digest="sha256:1d234c091438ab050766e490ae94caaab6bd8eb6c34b31df8740a7ec229e9071",
+        wrong=N_("Run the next cell and read its first line: requestState comes back through the client, so "
+                 "the server treats it as attacker input and rejects one that fails its integrity check "
+                 "(2026-07-28, Multi Round-Trip Requests); mcplab answers that with -32602."),
+    ),
     # --- Lab 13 · authorization ----------------------------------------------------------------------
     Prediction(
         key="13.no_token",
