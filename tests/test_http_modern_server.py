@@ -374,3 +374,39 @@ async def test_a_quiet_stream_sends_keep_alive_comments(monkeypatch):
                     if line.startswith(":"):
                         break
     assert lines[0].startswith("event: message") and lines[-1] == ": keep-alive"
+
+
+@pytest.mark.parametrize("call, meta, replied_as", [
+    ({"name": "echo", "arguments": {"text": "hi"}}, {}, "application/json"),
+    ({"name": "count", "arguments": {"n": 2}}, {"progressToken": "p-1"}, "text/event-stream"),
+])
+async def test_an_answered_request_leaves_no_reference_cycle_behind(monkeypatch, call, meta, replied_as):
+    """Each modern POST's Exchange is freed by reference counting once it is answered, with the cycle
+    collector switched off: garbage in cycles waits for the collector, whose passes grow with the heap
+    and pause whichever request is running when they come."""
+    import gc
+    import weakref
+
+    from mcplab.server.streamable_http import exchange as http_modern
+
+    made: list[weakref.ref] = []
+
+    class Watched(http_modern.Exchange):
+        def __init__(self, request_id):
+            super().__init__(request_id)
+            made.append(weakref.ref(self))
+
+    monkeypatch.setattr(http_modern, "Exchange", Watched)
+    async with served(create_app(toy_server())) as url, httpx.AsyncClient(timeout=10) as client:
+        gc.disable()
+        try:
+            response = await post(client, url, modern_request("tools/call", 1, call, **meta))
+            assert response.status_code == 200 and response.headers["content-type"].startswith(replied_as)
+            for _ in range(100):  # the request's task ends within a few turns of the loop after its reply
+                if made and made[0]() is None:
+                    break
+                await anyio.lowlevel.checkpoint()
+            alive = [ref() for ref in made if ref() is not None]
+        finally:
+            gc.enable()
+    assert len(made) == 1 and alive == [], "the exchange outlived its request: a reference cycle holds it"

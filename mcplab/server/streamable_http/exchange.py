@@ -72,8 +72,10 @@ class Exchange:
 
     def __init__(self, request_id: RequestId) -> None:
         self.request_id = request_id
-        self.stream = Stream(on_abandon=self.abandon, keepalive=KEEPALIVE_SECONDS)
         self.scope = anyio.CancelScope()  # the running request's, in the app's task group
+        # The stream is told the scope's own cancel, not self.abandon: a bound method of ours would make
+        # exchange → stream → exchange a reference cycle, garbage only the cycle collector frees.
+        self.stream = Stream(on_abandon=self.scope.cancel, keepalive=KEEPALIVE_SECONDS)
         self._held: anyio.Event | None = None
 
     def post(self, message: Message, *, related_to: RequestId | None = None) -> None:
