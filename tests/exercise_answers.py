@@ -633,6 +633,7 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("all keep reading", dict.fromkeys(NEXT_MOVE, "keep reading")),
         ("a status for a move", {**NEXT_MOVE, "e": 202}),
         ("one still ...", {**NEXT_MOVE, "c": ...}),
+    ],
     "check_form_answers": [
         ("b: a number in a string is a number", {**FORM_FITS, "b": "fits"}),
         ("c: no maximum is enforced", {**FORM_FITS, "c": "fits"}),
