@@ -1,0 +1,288 @@
+"""The part-two server grader's runs (Lab 11): one session per era and transport, each walking the brief.
+
+Theory of operation
+-------------------
+:func:`walk` opens one session with the student's server, in one era (``initialize`` at 2025-11-25, or
+2026-07-28's ``_meta`` on every request) over one transport (the server's stdin and stdout, or
+Streamable HTTP: the same file started with ``--http --host 127.0.0.1 --port 0``, where the toolkit's
+endpoint serves only the user who started it). The session is mcplab's own :class:`~mcplab.Client`,
+and the run keeps what it saw; ``server_two_checks.py`` judges it. In order:
+
+    progress    crunch(steps=4) with a progressToken: the notifications/progress that came for it
+    cancel      crunch(steps=200) cancelled after its second progress notification (notifications/cancelled;
+                2026-07-28 over HTTP: its response stream closed), then steps_done("cancelled") read
+                after one short crunch ran to its end and again after a second one: a job that stopped
+                did not move while they ran (the short jobs, steps of the same tool, are the clock)
+    pages       resources/list followed from cursor to cursor, then a cursor this server never issued
+    ask         sign_off: the elicitation/create request (legacy) or the input_required result and its
+                retry with inputResponses and requestState (modern), answered with a name made here
+
+Every wait is for an event (a notification, a response) bounded by ``timeout``, sized for a loaded
+machine; when it fires the run records which step it cut, and the card says the machine was slow.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import anyio
+
+from mcplab.wire import jsonrpc
+from mcplab.wire.errors import JSONRPCError, MCPLabError, RemoteError
+
+ERAS = ("legacy", "modern")
+TRANSPORTS = ("stdio", "http")
+PROGRESS_TOKEN, CANCEL_TOKEN = "server-two-progress", "server-two-cancel"
+LONG_STEPS = 200      # the job that is cancelled: some 10 s of steps, far more than the walk needs
+WITNESS_STEPS = 5     # each witness job, run to its end while the cancelled job should stand still
+
+
+@dataclass
+class Run:
+    """What one session saw; ``None`` for a step it never reached."""
+    era: str
+    transport: str
+    opened: bool = False
+    open_error: str = ""
+    late: set[str] = field(default_factory=set)     # the steps a deadline cut (a slow machine)
+    errors: dict[str, str] = field(default_factory=dict)  # step → what went wrong on the wire
+    tools: list[str] = field(default_factory=list)
+    progress: list[dict] | None = None               # every notifications/progress params during the step
+    progress_result: dict | None = None
+    cancel: dict[str, Any] | None = None             # {"before", "after", "later", "response"}
+    pages: list[list[str]] | None = None
+    cursors: list[Any] = field(default_factory=list)
+    bad_cursor: Any = None                            # the error code, or the result that came instead
+    asked: list[dict] = field(default_factory=list)  # elicitation/create params, or the input_required result
+    answer: str = ""
+    ask_result: dict | None = None
+
+    @property
+    def name(self) -> tuple[str, str]:
+        return self.era, self.transport
+
+
+def fill(schema: dict, name: str) -> dict[str, Any]:
+    """A form's answer: every string field gets ``name``, other fields a value of their type."""
+    content: dict[str, Any] = {}
+    for key, prop in (schema.get("properties") or {}).items():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        if isinstance(prop, dict) and prop.get("enum"):
+            content[key] = prop["enum"][0]
+        elif kind == "boolean":
+            content[key] = True
+        elif kind in ("number", "integer"):
+            content[key] = 1
+        else:
+            content[key] = name
+    return content
+
+
+def text_of(result: Any) -> str:
+    """The text blocks of a tools/call result, joined."""
+    if not isinstance(result, dict):
+        return ""
+    return " ".join(b.get("text", "") for b in result.get("content") or [] if isinstance(b, dict))
+
+
+def walk_all(argv: Sequence[str], eras: Sequence[str], transports: Sequence[str], timeout: float,
+             cwd: str | None = None) -> list[Run]:
+    """Every (era, transport) run, side by side (each its own server process), in a thread of their own:
+    a notebook's kernel already runs an event loop, and this one must not share it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    runs = [Run(era, transport) for transport in transports for era in eras]
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            for run in runs:
+                group.start_soon(walk, list(argv), run, timeout, cwd)
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(anyio.run, main).result()
+    return runs
+
+
+async def walk(argv: list[str], run: Run, timeout: float, cwd: str | None) -> None:
+    """One session: open it, then each step in order; a step's failure does not stop the next."""
+    from mcplab import Client, http, stdio
+
+    process = None
+    heard: list[dict] = []
+    arrived = anyio.Event()  # set (and replaced) at each progress notification
+
+    async def on_note(note: Any) -> None:
+        nonlocal arrived
+        if note.method == "notifications/progress":
+            heard.append(dict(note.params or {}))
+            arrived.set()
+            arrived = anyio.Event()
+
+    async def progress_for(token: str, count: int) -> None:
+        while sum(p.get("progressToken") == token for p in heard) < count:
+            await arrived.wait()
+
+    def answer_form(params: dict) -> dict:
+        run.asked.append(params)
+        return {"action": "accept", "content": fill(params.get("requestedSchema") or {}, run.answer)}
+
+    run.answer = f"Grader {secrets.token_hex(3)}"
+    try:
+        with anyio.fail_after(timeout * 3):  # a start on a loaded machine: an event (the URL), bounded
+            if run.transport == "http":
+                from mcplab.server.streamable_http.process import launch
+
+                process = await anyio.to_thread.run_sync(lambda: launch(argv, cwd=cwd, timeout=timeout * 3))
+                transport: Any = http(process.url)
+            else:
+                transport = stdio(argv, cwd=cwd)
+            client = Client(transport, era=run.era, timeout=timeout, elicitation=answer_form, on_notification=on_note)
+            await client.connect()
+    except TimeoutError:
+        run.late.add("open")
+        _stop(process)
+        return
+    except (MCPLabError, OSError) as exc:
+        run.open_error = str(exc)
+        _stop(process)
+        return
+    run.opened = True
+    try:
+        listing = await client.request("tools/list")
+        run.tools = [t.get("name") for t in listing.get("tools", []) if isinstance(t, dict)]
+        for step in (_progress, _cancel, _pages, _ask):
+            try:
+                with anyio.fail_after(timeout * 2):
+                    await step(client, run, heard, progress_for)
+            except TimeoutError:
+                run.late.add(step.__name__[1:])
+            except MCPLabError as exc:
+                run.errors[step.__name__[1:]] = f"{type(exc).__name__}: {exc}"
+    except MCPLabError as exc:
+        run.open_error = str(exc)
+    finally:
+        with anyio.CancelScope(shield=True):
+            try:
+                await client.aclose()
+            except MCPLabError:
+                pass
+            _stop(process)
+
+
+def _stop(process: Any) -> None:
+    if process is not None:
+        process.stop()
+
+
+async def _call(client: Any, name: str, arguments: dict, token: str | None = None, **options: Any) -> Any:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if token is not None:
+        params["_meta"] = {"progressToken": token}
+    return await client.request("tools/call", params, **options)
+
+
+async def _progress(client: Any, run: Run, heard: list[dict], progress_for: Any) -> None:
+    if "crunch" not in run.tools:
+        return
+    start = len(heard)
+    run.progress_result = await _call(client, "crunch", {"steps": 4, "label": "progress"}, PROGRESS_TOKEN)
+    run.progress = heard[start:]
+
+
+async def _steps(client: Any) -> int | str:
+    said = text_of(await _call(client, "steps_done", {"label": "cancelled"})).strip()
+    return int(said) if said.isdigit() else said
+
+
+async def _cancel(client: Any, run: Run, heard: list[dict], progress_for: Any) -> None:
+    if "crunch" not in run.tools or "steps_done" not in run.tools:
+        return
+    seen: dict[str, Any] = {"response": None}
+    async with anyio.create_task_group() as group:
+        async def long_job() -> None:
+            seen["response"] = await _call(client, "crunch", {"steps": LONG_STEPS, "label": "cancelled"},
+                                           CANCEL_TOKEN, timeout=60 * LONG_STEPS)
+            group.cancel_scope.cancel()  # it answered before the cancel: nothing left to cancel
+
+        group.start_soon(long_job)
+        await progress_for(CANCEL_TOKEN, 2)
+        group.cancel_scope.cancel()  # the client sends notifications/cancelled (or closes the HTTP stream)
+    seen["sent"] = _request_id(client, CANCEL_TOKEN)
+    seen["before"] = await _steps(client)
+    await _call(client, "crunch", {"steps": WITNESS_STEPS, "label": "witness"})
+    seen["after"] = await _steps(client)
+    await _call(client, "crunch", {"steps": WITNESS_STEPS, "label": "witness"})
+    seen["later"] = await _steps(client)
+    seen["late_response"] = _answered(client, seen["sent"])
+    run.cancel = seen
+
+
+def _request_id(client: Any, token: str) -> Any:
+    """The id of the request that carried ``token`` as its progressToken, from the trace."""
+    for frame in client.trace:
+        message = _dict(frame)
+        if (frame.direction == "c2s" and message.get("method") == "tools/call"
+                and ((message.get("params") or {}).get("_meta") or {}).get("progressToken") == token):
+            return message.get("id")
+    return None
+
+
+def _answered(client: Any, request_id: Any) -> bool:
+    """Did a response (result or error) for ``request_id`` reach the client, even after it gave up?"""
+    return request_id is not None and any(
+        frame.direction == "s2c" and _dict(frame).get("id") == request_id
+        and ("result" in _dict(frame) or "error" in _dict(frame)) for frame in client.trace)
+
+
+def _dict(frame: Any) -> dict:
+    """A trace frame's message as a JSON object ({} for a line that was not one)."""
+    if frame.message is None or isinstance(frame.message, JSONRPCError):
+        return {}
+    return jsonrpc.to_dict(frame.message)
+
+
+async def _pages(client: Any, run: Run, heard: list[dict], progress_for: Any) -> None:
+    pages, cursor = [], None
+    for _ in range(50):  # a server whose cursors go round would never end
+        result = await client.request("resources/list", {"cursor": cursor} if cursor is not None else {})
+        pages.append([r.get("uri") for r in result.get("resources", []) if isinstance(r, dict)])
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            break
+        run.cursors.append(cursor)
+    run.pages = pages
+    try:
+        run.bad_cursor = await client.request("resources/list", {"cursor": "not-a-cursor-of-yours"})
+    except RemoteError as exc:
+        run.bad_cursor = exc.code
+
+
+async def _ask(client: Any, run: Run, heard: list[dict], progress_for: Any) -> None:
+    if "sign_off" not in run.tools:
+        return
+    if run.era == "legacy":
+        run.ask_result = await _call(client, "sign_off", {})
+        return
+    first = await _call(client, "sign_off", {}, rounds=False)
+    run.asked.append(first)
+    if first.get("resultType") != "input_required":
+        run.ask_result = first
+        return
+    requests = first.get("inputRequests") or {}
+    answers = {key: {"action": "accept", "content": fill((r.get("params") or {}).get("requestedSchema") or {},
+                                                          run.answer)}
+               for key, r in requests.items() if isinstance(r, dict) and r.get("method") == "elicitation/create"}
+    params: dict[str, Any] = {"name": "sign_off", "arguments": {}, "inputResponses": answers}
+    if "requestState" in first:
+        params["requestState"] = first["requestState"]
+    run.ask_result = await client.request("tools/call", params, rounds=False)
+
+
+def argv_for(target: str | Path | Sequence[str]) -> list[str]:
+    """``my_server_two.py`` → ``["python", "my_server_two.py"]``; a list is a command as it is."""
+    if isinstance(target, (str, Path)):
+        return ["python", str(target)]
+    return [str(a) for a in target]
