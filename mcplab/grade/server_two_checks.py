@@ -62,20 +62,23 @@ def _line(check: str, title: str, runs: list[Run], judge: Judge, expected: str, 
     opened = [run for run in runs if run.opened]
     if not opened:
         return skipped(check, title, _("no session opened (see the first two lines)"))
-    problems = []
+    problems: dict[str, list[Run]] = {}  # what was seen → the runs that saw it (often all four alike)
     for run in opened:
         if step in run.errors:
-            problems.append(f"{run_name(run)}: {quote(run.errors[step], 160)}")
-        elif step in run.late:
-            continue
-        elif (problem := judge(run)) is not None:
-            problems.append(f"{run_name(run)}: {problem}")
+            problems.setdefault(quote(run.errors[step], 160), []).append(run)
+        elif step not in run.late and (problem := judge(run)) is not None:
+            problems.setdefault(problem, []).append(run)
     if problems:
-        return failed(check, title, expected, "; ".join(problems), *where)
+        return failed(check, title, expected, "; ".join(f"{_runs(seen)}: {problem}" for problem, seen in problems.items()),
+                      *where)
     if any(step in run.late for run in opened):
         return late(check, title, _("a wait for the server ran out first (this machine is busy; that says nothing "
                                     "about your server): a longer --timeout gives it more"))
-    return passed(check, title, ", ".join(run_name(run) for run in opened))
+    return passed(check, title, _runs(opened))
+
+
+def _runs(runs: list[Run]) -> str:
+    return ", ".join(run_name(run) for run in runs)
 
 
 def _missing(run: Run, *tools: str) -> str | None:
@@ -92,17 +95,21 @@ def opens(runs: list[Run], transport: str, transports: Sequence[str]) -> Line:
     if transport not in transports:
         return skipped(transport, title, _("--transport {chosen} was asked for", chosen=", ".join(transports)))
     mine = [run for run in runs if run.transport == transport]
-    bad = [f"{run_name(run)}: {quote(run.open_error, 200)}" for run in mine if run.open_error]
+    bad: dict[str, list[Run]] = {}
+    for run in mine:
+        if run.open_error:
+            bad.setdefault(quote(run.open_error, 200), []).append(run)
     if bad:
         where = ((spec(L, "basic/transports#stdio"), _("Lab 09 §1")) if transport == "stdio" else
                  (spec(L, "basic/transports#streamable-http"), spec(M, "basic/transports/streamable-http"),
                   _("Lab 11 §6")))
         return failed(transport, title, _("a session in each era: initialize (2025-11-25), and requests with _meta "
-                                          "(2026-07-28)"), "; ".join(bad), *where)
+                                          "(2026-07-28)"),
+                      "; ".join(f"{_runs(seen)}: {error}" for error, seen in bad.items()), *where)
     if any("open" in run.late for run in mine):
         return late(transport, title, _("the server had not started when the wait ran out (this machine is busy): "
                                         "a longer --timeout gives it more"))
-    return passed(transport, title, ", ".join(run_name(run) for run in mine))
+    return passed(transport, title, _runs(mine))
 
 
 def _progress(run: Run) -> str | None:
@@ -155,6 +162,8 @@ def cancel(runs: list[Run]) -> Line:
 
 def _pages(run: Run) -> str | None:
     pages_seen = run.pages or []
+    if not pages_seen:
+        return _("the server offers no resources (no resources capability): there is no long list to page")
     items = [uri for page in pages_seen for uri in page]
     if len(pages_seen) < 2:
         return _("resources/list came in one page of {n} items, with no nextCursor", n=len(items))
@@ -181,6 +190,8 @@ def pages(runs: list[Run]) -> Line:
 def _bad_cursor(run: Run) -> str | None:
     if run.bad_cursor == INVALID_PARAMS:
         return None
+    if run.bad_cursor is None:
+        return _("the server offers no resources (no resources capability): no list to send a cursor to")
     if isinstance(run.bad_cursor, int):
         return _("error {code}", code=run.bad_cursor)
     listed = run.bad_cursor.get("resources", []) if isinstance(run.bad_cursor, dict) else []

@@ -31,7 +31,8 @@ from typing import Any, Sequence
 import anyio
 
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import JSONRPCError, MCPLabError, RemoteError
+from mcplab.i18n import _
+from mcplab.wire.errors import JSONRPCError, MCPLabError, RemoteError, ServerExited
 
 ERAS = ("legacy", "modern")
 TRANSPORTS = ("stdio", "http")
@@ -55,7 +56,7 @@ class Run:
     cancel: dict[str, Any] | None = None             # {"before", "after", "later", "response"}
     pages: list[list[str]] | None = None
     cursors: list[Any] = field(default_factory=list)
-    bad_cursor: Any = None                            # the error code, or the result that came instead
+    bad_cursor: Any = None                            # the error code, the result that came instead, or None
     asked: list[dict] = field(default_factory=list)  # elicitation/create params, or the input_required result
     answer: str = ""
     ask_result: dict | None = None
@@ -145,14 +146,21 @@ async def walk(argv: list[str], run: Run, timeout: float, cwd: str | None) -> No
         run.late.add("open")
         _stop(process)
         return
+    except ServerExited as exc:  # its own words, without the command line (a path on this machine)
+        tail = " ".join(line.strip() for line in (exc.stderr_tail or [])[-3:])
+        run.open_error = _("the server exited with status {code} before it answered; its stderr ends: {tail}",
+                           code=exc.returncode, tail=tail or _("(nothing)"))
+        _stop(process)
+        return
     except (MCPLabError, OSError) as exc:
         run.open_error = str(exc)
         _stop(process)
         return
     run.opened = True
     try:
-        listing = await client.request("tools/list")
-        run.tools = [t.get("name") for t in listing.get("tools", []) if isinstance(t, dict)]
+        if "tools" in client.server_capabilities:  # a server with no tools yet: every tool is missing
+            listing = await client.request("tools/list")
+            run.tools = [t.get("name") for t in listing.get("tools", []) if isinstance(t, dict)]
         for step in (_progress, _cancel, _pages, _ask):
             try:
                 with anyio.fail_after(timeout * 2):
@@ -245,6 +253,9 @@ def _dict(frame: Any) -> dict:
 
 
 async def _pages(client: Any, run: Run, heard: list[dict], progress_for: Any) -> None:
+    if "resources" not in client.server_capabilities:  # no resources at all: no long list to page
+        run.pages = []
+        return
     pages, cursor = [], None
     for _ in range(50):  # a server whose cursors go round would never end
         result = await client.request("resources/list", {"cursor": cursor} if cursor is not None else {})
