@@ -173,6 +173,8 @@ AFTER_CANCEL = {"a": "stop, no response", "b": "ignore it", "c": "ignore it", "d
 TOO_EARLY = {"a": "error -32600", "b": "result", "c": "result", "d": "error -32602", "e": "HTTP 400",
              "f": "HTTP 400", "g": "result"}
 STRUCTURED = {"a": "use", "b": "reject", "c": "reject", "d": "not checked", "e": "use", "f": "reject"}
+SERVER_NEXT = {"a": "notifications/progress", "b": "nothing", "c": "nothing", "d": "-32602", "e": "result",
+               "f": "elicitation/create", "g": "input_required"}  # Lab 11 (build a server, part two)
 _ASK = {"jsonrpc": "2.0", "method": "tools/list"}
 
 
@@ -329,6 +331,7 @@ RIGHT: dict[str, object] = {
     "check_structured_verdicts": STRUCTURED,
     "check_too_early": TOO_EARLY,
     "check_after_cancel": AFTER_CANCEL,
+    "check_server_next": SERVER_NEXT,
     "check_openai_tool": OPENAI,
     "check_anthropic_tool": ANTHROPIC,
     "check_tools_call_for": ROUTE,
@@ -612,6 +615,19 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("b missing", without(AFTER_CANCEL, "b")),
         ("all ignored", dict.fromkeys(AFTER_CANCEL, "ignore it")),
         ("one still ...", {**AFTER_CANCEL, "d": ...}),
+    ],
+    "check_server_next": [
+        ("a: progress without being asked? no: with a token it is sent", {**SERVER_NEXT, "a": "nothing"}),
+        ("b: progress for every long call", {**SERVER_NEXT, "b": "notifications/progress"}),
+        ("c: a result saying it was cancelled", {**SERVER_NEXT, "c": "result"}),
+        ("c: an error response for the cancelled call", {**SERVER_NEXT, "c": "-32602"}),
+        ("d: the first page again", {**SERVER_NEXT, "d": "result"}),
+        ("e: a cursor handed back is refused", {**SERVER_NEXT, "e": "-32602"}),
+        ("f: the modern way in a legacy session", {**SERVER_NEXT, "f": "input_required"}),
+        ("g: a request in 2026-07-28", {**SERVER_NEXT, "g": "elicitation/create"}),
+        ("g missing", without(SERVER_NEXT, "g")),
+        ("a code as a number", {**SERVER_NEXT, "d": -32602}),
+        ("one still ...", {**SERVER_NEXT, "b": ...}),
     ],
     "check_too_early": [
         ("a answered: the server is friendly", {**TOO_EARLY, "a": "result"}),

@@ -32,5 +32,6 @@ from mcplab.exercises.lab05_opening import *  # noqa: F401,F403
 from mcplab.exercises.lab06 import *  # noqa: F401,F403
 from mcplab.exercises.lab07 import *  # noqa: F401,F403
 from mcplab.exercises.lab08 import *  # noqa: F401,F403
+from mcplab.exercises.build_server_two import *  # noqa: F401,F403
 from mcplab.exercises.lab11 import *  # noqa: F401,F403
 from mcplab.exercises.lab12 import *  # noqa: F401,F403
