@@ -83,6 +83,14 @@ def test_each_broken_variant_fails_its_own_line_only(tmp_path, check, edits, wor
     assert not report.late, report.text()
 
 
+def test_a_crunch_without_progress_leaves_the_cancel_line_unjudged_not_failed_and_not_late(tmp_path):
+    report = server_two(variant(tmp_path, ('        await ctx.report_progress(step, total=steps, message=f"step {step} '
+                                           'of {steps}")', "        pass")), transports=("stdio",))
+    assert [line.check for line in report.lines if line.status == FAIL] == ["progress"], report.text()
+    cancel = report.line("cancel")
+    assert cancel.status == SKIP and not cancel.late and "fewer than two progress notifications" in cancel.note
+
+
 def test_the_starter_fails_every_line_of_the_brief_and_opens_in_both_transports():
     report = server_two(STARTER)
     statuses = {line.check: line.status for line in report.lines}

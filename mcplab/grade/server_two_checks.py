@@ -66,11 +66,13 @@ def _line(check: str, title: str, runs: list[Run], judge: Judge, expected: str, 
     for run in opened:
         if step in run.errors:
             problems.setdefault(quote(run.errors[step], 160), []).append(run)
-        elif step not in run.late and (problem := judge(run)) is not None:
+        elif step not in run.late and step not in run.unjudged and (problem := judge(run)) is not None:
             problems.setdefault(problem, []).append(run)
     if problems:
         return failed(check, title, expected, "; ".join(f"{_runs(seen)}: {problem}" for problem, seen in problems.items()),
                       *where)
+    if unjudged := [run.unjudged[step] for run in opened if step in run.unjudged]:
+        return skipped(check, title, unjudged[0])
     if any(step in run.late for run in opened):
         return late(check, title, _("a wait for the server ran out first (this machine is busy; that says nothing "
                                     "about your server): a longer --timeout gives it more"))

@@ -49,6 +49,7 @@ class Run:
     opened: bool = False
     open_error: str = ""
     late: set[str] = field(default_factory=set)     # the steps a deadline cut (a slow machine)
+    unjudged: dict[str, str] = field(default_factory=dict)  # step → why it could not be judged in this run
     errors: dict[str, str] = field(default_factory=dict)  # step → what went wrong on the wire
     tools: list[str] = field(default_factory=list)
     progress: list[dict] | None = None               # every notifications/progress params during the step
@@ -207,6 +208,11 @@ async def _steps(client: Any) -> int | str:
 
 async def _cancel(client: Any, run: Run, heard: list[dict], progress_for: Any) -> None:
     if "crunch" not in run.tools or "steps_done" not in run.tools:
+        return
+    if sum(p.get("progressToken") == PROGRESS_TOKEN for p in run.progress or []) < 2:
+        # The cancel comes on the job's second progress notification: without them there is no event to wait for.
+        run.unjudged["cancel"] = _("crunch sent fewer than two progress notifications (see the progress line), "
+                                   "and this check cancels it on its second")
         return
     seen: dict[str, Any] = {"response": None}
     async with anyio.create_task_group() as group:
