@@ -6,7 +6,10 @@ Theory of operation
 2026-07-28's ``_meta`` on every request) over one transport (the server's stdin and stdout, or
 Streamable HTTP: the same file started with ``--http --host 127.0.0.1 --port 0``, where the toolkit's
 endpoint serves only the user who started it). The session is mcplab's own :class:`~mcplab.Client`,
-and the run keeps what it saw; ``server_two_checks.py`` judges it. In order:
+and the run keeps what it saw; ``server_two_checks.py`` judges it. The four runs go side by side, each
+with a server of its own. (In the browser edition, where no process starts, ``place.local`` and the
+in-page app stand in for both, and the cell waits through ``pyodide.ffi.run_sync``; the tests here run
+the processes.) In order:
 
     progress    crunch(steps=4) with a progressToken: the notifications/progress that came for it
     cancel      crunch(steps=200) cancelled after its second progress notification (notifications/cancelled;
@@ -30,8 +33,9 @@ from typing import Any, Sequence
 
 import anyio
 
-from mcplab.wire import jsonrpc
+from mcplab import place
 from mcplab.i18n import _
+from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError, MCPLabError, RemoteError, ServerExited
 
 ERAS = ("legacy", "modern")
@@ -103,14 +107,19 @@ def walk_all(argv: Sequence[str], eras: Sequence[str], transports: Sequence[str]
             for run in runs:
                 group.start_soon(walk, list(argv), run, timeout, cwd)
 
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(anyio.run, main).result()
+    if place.IN_BROWSER:  # no threads in the page: the cell waits while the page's loop runs the walk (JSPI)
+        from mcplab.grade.in_process import wait
+
+        wait(main())
+    else:
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(anyio.run, main).result()
     return runs
 
 
 async def walk(argv: list[str], run: Run, timeout: float, cwd: str | None) -> None:
     """One session: open it, then each step in order; a step's failure does not stop the next."""
-    from mcplab import Client, http, stdio
+    from mcplab import Client, http
 
     process = None
     heard: list[dict] = []
@@ -137,10 +146,13 @@ async def walk(argv: list[str], run: Run, timeout: float, cwd: str | None) -> No
             if run.transport == "http":
                 from mcplab.server.streamable_http.process import launch
 
-                process = await anyio.to_thread.run_sync(lambda: launch(argv, cwd=cwd, timeout=timeout * 3))
+                if place.IN_BROWSER:  # the file's app, served in the page (in_page.py)
+                    process = launch(argv, cwd=cwd)
+                else:  # launch waits for the printed URL: in a worker thread, so the other runs go on
+                    process = await anyio.to_thread.run_sync(lambda: launch(argv, cwd=cwd, timeout=timeout * 3))
                 transport: Any = http(process.url)
-            else:
-                transport = stdio(argv, cwd=cwd)
+            else:  # a child process over stdio; in the browser edition, the file run in the page
+                transport = place.local(argv, **({"cwd": cwd} if cwd else {}))
             client = Client(transport, era=run.era, timeout=timeout, elicitation=answer_form, on_notification=on_note)
             await client.connect()
     except TimeoutError:
