@@ -166,6 +166,8 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
                           lambda out: re.search(r"notifications/progress frames: (\d+)", out)[1]),
     "11.cancel_response": ("0", ("1", "2"), lambda out: re.search(r"responses for the cancelled id: (\d+)", out)[1]),
     "11.pages": ("4", ("1", "3", "5", "40"), lambda out: re.search(r"resources/list requests: (\d+)", out)[1]),
+    "11.legacy_ask_id": ("1", ("2", "3", "0"),
+                         lambda out: re.search(r'"id":(\d+),"method":"elicitation/create"', out)[1]),
     "11.modern_rounds": ("2", ("1", "3", "4"), lambda out: re.search(r"tools/call requests: (\d+)", out)[1]),
     "11.http_streams": ("1", ("2", "4", "5"),
                         lambda out: " ".join(sorted(set(re.findall(r"in (\d+) HTTP response", out))))),

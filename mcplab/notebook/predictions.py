@@ -509,6 +509,17 @@ _ALL = (
                  "and the client stops at the first page without nextCursor (Server: Utilities, Pagination)."),
     ),
     Prediction(
+        key="11.legacy_ask_id",
+        question=N_("In 2025-11-25 the client's tools/call for confirm_errand has id 2, and while it runs the "
+                    "server asks the user with an elicitation/create request of its own. What id does that "
+                    "request carry?"),
+        choices=(),
+        digest="sha256:7b94d8f9f11fbae0d8bde9c68b86cf66d4a6bf7fa77d52865c581428cdeb4f15",
+        wrong=N_("Run the next cell and read the elicitation/create frame in the trace: each side numbers the "
+                 "requests it sends itself, so the server's first request has the server's first id, whatever "
+                 "the client's ids are (Basic: Requests; Client: Elicitation)."),
+    ),
+    Prediction(
         key="11.modern_rounds",
         question=N_("In 2026-07-28, confirm_errand asks the user a question and the user answers. How many "
                     "tools/call requests does the client send in all?"),
