@@ -391,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
                                "exit status 1 if a line fails"))
     grade.add_argument("kind", choices=("server", "client", "http-client", "server-two"))
     grade.add_argument("target", nargs="+", metavar="PATH", help=_("my_server.py / my_client.py, or a command"))
-    grade.add_argument("--timeout", type=float, help=_("seconds to wait for each answer (server 5, client 3)"))
+    grade.add_argument("--timeout", type=float, help=_("seconds to wait for each answer (server 5, client 3, server-two 30)"))
     grade.add_argument("--era", choices=("legacy", "modern", "both"), default="both",
                        help=_("http-client, server-two: the era(s) to grade it in (default both)"))
     grade.add_argument("--transport", choices=("stdio", "http", "both"), default="both",
