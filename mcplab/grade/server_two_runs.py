@@ -58,17 +58,13 @@ class Run:
     tools: list[str] = field(default_factory=list)
     progress: list[dict] | None = None               # every notifications/progress params during the step
     progress_result: dict | None = None
-    cancel: dict[str, Any] | None = None             # {"before", "after", "later", "response"}
+    cancel: dict[str, Any] | None = None             # steps_done before/after/later, the id sent, responses
     pages: list[list[str]] | None = None
     cursors: list[Any] = field(default_factory=list)
     bad_cursor: Any = None                            # the error code, the result that came instead, or None
     asked: list[dict] = field(default_factory=list)  # elicitation/create params, or the input_required result
     answer: str = ""
     ask_result: dict | None = None
-
-    @property
-    def name(self) -> tuple[str, str]:
-        return self.era, self.transport
 
 
 def fill(schema: dict, name: str) -> dict[str, Any]:
@@ -96,8 +92,8 @@ def text_of(result: Any) -> str:
 
 def walk_all(argv: Sequence[str], eras: Sequence[str], transports: Sequence[str], timeout: float,
              cwd: str | None = None) -> list[Run]:
-    """Every (era, transport) run, side by side (each its own server process), in a thread of their own:
-    a notebook's kernel already runs an event loop, and this one must not share it."""
+    """Every (era, transport) run, side by side (each its own server process), on an event loop in a
+    thread of its own: a notebook's kernel already runs one, which this walk must not share."""
     from concurrent.futures import ThreadPoolExecutor
 
     runs = [Run(era, transport) for transport in transports for era in eras]
@@ -141,36 +137,31 @@ async def walk(argv: list[str], run: Run, timeout: float, cwd: str | None) -> No
         return {"action": "accept", "content": fill(params.get("requestedSchema") or {}, run.answer)}
 
     run.answer = f"Grader {secrets.token_hex(3)}"
+    client = None
     try:
-        with anyio.fail_after(timeout * 3):  # a start on a loaded machine: an event (the URL), bounded
-            if run.transport == "http":
-                from mcplab.server.streamable_http.process import launch
+        try:
+            with anyio.fail_after(timeout * 3):  # a start on a loaded machine: an event (the URL), bounded
+                if run.transport == "http":
+                    from mcplab.server.streamable_http.process import launch
 
-                if place.IN_BROWSER:  # the file's app, served in the page (in_page.py)
-                    process = launch(argv, cwd=cwd)
-                else:  # launch waits for the printed URL: in a worker thread, so the other runs go on
-                    process = await anyio.to_thread.run_sync(lambda: launch(argv, cwd=cwd, timeout=timeout * 3))
-                transport: Any = http(process.url)
-            else:  # a child process over stdio; in the browser edition, the file run in the page
-                transport = place.local(argv, **({"cwd": cwd} if cwd else {}))
-            client = Client(transport, era=run.era, timeout=timeout, elicitation=answer_form, on_notification=on_note)
-            await client.connect()
-    except TimeoutError:
-        run.late.add("open")
-        _stop(process)
-        return
-    except ServerExited as exc:  # its own words, without the command line (a path on this machine)
-        tail = " ".join(line.strip() for line in (exc.stderr_tail or [])[-3:])
-        run.open_error = _("the server exited with status {code} before it answered; its stderr ends: {tail}",
-                           code=exc.returncode, tail=tail or _("(nothing)"))
-        _stop(process)
-        return
-    except (MCPLabError, OSError) as exc:
-        run.open_error = str(exc)
-        _stop(process)
-        return
-    run.opened = True
-    try:
+                    if place.IN_BROWSER:  # the file's app, served in the page (in_page.py)
+                        process = launch(argv, cwd=cwd)
+                    else:  # launch waits for the printed URL: in a worker thread, so the other runs go on
+                        process = await anyio.to_thread.run_sync(
+                            lambda: launch(argv, cwd=cwd, timeout=timeout * 3))
+                    transport: Any = http(process.url)
+                else:  # a child process over stdio; in the browser edition, the file run in the page
+                    transport = place.local(argv, **({"cwd": cwd} if cwd else {}))
+                client = Client(transport, era=run.era, timeout=timeout, elicitation=answer_form,
+                                on_notification=on_note)
+                await client.connect()
+        except TimeoutError:
+            run.late.add("open")
+            return
+        except (MCPLabError, OSError) as exc:
+            run.open_error = _said(exc)
+            return
+        run.opened = True
         if "tools" in client.server_capabilities:  # a server with no tools yet: every tool is missing
             listing = await client.request("tools/list")
             run.tools = [t.get("name") for t in listing.get("tools", []) if isinstance(t, dict)]
@@ -181,16 +172,27 @@ async def walk(argv: list[str], run: Run, timeout: float, cwd: str | None) -> No
             except TimeoutError:
                 run.late.add(step.__name__[1:])
             except MCPLabError as exc:
-                run.errors[step.__name__[1:]] = f"{type(exc).__name__}: {exc}"
-    except MCPLabError as exc:
-        run.open_error = str(exc)
+                run.errors[step.__name__[1:]] = _said(exc)
+    except MCPLabError as exc:  # the session broke between the steps (the server exited, say)
+        run.open_error = _said(exc)
     finally:
-        with anyio.CancelScope(shield=True):
-            try:
-                await client.aclose()
-            except MCPLabError:
-                pass
+        with anyio.CancelScope(shield=True):  # the server must end even when this walk is cancelled
+            if client is not None:
+                try:
+                    await client.aclose()
+                except MCPLabError:
+                    pass
             _stop(process)
+
+
+def _said(exc: BaseException) -> str:
+    """What went wrong, in a sentence; a server that exited is quoted by its stderr, not by its command
+    line (which holds a path on this machine)."""
+    if isinstance(exc, ServerExited):
+        tail = " ".join(line.strip() for line in (exc.stderr_tail or [])[-3:])
+        return _("the server exited with status {code} before it answered; its stderr ends: {tail}",
+                 code=exc.returncode, tail=tail or _("(nothing)"))
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _stop(process: Any) -> None:
