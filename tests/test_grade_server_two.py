@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from mcplab import cli
+from mcplab import cli, i18n
 from mcplab.grade import FAIL, PASS, SKIP
 from mcplab.grade.server_two_checks import server_two
 
@@ -107,3 +107,21 @@ def test_era_and_transport_narrow_the_runs_and_the_command_exits_1_on_a_failing_
     assert cli.main(["grade", "server-two", broken, "--era", "legacy", "--transport", "stdio"]) == 1
     out = capsys.readouterr().out
     assert "legacy over stdio: a page of 10 items" in out and "modern" not in out.split("\n", 1)[1]
+
+
+def test_the_card_reads_in_chinese_line_for_line(tmp_path, monkeypatch):
+    monkeypatch.setenv(i18n.ENV, "zh")
+    text = server_two(variant(tmp_path, BROKEN[6][1]), eras=("legacy",), transports=("stdio",)).text()
+    assert text.splitlines()[0].startswith("成绩单 · 服务端（第二部分）")
+    assert "✗ 服务端从未发出过的游标得到 -32602" in text and "旧版·stdio: 一页 10 项" in text
+    assert "实验 11 §4" in text and text.splitlines()[-1] == "未通过：7 项检查中有 1 项失败"
+
+
+@pytest.mark.parametrize("eras, transports, words", [
+    (("future",), ("stdio",), "expected eras among legacy, modern, got future"),
+    (("legacy",), ("pigeon",), "expected transports among stdio, http, got pigeon"),
+    ((), ("http",), "expected eras among legacy, modern, got none"),
+])
+def test_an_unknown_era_or_transport_is_refused_naming_what_is_known(eras, transports, words):
+    with pytest.raises(ValueError, match=words):
+        server_two(SOLUTION, eras=eras, transports=transports)

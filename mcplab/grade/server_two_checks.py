@@ -46,6 +46,9 @@ def server_two(target: str | Path | Sequence[str], *, eras: Sequence[str] = ERAS
     Report card · server (part two) build/my_server_two.py
       ✓ opens a session over stdio in each era ...
     """
+    for given, known, what in ((eras, ERAS, "eras"), (transports, TRANSPORTS, "transports")):
+        if not given or set(given) - set(known):
+            raise ValueError(f"expected {what} among {', '.join(known)}, got {', '.join(map(str, given)) or 'none'}")
     runs = walk_all(argv_for(target), eras, transports, timeout, cwd)
     shown = str(target) if isinstance(target, (str, Path)) else " ".join(map(str, target))
     lines = [opens(runs, "stdio", transports), opens(runs, "http", transports), progress(runs), cancel(runs),
@@ -69,8 +72,8 @@ def _line(check: str, title: str, runs: list[Run], judge: Judge, expected: str, 
         elif step not in run.late and step not in run.unjudged and (problem := judge(run)) is not None:
             problems.setdefault(problem, []).append(run)
     if problems:
-        return failed(check, title, expected, "; ".join(f"{_runs(seen)}: {problem}" for problem, seen in problems.items()),
-                      *where)
+        got = "; ".join(f"{_runs(seen)}: {problem}" for problem, seen in problems.items())
+        return failed(check, title, expected, got, *where)
     if unjudged := [run.unjudged[step] for run in opened if step in run.unjudged]:
         return skipped(check, title, unjudged[0])
     if any(step in run.late for run in opened):
