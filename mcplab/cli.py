@@ -387,13 +387,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help=_("no colours (also: NO_COLOR set, or not a terminal)"))
     demo.set_defaults(run=_demo)
 
-    grade = command("grade", _("grade your own server or client (Labs 09, 10): a report card, "
+    grade = command("grade", _("grade your own server or client (Labs 09 to 12): a report card, "
                                "exit status 1 if a line fails"))
-    grade.add_argument("kind", choices=("server", "client", "http-client", "client-two"))
+    grade.add_argument("kind", choices=("server", "client", "http-client", "server-two", "client-two"))
     grade.add_argument("target", nargs="+", metavar="PATH", help=_("my_server.py / my_client.py, or a command"))
-    grade.add_argument("--timeout", type=float, help=_("seconds to wait for each answer (server 5, client 3)"))
+    grade.add_argument("--timeout", type=float, help=_("seconds to wait for each answer (server 5, client 3, server-two 30)"))
     grade.add_argument("--era", choices=("legacy", "modern", "both"), default="both",
-                       help=_("http-client, client-two: the era(s) to grade it in (default both)"))
+                       help=_("http-client, server-two, client-two: the era(s) to grade it in (default both)"))
+    grade.add_argument("--transport", choices=("stdio", "http", "both"), default="both",
+                       help=_("server-two: the transport(s) to grade it over (default both)"))
     grade.set_defaults(run=_grade)
 
     i18n_text = _("for authors: bring the translation catalogs up to date with the English labs, then "
@@ -451,11 +453,14 @@ def _i18n(args: argparse.Namespace) -> int:
 def _grade(args: argparse.Namespace) -> int:
     from mcplab import grade
     target = args.target[0] if len(args.target) == 1 else args.target
+    eras = ("legacy", "modern") if args.era == "both" else (args.era,)
     if args.kind == "http-client":
-        report = grade.http_client(target, eras=("legacy", "modern") if args.era == "both" else (args.era,))
+        report = grade.http_client(target, eras=eras)
+    elif args.kind == "server-two":
+        report = grade.server_two(target, eras=eras, transports=("stdio", "http") if args.transport == "both"
+                                  else (args.transport,), **({"timeout": args.timeout} if args.timeout else {}))
     elif args.kind == "client-two":
-        report = grade.client_two(target, eras=("legacy", "modern") if args.era == "both" else (args.era,),
-                                  **({"timeout": args.timeout} if args.timeout else {}))
+        report = grade.client_two(target, eras=eras, **({"timeout": args.timeout} if args.timeout else {}))
     else:
         report = (grade.server if args.kind == "server" else grade.client)(
             target, **({"timeout": args.timeout} if args.timeout else {}))

@@ -177,6 +177,8 @@ NEXT_MOVE = {"a": "read the JSON body", "b": "keep reading", "c": "keep reading"
 STRUCTURED = {"a": "use", "b": "reject", "c": "reject", "d": "not checked", "e": "use", "f": "reject"}
 FORM_FITS = {"a": "fits", "b": "does not fit", "c": "does not fit", "d": "does not fit", "e": "does not fit",
              "f": "fits", "g": "does not fit"}
+SERVER_NEXT = {"a": "notifications/progress", "b": "nothing", "c": "nothing", "d": "-32602", "e": "result",
+               "f": "elicitation/create", "g": "input_required"}  # Lab 11 (build a server, part two)
 _ASK = {"jsonrpc": "2.0", "method": "tools/list"}
 
 
@@ -335,6 +337,7 @@ RIGHT: dict[str, object] = {
     "check_after_cancel": AFTER_CANCEL,
     "check_next_move": NEXT_MOVE,
     "check_form_answers": FORM_FITS,
+    "check_server_next": SERVER_NEXT,
     "check_openai_tool": OPENAI,
     "check_anthropic_tool": ANTHROPIC,
     "check_tools_call_for": ROUTE,
@@ -645,6 +648,19 @@ WRONG: dict[str, list[tuple[str, object]]] = {
         ("every answer fits", dict.fromkeys(FORM_FITS, "fits")),
         ("accept and cancel instead", {k: "accept" if v == "fits" else "cancel" for k, v in FORM_FITS.items()}),
         ("one still ...", {**FORM_FITS, "c": ...}),
+    ],
+    "check_server_next": [
+        ("a: progress without being asked? no: with a token it is sent", {**SERVER_NEXT, "a": "nothing"}),
+        ("b: progress for every long call", {**SERVER_NEXT, "b": "notifications/progress"}),
+        ("c: a result saying it was cancelled", {**SERVER_NEXT, "c": "result"}),
+        ("c: an error response for the cancelled call", {**SERVER_NEXT, "c": "-32602"}),
+        ("d: the first page again", {**SERVER_NEXT, "d": "result"}),
+        ("e: a cursor handed back is refused", {**SERVER_NEXT, "e": "-32602"}),
+        ("f: the modern way in a legacy session", {**SERVER_NEXT, "f": "input_required"}),
+        ("g: a request in 2026-07-28", {**SERVER_NEXT, "g": "elicitation/create"}),
+        ("g missing", without(SERVER_NEXT, "g")),
+        ("a code as a number", {**SERVER_NEXT, "d": -32602}),
+        ("one still ...", {**SERVER_NEXT, "b": ...}),
     ],
     "check_too_early": [
         ("a answered: the server is friendly", {**TOO_EARLY, "a": "result"}),

@@ -174,6 +174,15 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
     "14.recover": ("starts the file server again and answers from notes.md", (),
                    lambda out: "ours      host → files: started again" in out and "read_file: # MCP notes" in out
                    and "hostile kept its process under both: True" in out),
+    "11.progress_count": ("4", ("3", "5", "1", "0"),
+                          lambda out: re.search(r"notifications/progress frames: (\d+)", out)[1]),
+    "11.cancel_response": ("0", ("1", "2"), lambda out: re.search(r"responses for the cancelled id: (\d+)", out)[1]),
+    "11.pages": ("4", ("1", "3", "5", "40"), lambda out: re.search(r"resources/list requests: (\d+)", out)[1]),
+    "11.legacy_ask_id": ("1", ("2", "3", "0"),
+                         lambda out: re.search(r'"id":(\d+),"method":"elicitation/create"', out)[1]),
+    "11.modern_rounds": ("2", ("1", "3", "4"), lambda out: re.search(r"tools/call requests: (\d+)", out)[1]),
+    "11.http_streams": ("1", ("2", "4", "5"),
+                        lambda out: " ".join(sorted(set(re.findall(r"in (\d+) HTTP response", out))))),
     "15.host_frames": ("9", ("8", "10", "11", "12", "7"),
                        lambda out: len(re.findall(r"^\s+\d+ [→←] stdio ", out, re.M))),
     "15.unknown_resource": ("-32002, then -32602", (),
@@ -196,7 +205,7 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...], Callable[[str], object]]] = {
 # whether its file is still 07_economics.ipynb or already 08_economics.ipynb), so the topic finds it.
 LAB_TOPICS = {"00": "start_here", "01": "jsonrpc", "02": "handshake", "03": "primitives", "04": "host",
               "05": "streamable_http", "06": "stateless", "07": "scaling", "08": "economics", "09": "build_server",
-              "10": "build_client", "12": "build_client_two", "13": "authorization", "14": "attacks",
+              "10": "build_client", "11": "build_server_two", "12": "build_client_two", "13": "authorization", "14": "attacks",
               "15": "ecosystem"}
 
 
@@ -347,7 +356,8 @@ def test_each_lab_asks_at_least_three_predictions_of_its_own_and_each_one_is_ask
         assert all(key.startswith(prefix + ".") for key in asked[lab]), f"{lab} asks {asked[lab]}"
     every_prefix = {key.split(".")[0] for key in PREDICTIONS}
     assert every_prefix <= set(LAB_TOPICS), f"no notebook known for the labs {every_prefix - set(LAB_TOPICS)}"
-    assert sorted(stem.split("_")[0] for stem in asked) == sorted(LAB_TOPICS), "every lab asks its own"
+    assert sorted(stem.split("_")[0] for stem in asked) == sorted(LAB_TOPICS), \
+        "every lab asks its own"
 
 
 @pytest.mark.parametrize("key", list(ANSWERS))

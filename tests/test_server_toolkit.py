@@ -10,7 +10,7 @@ from typing import Literal
 
 import pytest
 
-from mcplab import lifecycle
+from mcplab import InvalidParams, lifecycle
 from mcplab.wire.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
 from mcplab.wire.jsonrpc import Request
 from mcplab.server import Context, Server, ToolError, ToolResult, audio, text
@@ -323,6 +323,29 @@ async def test_every_list_is_paginated_with_an_opaque_cursor(method: str, key: s
 async def test_a_cursor_that_did_not_come_from_the_server_is_invalid_params(cursor: object) -> None:
     error = await (await ready(demo_server(page_size=1))).error("tools/list", {"cursor": cursor})
     assert error["code"] == INVALID_PARAMS and "nextCursor" in error["message"]
+
+
+@pytest.mark.anyio
+async def test_a_server_may_replace_page_and_every_list_then_uses_its_cursors_and_its_refusals() -> None:
+    server, asked = demo_server(), []
+
+    def two_a_page(items: list, cursor: object, what: str) -> tuple[list, str | None]:
+        asked.append((what, cursor))
+        if cursor not in (None, "second-half"):
+            raise InvalidParams(f"expected a cursor from this server, got {cursor!r}")
+        start = 0 if cursor is None else 2
+        return items[start:start + 2], "second-half" if cursor is None and len(items) > 2 else None
+
+    server.page = two_a_page
+    session = await ready(server)
+    first = await session.result("tools/list")
+    second = await session.result("tools/list", {"cursor": first["nextCursor"]})
+    everything = (await (await ready(demo_server())).result("tools/list"))["tools"]
+    assert first["nextCursor"] == "second-half" and "nextCursor" not in second
+    assert first["tools"] + second["tools"] == everything[:4]
+    error = await session.error("prompts/list", {"cursor": "made-up"})
+    assert error["code"] == INVALID_PARAMS and "made-up" in error["message"]
+    assert asked == [("tools", None), ("tools", "second-half"), ("prompts", "made-up")]
 
 
 # --- resources -------------------------------------------------------------------------------------

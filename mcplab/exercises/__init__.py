@@ -32,6 +32,7 @@ from mcplab.exercises.lab05_opening import *  # noqa: F401,F403
 from mcplab.exercises.lab06 import *  # noqa: F401,F403
 from mcplab.exercises.lab07 import *  # noqa: F401,F403
 from mcplab.exercises.lab08 import *  # noqa: F401,F403
+from mcplab.exercises.build_server_two import *  # noqa: F401,F403
 from mcplab.exercises.lab10_http import *  # noqa: F401,F403
 from mcplab.exercises.lab12_forms import *  # noqa: F401,F403
 from mcplab.exercises.lab13 import *  # noqa: F401,F403

@@ -52,7 +52,8 @@ SETUP_ID = "i18n-setup"
 NOTE_ID = "i18n-note"
 GLOSSARY = {"zh": "术语表.md"}
 # The files a build lab gives the student to fill in, as its code names them (run from labs/).
-STARTERS = ("build/my_server.py", "build/my_client.py", "build/my_http_client.py", "build/my_client_two.py")
+STARTERS = ("build/my_server.py", "build/my_client.py", "build/my_http_client.py", "build/my_server_two.py",
+            "build/my_client_two.py")
 LANGUAGE_FOLDERS = {folder for _, folder, _ in LANGUAGES.values() if folder}
 SKIPPED = {".ipynb_checkpoints"} | LANGUAGE_FOLDERS
 

@@ -477,6 +477,68 @@ _ALL = (
                  "SIGKILL (Lifecycle: Shutdown, stdio), and Popen reports a process ended by a signal as "
                  "minus the signal's number, where a shell would print 128 plus it."),
     ),
+    # --- Lab 11 · build a server, part two -----------------------------------------------------
+    Prediction(
+        key="11.progress_count",
+        question=N_("The next cell calls run_errand(stops=4) with a progress token. How many "
+                    "notifications/progress frames come before its response?"),
+        choices=(),
+        digest="sha256:ff9bee93491485119cf3e2cb796f76dd69c437af9d8b3e03e3fac5f990408166",
+        wrong=N_('Run the next cell and read the line "notifications/progress frames:": the tool reports once '
+                 "after each stop, with the request's token and a progress value that goes up each time "
+                 "(Basic: Utilities, Progress)."),
+    ),
+    Prediction(
+        key="11.cancel_response",
+        question=N_("The next cell cancels run_errand(stops=50) after its second progress notification, then "
+                    "runs a short errand to its end. How many responses for the cancelled request's id reach "
+                    "the client?"),
+        choices=(),
+        digest="sha256:fbd9dfa209b386eb342eab153168c2c648ac5b95bd37eff892c4efea9f8b72e8",
+        wrong=N_('Run the next cell and read the line "responses for the cancelled id:": a server that receives '
+                 "notifications/cancelled stops the work and must not answer that request at all (Basic: "
+                 "Utilities, Cancellation)."),
+    ),
+    Prediction(
+        key="11.pages",
+        question=N_("The errand server lists 40 errands as resources, 10 to a page. How many resources/list "
+                    "requests does it take to see them all?"),
+        choices=(),
+        digest="sha256:b3655faaa7b8803e0146850b3d6177bd4cfbc6607ac1153b9a5e5ca89c279af0",
+        wrong=N_('Run the next cell and read the line "resources/list requests:": each request gets one page, '
+                 "and the client stops at the first page without nextCursor (Server: Utilities, Pagination)."),
+    ),
+    Prediction(
+        key="11.legacy_ask_id",
+        question=N_("In 2025-11-25 the client's tools/call for confirm_errand has id 2, and while it runs the "
+                    "server asks the user with an elicitation/create request of its own. What id does that "
+                    "request carry?"),
+        choices=(),
+        digest="sha256:7b94d8f9f11fbae0d8bde9c68b86cf66d4a6bf7fa77d52865c581428cdeb4f15",
+        wrong=N_("Run the next cell and read the elicitation/create frame in the trace: each side numbers the "
+                 "requests it sends itself, so the server's first request has the server's first id, whatever "
+                 "the client's ids are (Basic: Requests; Client: Elicitation)."),
+    ),
+    Prediction(
+        key="11.modern_rounds",
+        question=N_("In 2026-07-28, confirm_errand asks the user a question and the user answers. How many "
+                    "tools/call requests does the client send in all?"),
+        choices=(),
+        digest="sha256:cde1bd675f944ac796600e07ac94ff106bd3fbe946a363c5187fa16652fafd70",
+        wrong=N_('Run the next cell and read the line "tools/call requests:": the first gets an input_required '
+                 "result, and the client sends the call again, a new request with a new id, carrying the "
+                 "answer in inputResponses (2026-07-28, Basic: Multi Round-Trip Requests)."),
+    ),
+    Prediction(
+        key="11.http_streams",
+        question=N_("Over Streamable HTTP, run_errand(stops=3) sends three progress notifications and then its "
+                    "result. In how many HTTP responses do the four messages come?"),
+        choices=(),
+        digest="sha256:8b3aea2701897e487733ec8e15b097be1814b54334b0e1343ebd0914ce573f25",
+        wrong=N_("Run the next cell and read the line of each era: the POST of the tools/call is answered with "
+                 "one SSE stream that carries the request's notifications first and its response last "
+                 "(Basic: Transports, Streamable HTTP)."),
+    ),
     Prediction(
         key="10.post_headers",
         question=N_("After initialize, the next cell POSTs tools/list with four headers (Accept with both types, "

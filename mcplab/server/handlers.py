@@ -15,7 +15,8 @@ with a sentence saying what was expected). Nothing here reads or writes bytes.
     prompts/list, prompts/get  user-controlled: string arguments checked, messages shaped per revision
     completion/complete        choices for a prompt's or a template's argument
 
-Every list is cut into pages (``catalogue.page``); every description passes through
+Every list is cut into pages (``server.page``: ``catalogue.page`` unless the server's author wrote
+their own); every description passes through
 ``content.for_version`` so a client only sees fields its revision defines.
 """
 
@@ -257,7 +258,7 @@ REQUESTS: dict[str, tuple[Handler, str | None]] = {
 
 
 def _page(server: ServerView, items: list[Any], params: dict, what: str) -> Result:
-    chunk, next_cursor = catalogue.page(items, params.get("cursor"), what, server.page_size)
+    chunk, next_cursor = server.page(items, params.get("cursor"), what)
     result: Result = {what: chunk}
     if next_cursor:
         result["nextCursor"] = next_cursor

@@ -194,6 +194,16 @@ class Server:
             self._state_key = secrets.token_bytes(32)
         return self._state_key
 
+    def page(self, items: list[Any], cursor: Any, what: str) -> tuple[list[Any], str | None]:
+        """One page of a list (``what``: "tools", "resources" ...) from ``cursor`` on, and the next page's cursor.
+
+        The toolkit's own cursor is ``catalogue.page``'s, of :attr:`page_size` items. A server may
+        give itself another (Lab 11: ``server.page = my_page``), with this signature: it returns the
+        items and the next cursor (None on the last page), and raises ``InvalidParams`` (-32602) for
+        a cursor it did not issue (MCP "pagination").
+        """
+        return catalogue.page(items, cursor, what, self.page_size)
+
     def changed(self, kind: str) -> None:
         """Tell every ready client that the tools, resources or prompts list changed."""
         self.memo.clear()

@@ -49,6 +49,8 @@ class ServerView(Protocol):
 
     def capabilities(self, version: str, *, pushes: bool = True) -> dict[str, Any]: ...
 
+    def page(self, items: list[Any], cursor: Any, what: str) -> tuple[list[Any], str | None]: ...
+
 
 def find_resource(server: ServerView, uri: str, conn: ClientState) -> tuple[Resource | ResourceTemplate, dict[str, str]]:
     """The resource with this exact URI, else the first template that matches it (with its variables)."""
