@@ -12,9 +12,10 @@ import re
 from conftest import ROOT
 
 ROW = re.compile(r"^\|\s*(?:\*\*|`)?(\d\d)[ _][^|]*\|[^|]*\|\s*(\d+) min\s*\|", re.MULTILINE)
-TOTAL = re.compile(r"About (\w+) hours in all")
+TOTAL = re.compile(r"About ([\w-]+) hours in all")
 WORDS = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-         "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20}
+         "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+         "twenty-one": 21, "twenty-two": 22, "twenty-three": 23, "twenty-four": 24, "twenty-five": 25}
 
 
 def times(text: str) -> dict[str, int]:

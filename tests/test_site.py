@@ -373,7 +373,8 @@ def test_the_lab_boots_the_pyodide_kernel_offline_and_a_cell_imports_mcplab(buil
 # cell's outputs are still the stored ones.
 IN_THE_PAGE = [f"labs/{edition}{name}.ipynb"
                for name in ("00_start_here", "01_jsonrpc", "02_handshake", "03_primitives", "04_host",
-                            "05_streamable_http", "06_stateless", "07_scaling", "08_economics", "09_build_server")
+                            "05_streamable_http", "06_stateless", "07_scaling", "08_economics", "09_build_server",
+                            "11_build_server_two")
                for edition in ("", "zh-CN/")]
 DRAW_DEADLINE = 60_000  # ms for Vega to draw a view once its output is in the page (a second or two here)
 
