@@ -296,7 +296,7 @@ def test_each_chinese_lab_links_its_original_and_the_glossary_and_every_link_res
 def test_the_glossary_holds_the_seeds_vocabulary_with_english_and_spec_identifiers():
     text = GLOSSARY.read_text(encoding="utf-8")
     for chinese, english in [("原语", "primitive"), ("能力协商", "capability negotiation"), ("宿主", "Host"),
-                             ("客户端", "Client"), ("服务器", "Server"), ("多轮请求", "MRTR"),
+                             ("客户端", "Client"), ("服务端", "Server"), ("多轮请求", "MRTR"),
                              ("工具", "`tools/call`"), ("资源", "`resources/read`"), ("提示词", "`prompts/get`"),
                              ("握手", "`initialize`"), ("通知", "`JSONRPCNotification`")]:
         row = next((line for line in text.splitlines() if line.startswith(f"| {chinese} |")), "")

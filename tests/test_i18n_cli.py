@@ -125,7 +125,7 @@ def test_inspect_labels_its_view_in_chinese_and_keeps_the_columns():
     done = mcplab("inspect", "--server", "weather", "--era", "legacy", "--no-trace", LANG="zh_CN.UTF-8")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("服务器        weather ")           # 服务器 is six columns wide, padded to 14
+    assert lines[0].startswith("服务端        weather ")           # 服务端 is six columns wide, padded to 14
     assert any(line.startswith("代            legacy") for line in lines)
     assert "\n工具（2 个）\n" in done.stdout and "名称" in done.stdout
 
@@ -178,7 +178,7 @@ def test_config_speaks_chinese_under_the_chinese_locale(tmp_path):
     assert done.returncode == 0 and '"weather"' in done.stdout
     assert done.stderr.strip() == "# generic 从这里读取：宿主自己的文件，例如 .mcp.json（Claude Code）或 .cursor/mcp.json（Cursor）"
     refused = mcplab("config", "generic", "nowhere.py", LANG="zh_CN.UTF-8")
-    assert refused.returncode == 2 and "mcplab config：服务器文件应是一个已存在的 .py 文件；" in refused.stderr
+    assert refused.returncode == 2 and "mcplab config：服务端文件应是一个已存在的 .py 文件；" in refused.stderr
 
 
 def test_schemas_speaks_chinese_when_it_cannot_download(tmp_path):

@@ -83,14 +83,14 @@ def test_the_client_s_own_errors_explain_in_chinese(zh, make, chinese):
 
 def test_an_unsupported_answer_is_explained_in_chinese_with_the_versions_as_sent(zh):
     error = UnsupportedVersion("2025-11-25", "2099-01-01")
-    assert str(error).startswith("向服务器请求协议版本 2025-11-25，它回答 '2099-01-01'")
+    assert str(error).startswith("向服务端请求协议版本 2025-11-25，它回答 '2099-01-01'")
 
 
 def test_a_remote_error_explains_in_chinese_and_quotes_the_server_s_message_as_sent(zh):
     from mcplab.wire.errors import RemoteError
 
     error = RemoteError(-32601, "Method not found", method="tools/lst")
-    assert str(error) == "服务器对 tools/lst 的回答是错误 -32601（Method not found）：Method not found"
+    assert str(error) == "服务端对 tools/lst 的回答是错误 -32601（Method not found）：Method not found"
 
 
 @pytest.mark.parametrize("make, chinese", [

@@ -66,7 +66,7 @@ def test_the_chinese_client_starter_says_its_first_todo_in_chinese():
     done = subprocess.run([sys.executable, str(ROOT / "labs" / "zh-CN" / "build" / "my_client.py"), "--",
                            "python", str(ROOT / "servers" / "weather.py")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
-    assert done.stderr.strip() == "my_client: TODO 1：用三根管道和两个读取线程启动服务器（实验 10 §2）"
+    assert done.stderr.strip() == "my_client: TODO 1：用三根管道和两个读取线程启动服务端（实验 10 §2）"
 
 
 @pytest.mark.parametrize("lab, starter", [("09_build_server.ipynb", "build/my_server.py"),

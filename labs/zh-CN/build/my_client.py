@@ -5,8 +5,8 @@
 
 这是 labs/build/my_client.py 的简体中文版：代码相同，注释、说明和它打印的话经过翻译。
 
-它把服务器作为子进程启动，打开一个旧版会话（initialize → 它的结果 → notifications/initialized），
-列出工具，调用其中一个，打印返回的内容，然后按 stdio 传输规定的方式关闭服务器：关闭它的 stdin，
+它把服务端作为子进程启动，打开一个旧版会话（initialize → 它的结果 → notifications/initialized），
+列出工具，调用其中一个，打印返回的内容，然后按 stdio 传输规定的方式关闭服务端：关闭它的 stdin，
 等待，然后发信号。底部的 main() 已经写好；StdioClient 的八个步骤由你来写（实验 10 先在单元格里
 逐一搭好每一步）。用 `mcplab grade client labs/zh-CN/build/my_client.py` 给它评分，或者在实验里：
 grade.client(...)。
@@ -26,11 +26,11 @@ from collections import deque
 PROTOCOL_VERSION = "2025-11-25"               # 我们请求的修订版：我们会说的最新一版
 SPEAKS = ("2025-03-26", "2025-06-18", "2025-11-25")   # 这个客户端听得懂的修订版
 CLIENT_INFO = {"name": "my-client", "version": "0.1.0"}
-SHUTDOWN_WAIT = 5.0                           # 服务器的 stdin 关闭后，给它退出的秒数
+SHUTDOWN_WAIT = 5.0                           # 服务端的 stdin 关闭后，给它退出的秒数
 
 
 class ServerError(Exception):
-    """服务器用一个 JSON-RPC 错误回答了请求。"""
+    """服务端用一个 JSON-RPC 错误回答了请求。"""
 
     def __init__(self, error: dict) -> None:
         super().__init__(f"错误 {error.get('code')}：{error.get('message')}")
@@ -38,23 +38,23 @@ class ServerError(Exception):
 
 
 class StdioClient:
-    """一个服务器，作为子进程启动；每个方向都是一行一条 JSON-RPC 消息。"""
+    """一个服务端，作为子进程启动；每个方向都是一行一条 JSON-RPC 消息。"""
 
     def __init__(self, command: list[str], timeout: float = 10.0) -> None:
         self.timeout = timeout
         self.ids = itertools.count(1)
         self.inbox: queue.Queue = queue.Queue()
-        self.log: deque[str] = deque(maxlen=20)     # 服务器 stderr 的最后几行
+        self.log: deque[str] = deque(maxlen=20)     # 服务端 stderr 的最后几行
         self.process = self.start(command)
 
     def start(self, command: list[str]) -> subprocess.Popen:
-        """第 1 步（实验 10 §2）：启动服务器，它的三个流各接一根管道，再加两个读取线程。"""
+        """第 1 步（实验 10 §2）：启动服务端，它的三个流各接一根管道，再加两个读取线程。"""
         # subprocess.Popen(command, stdin=..., stdout=..., stderr=..., text=True, encoding="utf-8")，然后
         # 在线程里（daemon=True）启动 _read_stdout 和 _drain_stderr，并返回这个进程。
-        raise NotImplementedError("TODO 1：用三根管道和两个读取线程启动服务器（实验 10 §2）")
+        raise NotImplementedError("TODO 1：用三根管道和两个读取线程启动服务端（实验 10 §2）")
 
     def _read_stdout(self, process: subprocess.Popen) -> None:
-        """第 3 步（实验 10 §4）：服务器写出的每一行都放进收件箱；结束时放一个 None。"""
+        """第 3 步（实验 10 §4）：服务端写出的每一行都放进收件箱；结束时放一个 None。"""
         raise NotImplementedError("TODO 3：把 stdout 的每一行放进 self.inbox，最后放 None（实验 10 §4）")
 
     def _drain_stderr(self, process: subprocess.Popen) -> None:
@@ -111,18 +111,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="一个手写的 stdio MCP 客户端。")
     parser.add_argument("--call", nargs=2, metavar=("TOOL", "ARGUMENTS"), help="用一个 JSON 对象调用 TOOL")
     parser.add_argument("--timeout", type=float, default=10.0, help="每个回答最多等待的秒数")
-    parser.add_argument("server", nargs=argparse.REMAINDER, help="-- 后面跟服务器的命令")
+    parser.add_argument("server", nargs=argparse.REMAINDER, help="-- 后面跟服务端的命令")
     args = parser.parse_args(argv)
     command = args.server[1:] if args.server[:1] == ["--"] else args.server
     if not command:
-        parser.error("在 -- 后面给出服务器的命令，例如 -- python ../servers/weather.py")
+        parser.error("在 -- 后面给出服务端的命令，例如 -- python ../servers/weather.py")
     if command[0] in ("python", "python3"):
         command[0] = sys.executable  # 本课程环境的解释器，而不是 PATH 上随便哪个
     try:
         with StdioClient(command, args.timeout) as client:
             info = client.initialize()
             server = info.get("serverInfo", {})
-            print(f"服务器：{server.get('name')} {server.get('version')}（协议 {info['protocolVersion']}）")
+            print(f"服务端：{server.get('name')} {server.get('version')}（协议 {info['protocolVersion']}）")
             tools = client.request("tools/list")["tools"]
             print("工具：", ", ".join(tool["name"] for tool in tools))
             if args.call:

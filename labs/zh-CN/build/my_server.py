@@ -1,11 +1,11 @@
-"""我的 MCP 服务器：由你来写（实验 09），基于 mcplab 的服务器工具包（在旁边打开 mcplab/server/）。
+"""我的 MCP 服务端：由你来写（实验 09），基于 mcplab 的服务端工具包（在旁边打开 mcplab/server/）。
 
     python zh-CN/build/my_server.py                        # stdio：它在 stdin 上等待 JSON-RPC 行
     mcplab grade server labs/zh-CN/build/my_server.py      # 成绩单；在实验里：grade.server(...)
 
 这是 labs/build/my_server.py 的简体中文版：代码相同，注释和说明经过翻译。
 
-任务书。一个由你自己选题的小服务器（待办清单、单位换算、术语表、小测验……），要有：
+任务书。一个由你自己选题的小服务端（待办清单、单位换算、术语表、小测验……），要有：
   1. 两个或更多工具，每个参数都有类型（类型注解就能做到：str、int、float、bool、Literal[...]）；
   2. 一个资源（固定的 URI）或一个资源模板（带 {变量} 的 URI）；
   3. 一个提示词；
@@ -20,10 +20,10 @@ from typing import Literal  # noqa: F401  Literal["a", "b"]：取值限定在一
 
 from mcplab.server import Server, ToolError, run  # noqa: F401
 
-# TODO 0：给你的服务器起一个自己的名字，并写上说明它用途的 instructions。
+# TODO 0：给你的服务端起一个自己的名字，并写上说明它用途的 instructions。
 server = Server("my-server", "0.1.0")
 
-# 你的服务器的数据就放在这里，在这个进程里（实验 09 §9 讲了这意味着什么）。
+# 你的服务端的数据就放在这里，在这个进程里（实验 09 §9 讲了这意味着什么）。
 ITEMS: dict[int, dict] = {}
 
 # TODO 1（实验 09 §2）：一个带类型参数的工具：              @server.tool
