@@ -186,7 +186,8 @@ def _pages(run: Run) -> str | None:
 
 
 def pages(runs: list[Run]) -> Line:
-    return _line("pages", _("a long list comes in pages: complete, disjoint, with opaque cursors"), runs, _pages,
+    return _line("pages", _("a long list comes in pages: {least} items or more, each once, with opaque cursors",
+                            least=MIN_ITEMS), runs, _pages,
                  _("resources/list in several pages, each item once, {least} items or more, each nextCursor an "
                    "opaque string", least=MIN_ITEMS), spec(L, "server/utilities/pagination"), _("Lab 11 §4"),
                  step="pages")
