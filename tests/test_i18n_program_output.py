@@ -42,6 +42,14 @@ def test_the_columns_of_a_chinese_explanation_line_up_by_width(zh):
     assert len(arrows) == 1, lines
 
 
+def test_pad_fills_to_columns_on_screen_as_an_f_string_fills_to_characters():
+    for text in ("family", "Accept without SSE", ""):
+        assert i18n.pad(text, 19) == f"{text:<19}"
+    assert i18n.pad("类别", 15) == "类别" + " " * 11 and i18n.columns(i18n.pad("GET，没有会话", 19)) == 19
+    assert i18n.pad("JSON, not JSON-RPC, and longer", 19) == "JSON, not JSON-RPC, and longer"  # never cut
+    assert i18n.pad(404, 5) == "404  "
+
+
 def test_a_said_message_keeps_its_english_for_code_and_prints_in_the_language(zh):
     said = Said("catalogue from the last tools/list: {tools}", tools=Said("{n} tool", "{n} tools", 6))
     assert said == "catalogue from the last tools/list: 6 tools" and said.startswith("catalogue")

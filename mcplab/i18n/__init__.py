@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     import gettext
 
 __all__ = ["LANGUAGES", "ENV", "language", "locale_language", "set_language", "speaking", "_", "N_", "ngettext",
-           "Texts", "Text", "Said", "Joined", "columns", "work_in"]
+           "Texts", "Text", "Said", "Joined", "columns", "pad", "work_in"]
 
 ENV = "MCPLAB_LANG"
 LOCALE_ENV = ("LC_ALL", "LC_MESSAGES", "LANG")  # POSIX order: the first set one wins
@@ -264,6 +264,13 @@ def columns(text: str) -> int:
     """How many columns ``text`` takes in a monospaced font: a CJK or full-width character takes two,
     so a table whose cells are Chinese still lines up (``str.ljust`` counts characters)."""
     return sum(2 if "\u2e80" <= char <= "\u9fff" or "\uff00" <= char <= "\uffef" else 1 for char in text)
+
+
+def pad(text: Any, width: int) -> str:
+    """``text`` followed by spaces up to ``width`` columns, as ``f"{text:<{width}}"`` pads it, except that a
+    Chinese character counts as the two columns it takes: the rows of a translated table stay in line."""
+    text = str(text)
+    return text + " " * max(0, width - columns(text))
 
 
 def work_in(folder: str) -> None:
