@@ -20,6 +20,8 @@ waiting on its pipes   the event loop watches the fd        a thread does blocki
 a bigger pipe buffer   ``F_SETPIPE_SZ`` (Linux only)        not available: skipped
 has it read its stdin  ``FIONREAD`` on our write end        not seen: a probe's silence counts from
                        (Linux only; elsewhere as Windows)   the write (``client/opening.py``)
+a server's SIGTERM     anyio's signal receiver, in the      not watched (no signal handlers on the
+                       main thread (:func:`sigterm`)        proactor loop): it ends at end of stdin
 =====================  ===================================  =========================================
 
 The flags are module constants, read at the moment of use, so a test can force the Windows
@@ -33,10 +35,10 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 __all__ = ["WATCHES_PIPES", "SIGNALS_GROUPS", "SEES_STDIN_READ", "new_group", "end", "grow_pipe", "unread",
-           "read_in_thread", "ThreadWrites", "close_fd"]
+           "read_in_thread", "ThreadWrites", "close_fd", "sigterm", "command"]
 
 POSIX = os.name == "posix"
 WATCHES_PIPES = POSIX                      # the event loop can wait for a pipe's fd to be ready
@@ -47,6 +49,17 @@ SIGNALS_GROUPS = hasattr(os, "killpg")     # a signal can reach a whole process 
 SEES_STDIN_READ = sys.platform.startswith("linux")
 CREATE_NEW_PROCESS_GROUP = 0x00000200      # subprocess.CREATE_NEW_PROCESS_GROUP, a Windows-only name
 PIPE_BUFFER = 1 << 20                      # what we ask for a log pipe nobody may read for a while
+
+
+def command(argv: str | Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The words that start a child: a string split as a shell would, paths as strings; a leading ``python``
+    or ``python3`` is this interpreter (the one a notebook runs may not be the first on PATH)."""
+    import shlex
+
+    words = shlex.split(argv) if isinstance(argv, str) else [os.fspath(word) for word in argv]
+    if not words:
+        raise ValueError("expected a command to start the server, got an empty argv")
+    return [sys.executable, *words[1:]] if words[0] in ("python", "python3") else words
 
 
 def unread(fd: int) -> int | None:
@@ -125,6 +138,19 @@ def wait_exited(pid: int, within: float) -> bool:
     if ended is None:
         time.sleep(within)
     return bool(ended)
+
+
+async def sigterm() -> None:
+    """Return once this process receives SIGTERM; never where it cannot be watched (Windows, or a thread
+    other than the main one, the only one that may watch signals)."""
+    import anyio
+
+    try:
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                return
+    except (ValueError, RuntimeError, NotImplementedError):
+        await anyio.sleep_forever()
 
 
 def grow_pipe(fd: int, size: int = PIPE_BUFFER) -> None:

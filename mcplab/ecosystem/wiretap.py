@@ -30,7 +30,6 @@ import threading
 from typing import IO, Sequence
 
 from mcplab.wire import jsonrpc
-from mcplab.wire.errors import JSONRPCError
 from mcplab.trace import Channel, Direction, Trace
 
 __all__ = ["main", "tap"]
@@ -46,10 +45,7 @@ class _Recorder:
         raw = line.rstrip(b"\r\n").decode("utf-8", errors="replace")
         message = None
         if channel != "stderr" and raw.strip():
-            try:
-                message = jsonrpc.decode(raw, mcp=False)
-            except JSONRPCError as exc:
-                message = exc
+            message = jsonrpc.decode_as_sent(raw)
         with self.lock:
             frame = self.trace.record(direction, channel, raw, message)
             self.out.write(json.dumps(frame.to_json(), ensure_ascii=False) + "\n")

@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
-from mcplab import place
+from mcplab import place, portable
 from mcplab.wire.errors import INVALID_PARAMS, PARSE_ERROR, RESOURCE_NOT_FOUND, JSONRPCError
 from mcplab.grade import frames
 from mcplab.grade.probe import PHASES, UNKNOWN_TOOL, Call, Reply, Session, excerpt, walk
@@ -72,8 +72,7 @@ def command(target: str | Path | Sequence[str]) -> list[str]:
     """``my_server.py`` → ``[sys.executable, "my_server.py"]``; a list is a command (``python`` = this one)."""
     if isinstance(target, (str, Path)):
         return [sys.executable, str(target)]
-    argv = [str(a) for a in target]
-    return [sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3") else argv
+    return portable.command(target)
 
 
 def server(target: str | Path | Sequence[str], *, timeout: float = 5.0, grace: float = 5.0,

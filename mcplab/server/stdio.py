@@ -13,22 +13,21 @@ state); every other request is a task of one task group, so a slow tool does not
 and ``notifications/cancelled`` cancels its scope. At the end of stdin or on SIGTERM, running
 requests get :data:`EOF_GRACE` s to answer (``printf ... | python servers/weather.py`` prints its
 replies), open subscriptions end gracefully, and the rest is cancelled. asyncio or trio (runner.py).
-
-:func:`serve_lines` is all of that over any two byte streams, :func:`serve_stdio` gives it stdin,
-stdout and SIGTERM; the browser edition, with no process, gives it memory streams (transports/in_process.py).
+:func:`serve_lines` does all of that over any two byte streams; :func:`serve_stdio` gives it stdin, stdout
+and SIGTERM, and the browser edition, with no process, memory streams (transports/in_process.py).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import signal
 from functools import partial
 from typing import Any, Awaitable, Callable
 
 import anyio
 import anyio.abc
 
+from mcplab import portable
 from mcplab.lifecycle import ERROR
 from mcplab.server.peer import RunnerPeer
 from mcplab.server.toolkit import Server
@@ -41,7 +40,6 @@ from mcplab.wire.versions import ServerEra, allows_batches
 log = logging.getLogger("mcplab.server.stdio")
 
 EOF_GRACE = 0.5  # seconds running requests get to finish after stdin closes
-NO_BATCHES = "expected one JSON object, got an array: JSON-RPC batches were allowed only in MCP 2025-03-26"
 
 
 class StdioSession(RunnerPeer):
@@ -77,7 +75,7 @@ class StdioSession(RunnerPeer):
         null_id = jsonrpc.keeps_null_id(self.connection.version)  # -32700: no "id" from 2025-11-25 on
         if isinstance(item, list):  # batches exist in 2025-03-26 only: known once earlier lines are handled
             if not allows_batches(self.connection.version or "2024-11-05"):
-                return self._write(jsonrpc.error_response(InvalidRequest(NO_BATCHES), null_id=null_id))
+                return self._write(jsonrpc.error_response(InvalidRequest(jsonrpc.NO_BATCHES), null_id=null_id))
             if not (item := self.take_responses(item)):  # it held responses only
                 return
             key: Any = ("batch", id(item))  # answered as one line, so one task (not cancellable)
@@ -181,13 +179,6 @@ async def serve_lines(server: Server, read: Callable[[], Awaitable[bytes]], writ
 async def serve_stdio(server: Server, *, stdin: int = 0, stdout: int = 1, era: ServerEra = "dual") -> None:
     """Serve one client on ``stdin``/``stdout`` until stdin ends or SIGTERM comes, on any anyio backend;
     ``era``: ``"legacy"`` (initialize only), ``"modern"`` (2026-07-28 only) or ``"dual"``."""
-
-    async def sigterm() -> None:
-        # SIGTERM, the lifecycle's second step, ends the session as end of file does (subscriptions close).
-        try:
-            with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-                async for _ in signals:
-                    return
-        except (ValueError, RuntimeError, NotImplementedError):  # only the main thread may watch signals
-            await anyio.sleep_forever()
-    await serve_lines(server, Reader(stdin, name="stdin").read, partial(os.write, stdout), era=era, stop_on=sigterm)
+    # SIGTERM, the lifecycle's second step, ends the session as end of file does (subscriptions close).
+    await serve_lines(server, Reader(stdin, name="stdin").read, partial(os.write, stdout), era=era,
+                      stop_on=portable.sigterm)

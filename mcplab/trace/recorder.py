@@ -162,10 +162,7 @@ class Trace:
                 refusal = _REFUSALS.get(stored["error"]["code"], JSONRPCError)
                 message = refusal(stored["error"]["message"], raw=obj["raw"])
             else:
-                try:
-                    message = jsonrpc.decode(obj["raw"], mcp=False)  # type: ignore[assignment]
-                except JSONRPCError as exc:
-                    message = exc
+                message = jsonrpc.decode_as_sent(obj["raw"])  # type: ignore[assignment]
             trace.frames.append(Frame(obj["seq"], obj["t"], obj["direction"], obj["channel"],
                                       obj["raw"], message, obj.get("http")))
         return trace

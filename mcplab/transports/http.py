@@ -220,11 +220,7 @@ class HTTPTransport(Opens):
 
     async def send_raw(self, line: str, *, headers: Mapping[str, str] | None = None) -> None:
         """POST ``line`` as the body exactly as given (it may be invalid: that is the point)."""
-        try:
-            parsed: Any = jsonrpc.decode(line, mcp=False)
-        except JSONRPCError as exc:
-            parsed = exc
-        await self._post(line, parsed, headers)
+        await self._post(line, jsonrpc.decode_as_sent(line), headers)
 
     async def _cancel(self, note: Notification) -> None:
         """2026-07-28 over HTTP: cancelling a request is closing its stream (nothing is POSTed)."""

@@ -24,7 +24,6 @@ from typing import Any, Callable, Mapping
 
 import anyio
 
-from mcplab.i18n import _
 from mcplab.wire import jsonrpc
 from mcplab.wire.errors import JSONRPCError, ServerExited, TransportError
 from mcplab.trace import Trace
@@ -58,10 +57,7 @@ class MemoryTransport(Opens):
     async def send_raw(self, line: str, *, headers: Mapping[str, str] | None = None) -> None:
         if not self._open or self._gone is not None:
             raise self._gone or TransportError("the memory transport is not open")
-        try:
-            message: Any = jsonrpc.decode(line, mcp=False)
-        except JSONRPCError as exc:
-            message = exc
+        message = jsonrpc.decode_as_sent(line)
         head = {"method": "POST", "status": None, "headers": dict(headers or {})}  # what a POST would carry
         self.trace.record("c2s", self.channel, line, message, http=head if self.channel == "http" else None)
         replies = self.serve(message)
@@ -90,8 +86,7 @@ class MemoryTransport(Opens):
         """The server goes away: what is already sent can be read, then ServerExited."""
         for text in stderr.splitlines():
             self.trace.record("s2c", "stderr", text)
-        self._gone = ServerExited(_("the server exited with code {code}", code=returncode),
-                                  returncode=returncode, stderr_tail=stderr.splitlines())
+        self._gone = ServerExited.ended(returncode, stderr.splitlines())
         self._arrived.set()
 
     async def receive(self) -> jsonrpc.Message | JSONRPCError:

@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
-import sys
 from collections import deque
+from contextlib import suppress
 from typing import Any, Iterator, Mapping, Sequence
 
 import anyio
 
 from mcplab import portable
-from mcplab.i18n import _
 from mcplab.trace import Trace
 from mcplab.transports.base import Opens
 from mcplab.pipes import Reader, Writer
@@ -54,10 +52,7 @@ class StdioTransport(Opens):
     def __init__(self, argv: str | Sequence[str], *, env: Mapping[str, str] | None = None,
                  cwd: str | None = None, inherit_env: bool = True,
                  max_line: int = jsonrpc.DEFAULT_MAX_LINE, trace: Trace | None = None) -> None:
-        argv = shlex.split(argv) if isinstance(argv, str) else [os.fspath(a) for a in argv]
-        if not argv:
-            raise ValueError("expected a command to start the server, got an empty argv")
-        self.argv = [sys.executable, *argv[1:]] if argv[0] in ("python", "python3") else argv
+        self.argv = portable.command(argv)
         self.env = {**os.environ, **(env or {})} if inherit_env else dict(env or {})
         self.cwd, self.trace = cwd, trace if trace is not None else Trace()
         self.stderr_lines: deque[str] = deque(maxlen=STDERR_TAIL)
@@ -104,11 +99,7 @@ class StdioTransport(Opens):
 
     async def send_raw(self, line: str) -> None:
         """Write ``line`` and a newline exactly as given (it may be invalid: that is the point)."""
-        try:
-            parsed: Any = jsonrpc.decode(line, mcp=False)
-        except JSONRPCError as exc:
-            parsed = exc
-        await self._write(line, parsed)
+        await self._write(line, jsonrpc.decode_as_sent(line))
 
     async def _write(self, line: str, parsed: Any) -> None:
         if self._pipes is None or self._closed:
@@ -177,17 +168,12 @@ class StdioTransport(Opens):
             await self._process.wait()
         if (code := self._process.returncode) is None:
             return TransportError(f"{what}, but the server is still running", stderr_tail=list(self.stderr_lines))
-        with anyio.move_on_after(EXIT_GRACE):  # the rest of its stderr, up to its end
-            try:
-                while not self._stderr_eof:
-                    self._take_stderr(await self._pipes[2].read())
-            except anyio.ClosedResourceError:  # closed meanwhile: what came is recorded
-                pass
+        # The rest of its stderr, up to its end; if the transport is closed meanwhile, what came is recorded.
+        with anyio.move_on_after(EXIT_GRACE), suppress(anyio.ClosedResourceError):
+            while not self._stderr_eof:
+                self._take_stderr(await self._pipes[2].read())
         # How we noticed (a broken pipe, the end of stdout) is a race; say only what happened.
-        name = next((s.name for s in signal.Signals if s == -code), "unknown signal")
-        how = (_("the server was killed by signal {number} ({name})", number=-code, name=name) if code < 0
-               else _("the server exited with code {code}", code=code))
-        return ServerExited(how, returncode=code, stderr_tail=list(self.stderr_lines))
+        return ServerExited.ended(code, list(self.stderr_lines))
 
     def _begin_close(self) -> bool:
         opened, self._closed = self._process is not None and not self._closed, True

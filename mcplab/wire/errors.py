@@ -26,6 +26,7 @@ typed failure and nothing else.
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 from mcplab.i18n import _
@@ -204,6 +205,15 @@ class ServerExited(TransportError):
     def __init__(self, message: str, *, returncode: int | None, stderr_tail: list[str] | None = None) -> None:
         super().__init__(message, stderr_tail=stderr_tail)
         self.returncode = returncode
+
+    @classmethod
+    def ended(cls, code: int, stderr_tail: list[str] | None = None) -> ServerExited:
+        """A server that ended with exit status ``code``, said plainly (a negative code: killed by that signal)."""
+        if code >= 0:
+            return cls(_("the server exited with code {code}", code=code), returncode=code, stderr_tail=stderr_tail)
+        name = next((s.name for s in signal.Signals if s == -code), "unknown signal")
+        return cls(_("the server was killed by signal {number} ({name})", number=-code, name=name), returncode=code,
+                   stderr_tail=stderr_tail)
 
 
 class HTTPStatusError(TransportError):

@@ -54,7 +54,7 @@ from mcplab.wire.versions import at_least
 
 __all__ = [
     "Request", "Notification", "Response", "ErrorResponse", "Message", "Batch",
-    "encode", "decode", "to_dict", "decode_and_show_work", "Work", "answer_batch", "refuse_in_batch", "error_response",
+    "encode", "decode", "decode_as_sent", "to_dict", "decode_and_show_work", "Work", "answer_batch", "refuse_in_batch", "error_response",
     "keeps_null_id", "is_request_id",
     "LineFramer", "IdAllocator", "PendingRequests",
     "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
@@ -345,6 +345,9 @@ def _classify_response(obj: dict, mcp: bool, raw: Any, steps: list | None) -> Re
     return ErrorResponse(rid, error["code"], error["message"], error.get("data"), null_id="id" in obj and rid is None)
 
 
+NO_BATCHES = "expected one JSON object, got an array: JSON-RPC batches were allowed only in MCP 2025-03-26"
+
+
 def decode(text: str | bytes, *, mcp: bool = True, allow_batch: bool = False) -> Message | Batch:
     """Recognise one JSON-RPC message, or raise :class:`ParseError` / :class:`InvalidRequest`.
 
@@ -354,8 +357,7 @@ def decode(text: str | bytes, *, mcp: bool = True, allow_batch: bool = False) ->
     value = _parse(text, None)
     if isinstance(value, list):
         if not allow_batch:
-            raise InvalidRequest("expected one JSON object, got an array: JSON-RPC batches were "
-                                 "allowed only in MCP 2025-03-26", raw=text)
+            raise InvalidRequest(NO_BATCHES, raw=text)
         if not value:
             raise InvalidRequest("expected at least one message in the batch, got an empty array", raw=text)
         batch: Batch = []
@@ -366,6 +368,14 @@ def decode(text: str | bytes, *, mcp: bool = True, allow_batch: bool = False) ->
                 batch.append(exc)
         return batch
     return _classify(value, mcp=mcp, raw=text, steps=None)
+
+
+def decode_as_sent(text: str | bytes) -> Message | JSONRPCError:
+    """A frame as a trace shows it: the message it holds, or the error reading it (what was sent may be invalid)."""
+    try:
+        return decode(text, mcp=False)  # type: ignore[return-value]  # no batch: an array is its InvalidRequest
+    except JSONRPCError as exc:
+        return exc
 
 
 class Work(NamedTuple):  # a function's two-part answer; cheaper to define than a frozen dataclass

@@ -240,9 +240,7 @@ def launch(argv: str | Sequence[str], *, host: str = "127.0.0.1", timeout: float
         from mcplab.server.streamable_http import in_page
 
         return in_page.launch(argv, banner=BANNER, cwd=cwd)
-    argv = shlex.split(argv) if isinstance(argv, str) else [os.fspath(a) for a in argv]
-    if argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
+    argv = portable.command(argv)
     stderr_file, stdout_file = _capture_file(), _capture_file()
     # stdin is a pipe we hold: when this process dies, the server's watchdog sees EOF and it exits too.
     process = subprocess.Popen([*argv, "--http", "--host", host, "--port", "0"], stdin=subprocess.PIPE,
