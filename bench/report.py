@@ -80,14 +80,21 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
     # The raw echo is what an async Python pair could do if it did nothing: information, not a goal.
     value, why = rate_ratio("stdio/legacy", OURS, FLOOR)
     information("stdio round trips/s, legacy: mcplab pair / raw JSON-lines echo", value, why)
+    # Over HTTP the same echo, httpx against one bare Starlette endpoint, beside the SDK's pair: the most any
+    # pair on those libraries could be ahead of the SDK's, the ceiling over the 1.5x goal above.
+    for era in ("legacy", "modern"):
+        value, why = rate_ratio(f"http/{era}", FLOOR, SDK)
+        information(f"http round trips/s, {era}: raw echo pair / SDK pair", value, why)
     for placement in PLACEMENTS:
         value, why = rate_ratio("stdio/legacy", f"{OURS}, {placement}", f"{FLOOR}, {placement}")
         information(f"stdio legacy, mcplab pair / raw echo, each pair on {placement}", value, why)
     for transport in ("stdio", "http"):
         value, why = rate_ratio(f"{transport}/legacy", RAW_OURS, RAW_TS)
         goal(f"{transport} calls/s, raw client: weather server / TypeScript server", value, "≥", 1.2, "×", why)
-    # What any server on anyio could reach there: the echo in anyio's loop, inline and a task per message.
-    for server, what in (("floor-anyio", "echo in anyio / TypeScript server"),
+    # What any Python server could reach there: the echo with no event loop at all, in anyio's loop, and
+    # a task per message in anyio's loop (as the stdio runner answers requests).
+    for server, what in (("floor", "echo, no event loop / TypeScript server"),
+                         ("floor-anyio", "echo in anyio / TypeScript server"),
                          ("floor-anyio-tasks", "anyio, a task each / TypeScript server")):
         value, why = rate_ratio("stdio/legacy", f"raw → {server}", RAW_TS)
         information(f"stdio calls/s, raw client: {what}", value, why)

@@ -59,7 +59,8 @@ BARE_IMPORTS = {"import mcplab": "import mcplab", "import mcp": "import mcp"}  #
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                          "clientInfo": {"name": "bench", "version": "1"}}}
-# (client, server) pairs per transport and era; the floor rows run once per transport, in the legacy group.
+# (client, server) pairs per transport and era; the floor rows run once per transport, in the legacy group,
+# and the raw echo pair again over HTTP in the modern group, beside the SDK's modern pair (report.py's ceiling).
 PAIRS = [("mcplab", "mcplab"), ("sdk", "sdk"), ("mcplab", "sdk"), ("sdk", "mcplab")]
 FLOOR_PAIRS = [("raw", "floor"), ("mcplab", "floor"), ("sdk", "floor")]
 # The TypeScript reference server (legacy era only: it does not speak the stateless revision), and the
@@ -249,6 +250,8 @@ class Driver:
 def round_trip_group(transport: str, era: str, args: argparse.Namespace) -> dict[str, Any]:
     """Every pair of one transport and era: drivers start together, then take turns round by round."""
     extra = (FLOOR_PAIRS[:1] + TS_PAIRS[:2] if args.quick else FLOOR_PAIRS + TS_PAIRS) if era == "legacy" else []
+    if (transport, era) == ("http", "modern"):
+        extra = FLOOR_PAIRS[:1]
     placed = PLACED_PAIRS if (transport, era) == ("stdio", "legacy") else []
     loops = LOOP_PAIRS if (transport, era) == ("stdio", "legacy") and not args.quick else []
     pairs = [(client, server, "") for client, server in PAIRS + extra + loops] + placed

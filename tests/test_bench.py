@@ -26,7 +26,9 @@ GOALS = {"stdio round trips/s, legacy: mcplab pair / SDK pair", "http round trip
          "cold start: weather server / TypeScript server, node",
          "stdio legacy, mcplab pair / raw echo, each pair on one CPU",
          "stdio legacy, mcplab pair / raw echo, each pair on two CPUs",
+         "stdio calls/s, raw client: echo, no event loop / TypeScript server",
          "stdio calls/s, raw client: echo in anyio / TypeScript server",
+         "http round trips/s, legacy: raw echo pair / SDK pair", "http round trips/s, modern: raw echo pair / SDK pair",
          "stdio calls/s, raw client: anyio, a task each / TypeScript server"}
 
 
