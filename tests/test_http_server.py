@@ -596,3 +596,23 @@ async def test_a_modern_only_server_still_answers_get_with_405():
     async with served(create_app(toy_server(), era="modern")) as url, httpx.AsyncClient(timeout=10) as client:
         response = await client.get(url, headers={"Accept": "text/event-stream"})
     assert response.status_code == 405 and response.headers["allow"] == "POST"
+
+
+@pytest_subprocess
+def test_an_idle_connection_outlasts_an_httpx_client_s_own_keep_alive():
+    """httpx gives up an idle connection after 5 s. Were the server to close it at that same moment, a request
+    sent on it just then would meet a closing socket (ReadError, once in twenty tries at 5 s before this limit
+    existed): the server keeps an idle connection longer, so the client is the one that closes it."""
+    from redteam_helpers import RawHTTP
+
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                             "clientInfo": {"name": "idle", "version": "0"}}}
+    with launch([sys.executable, str(ROOT / "servers" / "weather.py")]) as server, RawHTTP(server.url) as wire:
+        wire.post(json.dumps(initialize).encode())
+        status, _, body = wire.response()
+        assert status == 200 and json.loads(body)["result"]["protocolVersion"] == "2025-11-25"
+        answered = time.monotonic()
+        assert wire.closed_by_server(wait=30), "the server kept an idle connection open for 30 s"
+        idle = time.monotonic() - answered
+    assert idle > httpx.Limits().keepalive_expiry + 1, f"the server closed an idle connection after {idle:.1f} s"

@@ -5,8 +5,8 @@ Theory of operation
 A client can hold a server's connection open by sending its request slowly: one byte of a header
 every few seconds, or half a body and then nothing ("slowloris"). Each such connection costs the
 server a socket and a buffer for as long as the client likes, and the server never gets to answer.
-uvicorn closes a connection that is idle *between* requests (its keep-alive timeout) but waits
-forever for the rest of a request. So:
+uvicorn closes a connection that is idle *between* requests (its keep-alive timeout, set to
+:data:`KEEP_ALIVE`) but waits forever for the rest of a request. So:
 
 * :class:`HeadDeadline` is uvicorn's HTTP/1.1 protocol with one more timer: from the moment a
   connection opens, or a response has been sent on it, the client has :data:`HEAD_TIMEOUT` seconds
@@ -30,10 +30,16 @@ if sys.platform == "emscripten":  # the page: no socket for a head to trickle in
 else:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HeadDeadline", "HEAD_TIMEOUT", "BODY_TIMEOUT"]
+__all__ = ["HeadDeadline", "HEAD_TIMEOUT", "BODY_TIMEOUT", "KEEP_ALIVE"]
 
 HEAD_TIMEOUT = 10.0  # seconds a client has to send a request line and headers
 BODY_TIMEOUT = 30.0  # seconds a client has to send a whole body (4 MiB at a slow 150 KB/s)
+# Seconds an idle connection is kept between requests. A client gives up its own idle connections
+# after a while (httpx after 5 s, which is also uvicorn's default keep-alive); were the server to close
+# one at that same moment, a request sent on it just then would meet a closing socket (httpx says
+# ReadError). So the server waits longer than clients do, and the client closes first. It stays below
+# HEAD_TIMEOUT, which would close an idle connection anyway.
+KEEP_ALIVE = 8
 
 
 class HeadDeadline(H11Protocol):

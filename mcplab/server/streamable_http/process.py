@@ -101,6 +101,7 @@ async def serve_app(app: Starlette, sock: socket.socket, banner: str, *, tls: tu
     """Serve an ASGI app on a bound socket with uvicorn (over TLS with ``tls``); print ``banner`` once ready."""
     import uvicorn
 
+    from mcplab.server.streamable_http.deadlines import KEEP_ALIVE
     from mcplab.server.streamable_http.owner import protocol_for
 
     # log_config=None: uvicorn's own config sends access lines to stdout; ours sends everything to stderr.
@@ -108,7 +109,7 @@ async def serve_app(app: Starlette, sock: socket.socket, banner: str, *, tls: tu
     # protocol_for: only the user who started the server may connect (owner.py), and a client that is too
     # slow to send its request is disconnected (deadlines.py).
     config = uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=1, lifespan="on",
-                            http=protocol_for(sock), **ssl)
+                            http=protocol_for(sock), timeout_keep_alive=KEEP_ALIVE, **ssl)
     runner = uvicorn.Server(config)
     if _stdin_is_pipe() and os.environ.get(WATCHDOG_ENV, "on").lower() not in ("0", "off", "no", "false"):
         _watch_stdin(asyncio.get_running_loop(), lambda: setattr(runner, "should_exit", True))
