@@ -54,8 +54,8 @@ from mcplab.wire.versions import at_least
 
 __all__ = [
     "Request", "Notification", "Response", "ErrorResponse", "Message", "Batch",
-    "encode", "decode", "decode_as_sent", "to_dict", "decode_and_show_work", "Work", "answer_batch", "refuse_in_batch", "error_response",
-    "keeps_null_id", "is_request_id",
+    "encode", "decode", "decode_as_sent", "to_dict", "decode_and_show_work", "Work", "answer_batch", "refuse_in_batch",
+    "error_response", "keeps_null_id", "is_request_id", "NO_BATCHES",
     "LineFramer", "IdAllocator", "PendingRequests",
     "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
     "RESOURCE_NOT_FOUND", "HEADER_MISMATCH", "MISSING_REQUIRED_CLIENT_CAPABILITY",
